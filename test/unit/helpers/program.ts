@@ -9,7 +9,7 @@ export interface RecordedResource {
     readonly type: string;
     readonly name: string;
     readonly inputs: Record<string, any>;
-    readonly opts: pulumi.ResourceOptions;
+    readonly opts: RegisteredOptions;
 }
 
 export interface ProgramRun {
@@ -24,16 +24,17 @@ export interface ProgramRun {
 /**
  * Runs index.ts under Pulumi's mocks with a stack's config, the official pattern: mocks first,
  * then import the program. The mock's `call` throws, because the program makes no invokes and
- * one appearing would be a change worth a test. Options are captured with a stack transformation,
- * which sees exactly what each resource was constructed with.
+ * one appearing would be a change worth a test. Resource options are read off the registration
+ * requests the SDK sends to the (mock) monitor: exactly what the engine would receive.
  */
 export async function runProgram(stack: string, overrides: RawConfig = {}, secretKeys: string[] = []): Promise<ProgramRun> {
     const resources: RecordedResource[] = [];
-    const optsByName = new Map<string, pulumi.ResourceOptions>();
+    const optsByName = new Map<string, RegisteredOptions>();
     await pulumi.runtime.setMocks(
         {
             newResource(args) {
-                const opts = optsByName.get(`${args.type}::${args.name}`) ?? {};
+                const opts = optsByName.get(`${args.type}::${args.name}`);
+                if (!opts) throw new Error(`no registration request seen for ${args.type} ${args.name}`);
                 resources.push({ type: args.type, name: args.name, inputs: args.inputs, opts });
                 const state = { ...args.inputs };
                 if (args.type === "kubernetes:apps/v1:Deployment") state.metadata = { ...state.metadata, uid: `uid-${args.name}`, generation: 1 };
@@ -51,16 +52,14 @@ export async function runProgram(stack: string, overrides: RawConfig = {}, secre
         false,
     );
     pulumi.runtime.setAllConfig({ ...mergedStackConfig(PROJECT_DIR, stack), ...overrides }, secretKeys);
-    pulumi.runtime.registerStackTransformation((args) => {
-        optsByName.set(`${args.type}::${args.name}`, args.opts);
-        return undefined;
-    });
+    captureRegisteredOptions(optsByName);
 
     const programPath = require.resolve(path.join(PROJECT_DIR, "index.ts"));
     for (const key of Object.keys(require.cache)) {
         if (key.startsWith(PROJECT_DIR) && !key.includes("node_modules") && !key.includes(`${path.sep}test${path.sep}`)) delete require.cache[key];
     }
-    const program = (await import(programPath)) as Record<string, unknown>;
+    // require, not import(): the program is CommonJS TypeScript loaded through tsx's require hook.
+    const program = require(programPath) as Record<string, unknown>;
 
     const outputs: ProgramRun["outputs"] = {};
     for (const [key, value] of Object.entries(program)) {
@@ -84,6 +83,31 @@ export async function runProgram(stack: string, overrides: RawConfig = {}, secre
             if (!hit) throw new Error(`no ${type} named ${name}; registered: ${resources.map((r) => `${r.type} ${r.name}`).join(", ")}`);
             return hit;
         },
+    };
+}
+
+/** The options of a registration, as sent over the wire. */
+export interface RegisteredOptions {
+    readonly retainOnDelete: boolean | undefined;
+    readonly deleteBeforeReplace: boolean;
+    readonly customTimeouts: { create: string; update: string; delete: string } | undefined;
+    /** URNs of direct dependencies (dependsOn and inputs). */
+    readonly dependencies: string[];
+}
+
+function captureRegisteredOptions(into: Map<string, RegisteredOptions>): void {
+    const monitor = (pulumi.runtime as unknown as { getMonitor(): any }).getMonitor();
+    const register = monitor.registerResource.bind(monitor);
+    monitor.registerResource = (req: any, callback: unknown) => {
+        const timeouts = req.getCustomtimeouts();
+        const create = timeouts?.getCreate() ?? "";
+        into.set(`${req.getType()}::${req.getName()}`, {
+            retainOnDelete: req.hasRetainondelete?.() === false ? undefined : req.getRetainondelete(),
+            deleteBeforeReplace: req.getDeletebeforereplace(),
+            customTimeouts: create === "" ? undefined : { create, update: timeouts.getUpdate(), delete: timeouts.getDelete() },
+            dependencies: req.getDependenciesList(),
+        });
+        return register(req, callback);
     };
 }
 
