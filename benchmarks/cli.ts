@@ -1,0 +1,214 @@
+#!/usr/bin/env -S npx tsx
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { parse as parseYaml } from "yaml";
+import { loadStackOutputs, resolveEndpoint } from "./config/outputs";
+import { buildScenario, PHASES, PRESETS, type PresetName, readScenarioFile } from "./config/scenario";
+import { compareResults, renderComparison } from "./report/compare";
+import { chartFromResults } from "./report/svg";
+import { fileStamp, readResult, writeResult } from "./result/files";
+import { PreflightError, runBenchmark } from "./run";
+import { silentProgress, stderrProgress } from "./progress";
+
+/** Exit codes: documented in benchmarks/README.md. */
+export const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3, httpError: 4, timeout: 5, interrupted: 130 } as const;
+
+class UsageError extends Error {}
+
+const USAGE = `Usage:
+  bench run [--stack NAME] [--outputs FILE | --outputs-json JSON] [--endpoint URL] [options]
+  bench compare RESULT.json... [--target-concurrency N] [--slo-p95-ms MS] [--slo-ttft-p95-ms MS] [--chart FILE] [--json]
+
+run options:
+  --stack NAME             candidate name; without --outputs*, runs \`pulumi stack output --json --stack NAME\`
+  --endpoint URL           OpenAI-compatible base URL (default: http://127.0.0.1:<nodePort> from the outputs)
+  --metrics-url URL        vLLM /metrics (default: <endpoint>/metrics)
+  --kubeconfig PATH        default: KUBECONFIG, then ~/.kube/config
+  --require-cluster        fail when the Kubernetes API is unreachable (default: record null with a reason)
+  --no-cluster             do not use the Kubernetes API at all
+  --scenario FILE          YAML or JSON scenario; --preset short|default; --set key.path=VALUE (repeatable)
+  --phases a,b,...         subset of ${PHASES.join(",")}
+  --dcgm-url URL | --prometheus-url URL [--prometheus-memory-query Q] [--prometheus-util-query Q]
+  --wait-ready SECONDS     wait for /health = 200 before starting (default 0)
+  --out DIR                results directory (default: results)
+  --json                   print the result JSON on stdout
+  --quiet                  no progress on stderr
+API key: env VLLM_API_KEY (sent as Bearer, never stored).`;
+
+/** `--set load.concurrency=[1,2,4]` -> { load: { concurrency: [1,2,4] } }; values parsed as YAML. */
+export function parseSet(expr: string): Record<string, unknown> {
+  const eq = expr.indexOf("=");
+  if (eq <= 0) throw new UsageError(`--set needs key.path=value, got ${JSON.stringify(expr)}`);
+  const keys = expr.slice(0, eq).split(".");
+  let value: unknown = parseYaml(expr.slice(eq + 1));
+  for (const k of keys.reverse()) value = { [k]: value };
+  return value as Record<string, unknown>;
+}
+
+function number(v: string | undefined, flag: string): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n)) throw new UsageError(`${flag} needs a number, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+async function runCommand(argv: string[], cwd: string): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      stack: { type: "string" },
+      outputs: { type: "string" },
+      "outputs-json": { type: "string" },
+      endpoint: { type: "string" },
+      "metrics-url": { type: "string" },
+      kubeconfig: { type: "string" },
+      "require-cluster": { type: "boolean", default: false },
+      "no-cluster": { type: "boolean", default: false },
+      scenario: { type: "string" },
+      preset: { type: "string", default: "default" },
+      set: { type: "string", multiple: true, default: [] },
+      phases: { type: "string" },
+      "dcgm-url": { type: "string" },
+      "prometheus-url": { type: "string" },
+      "prometheus-memory-query": { type: "string" },
+      "prometheus-util-query": { type: "string" },
+      "wait-ready": { type: "string" },
+      out: { type: "string", default: "results" },
+      json: { type: "boolean", default: false },
+      quiet: { type: "boolean", default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (!(values.preset in PRESETS)) throw new UsageError(`--preset must be one of ${Object.keys(PRESETS).join(", ")}`);
+  const layers: unknown[] = [PRESETS[values.preset as PresetName]];
+  if (values.scenario) layers.push(readScenarioFile(resolve(cwd, values.scenario)));
+  for (const s of values.set) layers.push(parseSet(s));
+  if (values.phases) layers.push({ phases: values.phases.split(",").map((p) => p.trim()) });
+  let scenario;
+  let outputs;
+  let endpoint;
+  try {
+    scenario = buildScenario(layers, values.scenario ? `scenario ${values.scenario}` : "scenario");
+    outputs = await loadStackOutputs({ outputsFile: values.outputs, outputsJson: values["outputs-json"], stack: values.stack, cwd });
+    endpoint = resolveEndpoint(outputs, values.endpoint);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const progress = values.quiet ? silentProgress : stderrProgress();
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSigint = () => {
+    interrupts += 1;
+    if (interrupts > 1) process.exit(EXIT.interrupted);
+    progress.log("interrupted: finishing the current request and writing a partial result (Ctrl-C again to quit at once)");
+    controller.abort();
+  };
+  process.on("SIGINT", onSigint);
+  try {
+    const result = await runBenchmark({
+      stack: values.stack ?? outputs.deploymentName,
+      outputs,
+      endpoint,
+      metricsUrl: values["metrics-url"],
+      kubeconfig: values.kubeconfig,
+      requireCluster: values["require-cluster"],
+      noCluster: values["no-cluster"],
+      scenario,
+      gpu: {
+        dcgmUrl: values["dcgm-url"],
+        prometheusUrl: values["prometheus-url"],
+        memoryQuery: values["prometheus-memory-query"],
+        utilQuery: values["prometheus-util-query"],
+      },
+      apiKey: process.env["VLLM_API_KEY"],
+      waitReadySeconds: number(values["wait-ready"], "--wait-ready") ?? 0,
+      signal: controller.signal,
+      progress,
+      cwd,
+    });
+    const files = writeResult(result, resolve(cwd, values.out));
+    progress.log(`result: ${files.json}\nreport: ${files.markdown}`);
+    if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+    if (controller.signal.aborted) return EXIT.interrupted;
+    if (!result.valid) {
+      progress.log(`result NOT valid:\n${result.invalidReasons.map((r) => `  - ${r}`).join("\n")}`);
+      return EXIT.failed;
+    }
+    return EXIT.ok;
+  } catch (err) {
+    if (err instanceof PreflightError) {
+      process.stderr.write(`error: ${err.message}\nCheck that the server runs and --endpoint is right (e.g. kubectl port-forward), or raise --wait-ready.\n`);
+      return err.kind === "unreachable" ? EXIT.unreachable : err.kind === "timeout" ? EXIT.timeout : EXIT.httpError;
+    }
+    throw err;
+  } finally {
+    process.off("SIGINT", onSigint);
+  }
+}
+
+async function compareCommand(argv: string[], cwd: string): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: {
+      "target-concurrency": { type: "string", default: "4" },
+      "slo-p95-ms": { type: "string" },
+      "slo-ttft-p95-ms": { type: "string" },
+      chart: { type: "string" },
+      out: { type: "string", default: "results" },
+      json: { type: "boolean", default: false },
+    },
+    strict: true,
+    allowPositionals: true,
+  });
+  if (positionals.length === 0) throw new UsageError("compare needs result files, e.g. results/*/*.json");
+  const rule = {
+    targetConcurrency: number(values["target-concurrency"], "--target-concurrency")!,
+    sloP95Ms: number(values["slo-p95-ms"], "--slo-p95-ms"),
+    sloTtftP95Ms: number(values["slo-ttft-p95-ms"], "--slo-ttft-p95-ms"),
+  };
+  const loaded = positionals.map((f) => ({ file: f, result: readResult(resolve(cwd, f)) }));
+  const comparison = compareResults(loaded, rule);
+  const chart = resolve(cwd, values.chart ?? `${values.out}/comparison-${fileStamp(new Date().toISOString())}.svg`);
+  mkdirSync(dirname(chart), { recursive: true });
+  writeFileSync(chart, chartFromResults(loaded.map((l) => l.result)));
+  if (values.json) process.stdout.write(`${JSON.stringify({ ...comparison, chart })}\n`);
+  else process.stdout.write(`${renderComparison(comparison)}\nChart: ${chart}\n`);
+  return comparison.recommended === null ? EXIT.failed : EXIT.ok;
+}
+
+/** Entry point with `cwd` passed in, so the CLI is testable in-process. */
+export async function main(argv: string[], cwd = process.cwd()): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case "run":
+        return await runCommand(rest, cwd);
+      case "compare":
+        return await compareCommand(rest, cwd);
+      case undefined:
+      case "help":
+      case "--help":
+      case "-h":
+        process.stdout.write(`${USAGE}\n`);
+        return command === undefined ? EXIT.usage : EXIT.ok;
+      default:
+        throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+    }
+  } catch (err) {
+    const e = err as Error & { code?: string };
+    if (err instanceof UsageError || e.code?.startsWith("ERR_PARSE_ARGS")) {
+      process.stderr.write(`error: ${e.message}\n\n${USAGE}\n`);
+      return EXIT.usage;
+    }
+    process.stderr.write(`error: ${e.message}\n`);
+    return EXIT.failed;
+  }
+}
+
+if (require.main === module) {
+  void main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
+}

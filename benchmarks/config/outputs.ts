@@ -1,0 +1,113 @@
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { promisify } from "node:util";
+import { z } from "zod";
+import { formatIssues } from "./scenario";
+
+/**
+ * The stack outputs the benchmark needs (`pulumi stack output --json`). Only the fields the
+ * benchmark cannot do without are required; everything else passes through into the result.
+ */
+export const StackOutputsSchema = z
+  .object({
+    namespace: z.string().min(1),
+    deploymentName: z.string().min(1),
+    servedModelName: z.string().min(1),
+    config: z.looseObject({}),
+    serviceName: z.string().optional(),
+    servicePort: z.number().int().optional(),
+    clusterEndpoint: z.string().optional(),
+    nodePort: z.number().int().positive().nullable().optional(),
+    image: z.string().optional(),
+    args: z.array(z.string()).optional(),
+    envNames: z.array(z.string()).optional(),
+    cacheClaimName: z.string().optional(),
+    cacheMode: z.enum(["warm", "cold"]).optional(),
+  })
+  .loose();
+
+export type StackOutputs = z.infer<typeof StackOutputsSchema>;
+
+/** Keys whose values must never reach a result file, whatever the stack exports. */
+const SECRET_KEY = /(secret|token|password|apikey|api_key|credential)/i;
+
+/** Drops secret-looking keys (recursively) and Pulumi's `[secret]` placeholders. */
+export function redactSecrets(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(redactSecrets);
+  if (typeof value === "object" && value !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      if (SECRET_KEY.test(k)) continue;
+      out[k] = redactSecrets(v);
+    }
+    return out;
+  }
+  return value;
+}
+
+export function parseStackOutputs(raw: unknown, source: string): StackOutputs {
+  const parsed = StackOutputsSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new Error(
+      `stack outputs from ${source} are not usable:\n${formatIssues(parsed.error)}\n` +
+        "Expected at least { namespace, deploymentName, servedModelName, config } (see `pulumi stack output --json`).",
+    );
+  }
+  return parsed.data;
+}
+
+function parseJson(text: string, source: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new Error(`${source} is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+export interface OutputsSource {
+  readonly outputsFile?: string;
+  readonly outputsJson?: string;
+  readonly stack?: string;
+  /** Directory `pulumi` runs in (the repo). */
+  readonly cwd: string;
+}
+
+/** Loads outputs from exactly one of: a file, a JSON string, or `pulumi stack output`. */
+export async function loadStackOutputs(src: OutputsSource): Promise<StackOutputs> {
+  const given = [src.outputsFile, src.outputsJson].filter((v) => v !== undefined).length;
+  if (given > 1) throw new Error("pass only one of --outputs FILE and --outputs-json JSON");
+  if (src.outputsFile !== undefined) {
+    return parseStackOutputs(parseJson(readFileSync(src.outputsFile, "utf8"), src.outputsFile), src.outputsFile);
+  }
+  if (src.outputsJson !== undefined) return parseStackOutputs(parseJson(src.outputsJson, "--outputs-json"), "--outputs-json");
+  if (src.stack === undefined) {
+    throw new Error("no stack outputs: pass --stack NAME, --outputs FILE or --outputs-json JSON");
+  }
+  let stdout: string;
+  try {
+    ({ stdout } = await promisify(execFile)("pulumi", ["stack", "output", "--json", "--stack", src.stack], {
+      cwd: src.cwd,
+      maxBuffer: 16 * 1024 * 1024,
+    }));
+  } catch (err) {
+    throw new Error(
+      `\`pulumi stack output --json --stack ${src.stack}\` failed in ${src.cwd}: ${(err as Error).message.trim()}\n` +
+        "Run `pulumi stack ls` to check the name, or pass --outputs-json instead.",
+    );
+  }
+  return parseStackOutputs(parseJson(stdout, "pulumi stack output"), `stack ${src.stack}`);
+}
+
+/** `--endpoint` wins; otherwise the NodePort on loopback, as the seed reached vLLM on :8100. */
+export function resolveEndpoint(outputs: StackOutputs, endpoint: string | undefined): string {
+  if (endpoint !== undefined) {
+    const url = new URL(endpoint);
+    return url.origin + url.pathname.replace(/\/+$/, "");
+  }
+  if (outputs.nodePort !== undefined && outputs.nodePort !== null) return `http://127.0.0.1:${outputs.nodePort}`;
+  throw new Error(
+    "the stack exports no nodePort, so the endpoint is unknown: pass --endpoint URL, e.g. after " +
+      `\`kubectl -n ${outputs.namespace} port-forward svc/${outputs.serviceName ?? outputs.deploymentName} 8100:${outputs.servicePort ?? 8000}\` ` +
+      "use --endpoint http://127.0.0.1:8100",
+  );
+}

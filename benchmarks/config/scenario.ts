@@ -1,0 +1,129 @@
+import { readFileSync } from "node:fs";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+
+/** The seed's short prompt ("summarise three advantages of Kubernetes"), sent verbatim. */
+export const SEED_SHORT_PROMPT = "Kubernetes의 장점을 세 가지로 요약해줘.";
+/** The seed's filler sentence; payloads are this repeated (trailing space included). */
+export const SEED_SENTENCE = "Kubernetes GPU serving reliability test. ";
+
+export const PHASES = ["readiness", "identity", "sequential", "context", "load", "inputLength"] as const;
+export type Phase = (typeof PHASES)[number];
+
+const positiveInt = z.number().int().positive();
+
+/** Every knob of a benchmark run. Defaults reproduce the seed's procedure. */
+export const ScenarioSchema = z
+  .object({
+    /** Phases to run, in this fixed order whatever the order given. */
+    phases: z.array(z.enum(PHASES)).nonempty().default([...PHASES]),
+    /** Per-request timeout for non-load requests, milliseconds. */
+    requestTimeoutMs: positiveInt.default(120_000),
+    /** Sent as `ignore_eos` so every request generates exactly max_tokens (vLLM and the simulator accept it). */
+    ignoreEos: z.boolean().default(false),
+    sequential: z
+      .object({
+        runs: positiveInt.max(1000).default(5),
+        prompt: z.string().min(1).default(SEED_SHORT_PROMPT),
+        maxTokens: positiveInt.default(128),
+      })
+      .strict()
+      .default({ runs: 5, prompt: SEED_SHORT_PROMPT, maxTokens: 128 }),
+    context: z
+      .object({
+        sentence: z.string().min(1).default(SEED_SENTENCE),
+        /** The seed's payload sizes, in sentence repeats. */
+        repeats: z.array(positiveInt).default([64, 256, 512, 768, 1024]),
+        maxTokens: positiveInt.default(128),
+        /** Upper bound on requests spent on the bisection. */
+        maxBisectionRequests: positiveInt.max(200).default(60),
+      })
+      .strict()
+      .default({ sentence: SEED_SENTENCE, repeats: [64, 256, 512, 768, 1024], maxTokens: 128, maxBisectionRequests: 60 }),
+    load: z
+      .object({
+        concurrency: z.array(positiveInt.max(1024)).nonempty().default([1, 2, 4, 8]),
+        durationSeconds: z.number().positive().max(3600).default(90),
+        warmupSeconds: z.number().nonnegative().max(600).default(10),
+        /** Hard cap on requests per level, so the loop is bounded in count as well as time. */
+        maxRequestsPerLevel: positiveInt.default(100_000),
+        /** Prompt of the load: the seed's sentence repeated this many times (256 ≈ 1550 tokens). */
+        promptRepeats: positiveInt.default(256),
+        maxTokens: positiveInt.default(128),
+        /** Scrape interval of `/metrics` during each window; the issue requires <= 1 s. */
+        metricsIntervalMs: positiveInt.max(1000).default(1000),
+        /** Per-request timeout inside the load, milliseconds. */
+        requestTimeoutMs: positiveInt.default(300_000),
+      })
+      .strict()
+      .default({
+        concurrency: [1, 2, 4, 8],
+        durationSeconds: 90,
+        warmupSeconds: 10,
+        maxRequestsPerLevel: 100_000,
+        promptRepeats: 256,
+        maxTokens: 128,
+        metricsIntervalMs: 1000,
+        requestTimeoutMs: 300_000,
+      }),
+    inputLength: z
+      .object({
+        /** Sentence repeats; 64/256/512 give the seed's ~400/1550/3100 tokens. */
+        repeats: z.array(positiveInt).nonempty().default([64, 256, 512]),
+        runs: positiveInt.max(1000).default(5),
+        maxTokens: positiveInt.default(128),
+      })
+      .strict()
+      .default({ repeats: [64, 256, 512], runs: 5, maxTokens: 128 }),
+  })
+  .strict();
+
+export type Scenario = z.infer<typeof ScenarioSchema>;
+export type ScenarioInput = z.input<typeof ScenarioSchema>;
+
+/** Overrides that make a whole run finish well under a minute (the demo). */
+export const SHORT_PRESET: ScenarioInput = {
+  sequential: { runs: 3 },
+  context: { repeats: [64, 256], maxBisectionRequests: 40 },
+  load: { concurrency: [1, 2, 4], durationSeconds: 5, warmupSeconds: 1 },
+  inputLength: { runs: 2 },
+};
+
+export const PRESETS = { default: {}, short: SHORT_PRESET } as const satisfies Record<string, ScenarioInput>;
+export type PresetName = keyof typeof PRESETS;
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** Deep merge where arrays and scalars of `over` replace those of `base`. */
+export function mergeDeep(base: unknown, over: unknown): unknown {
+  if (!isPlainObject(base) || !isPlainObject(over)) return over === undefined ? base : over;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = mergeDeep(base[k], v);
+  return out;
+}
+
+/** Lists every zod issue as `path: message`, one a line. */
+export function formatIssues(error: z.ZodError): string {
+  return error.issues.map((i) => `  - ${i.path.join(".") || "(root)"}: ${i.message}`).join("\n");
+}
+
+/** Validates a scenario built from a preset plus file contents plus CLI overrides. */
+export function buildScenario(layers: readonly unknown[], source = "scenario"): Scenario {
+  const merged = layers.reduce<unknown>((acc, layer) => mergeDeep(acc, layer), {});
+  const parsed = ScenarioSchema.safeParse(merged);
+  if (!parsed.success) throw new Error(`invalid ${source}:\n${formatIssues(parsed.error)}`);
+  return parsed.data;
+}
+
+/** Reads a YAML or JSON scenario file (YAML is a superset of JSON). */
+export function readScenarioFile(path: string): unknown {
+  const text = readFileSync(path, "utf8");
+  return parseYaml(text) ?? {};
+}
+
+/** Builds the prompt of `repeats` copies of the sentence, as the seed's shell loop did. */
+export function repeatSentence(sentence: string, repeats: number): string {
+  return sentence.repeat(repeats);
+}

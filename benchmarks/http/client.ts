@@ -1,0 +1,149 @@
+import { Agent, request, type Dispatcher } from "undici";
+
+/** Why a request failed before an HTTP status could be read. */
+export type TransportFailure = "unreachable" | "timeout" | "aborted" | "protocol";
+
+/** The endpoint could not be reached or did not answer in time. */
+export class TransportError extends Error {
+  constructor(
+    readonly kind: TransportFailure,
+    readonly url: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "TransportError";
+  }
+}
+
+/** The server answered with a status the caller did not accept. */
+export class HttpStatusError extends Error {
+  constructor(
+    readonly status: number,
+    readonly url: string,
+    readonly bodyText: string,
+  ) {
+    super(`${url} answered HTTP ${status}: ${bodyText.slice(0, 300)}`);
+    this.name = "HttpStatusError";
+  }
+}
+
+export interface HttpResponse {
+  readonly status: number;
+  readonly text: string;
+  readonly elapsedMs: number;
+}
+
+const UNREACHABLE = new Set(["ECONNREFUSED", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN", "ECONNRESET", "EPIPE", "UND_ERR_SOCKET"]);
+const TIMEOUT = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "ETIMEDOUT"]);
+
+/** Maps undici/Node errors onto the three failures a user can act on. */
+export function classifyError(err: unknown, url: string): TransportError {
+  if (err instanceof TransportError) return err;
+  const e = err as { code?: string; name?: string; message?: string; cause?: { code?: string } };
+  const code = e.code ?? e.cause?.code ?? "";
+  if (e.name === "TimeoutError" || TIMEOUT.has(code)) return new TransportError("timeout", url, `${url} timed out (${code || e.name})`);
+  if (e.name === "AbortError" || code === "UND_ERR_ABORTED") return new TransportError("aborted", url, `${url}: request aborted`);
+  if (UNREACHABLE.has(code)) return new TransportError("unreachable", url, `${url} is unreachable (${code})`);
+  return new TransportError("protocol", url, `${url}: ${e.message ?? String(err)}`);
+}
+
+export interface ApiClientOptions {
+  /** Base URL without trailing slash, e.g. http://127.0.0.1:8100 */
+  readonly endpoint: string;
+  /** Sent as `Authorization: Bearer`; read from VLLM_API_KEY by the CLI, never written anywhere. */
+  readonly apiKey?: string | undefined;
+  /** Connections kept to the endpoint; at least the highest concurrency of the load. */
+  readonly connections?: number;
+}
+
+/** A thin undici wrapper: one keep-alive pool per endpoint, timeouts by AbortSignal. */
+export class ApiClient {
+  readonly endpoint: string;
+  readonly dispatcher: Dispatcher;
+  private readonly headers: Record<string, string>;
+
+  constructor(opts: ApiClientOptions) {
+    this.endpoint = opts.endpoint.replace(/\/+$/, "");
+    this.dispatcher = new Agent({
+      connections: opts.connections ?? 64,
+      pipelining: 1,
+      headersTimeout: 0,
+      bodyTimeout: 0,
+      keepAliveTimeout: 30_000,
+    });
+    this.headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+    if (opts.apiKey) this.headers["authorization"] = `Bearer ${opts.apiKey}`;
+  }
+
+  url(path: string): string {
+    return path.startsWith("http://") || path.startsWith("https://") ? path : `${this.endpoint}${path}`;
+  }
+
+  /** Low-level request; the caller reads (or discards) the body. */
+  async raw(
+    method: "GET" | "POST",
+    path: string,
+    body: unknown,
+    signal: AbortSignal,
+  ): Promise<Dispatcher.ResponseData> {
+    const url = this.url(path);
+    try {
+      return await request(url, {
+        method,
+        dispatcher: this.dispatcher,
+        headers: this.headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal,
+      });
+    } catch (err) {
+      throw classifyError(err, url);
+    }
+  }
+
+  /** Any status is returned; only transport failures throw. */
+  async send(method: "GET" | "POST", path: string, body: unknown, timeoutMs: number, signal?: AbortSignal): Promise<HttpResponse> {
+    const t0 = performance.now();
+    const sig = signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
+    const res = await this.raw(method, path, body, sig);
+    let text: string;
+    try {
+      text = await res.body.text();
+    } catch (err) {
+      throw classifyError(err, this.url(path));
+    }
+    return { status: res.statusCode, text, elapsedMs: performance.now() - t0 };
+  }
+
+  /** GET/POST expecting 2xx and a JSON body. */
+  async json(method: "GET" | "POST", path: string, body: unknown, timeoutMs: number): Promise<unknown> {
+    const res = await this.send(method, path, body, timeoutMs);
+    if (res.status < 200 || res.status >= 300) throw new HttpStatusError(res.status, this.url(path), res.text);
+    try {
+      return JSON.parse(res.text);
+    } catch {
+      throw new TransportError("protocol", this.url(path), `${this.url(path)} did not return JSON: ${res.text.slice(0, 200)}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.dispatcher.close();
+  }
+
+  /** Drops in-flight requests at once (used on SIGINT and after a load window). */
+  async destroy(): Promise<void> {
+    await this.dispatcher.destroy();
+  }
+}
+
+/** The OpenAI error message of a 4xx body, or the raw text. */
+export function errorMessageOf(text: string): string {
+  try {
+    const body = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown };
+    if (typeof body.error === "string") return body.error;
+    if (body.error && typeof body.error.message === "string") return body.error.message;
+    if (typeof body.message === "string") return body.message;
+  } catch {
+    // not JSON: the raw text is the message
+  }
+  return text;
+}

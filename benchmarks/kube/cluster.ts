@@ -1,0 +1,102 @@
+import { AppsV1Api, CoreV1Api, KubeConfig, type V1PersistentVolumeClaim } from "@kubernetes/client-node";
+import { cacheClaimOf, currentPod, currentReplicaSet, podIdentity, type PodIdentity, readinessReport, type ReadinessReport } from "./readiness";
+
+/** What the benchmark knows about the Deployment it measures. */
+export interface DeploymentRef {
+  readonly namespace: string;
+  readonly deploymentName: string;
+  readonly cacheClaimName?: string | undefined;
+  /** Container whose log holds vLLM's start-up lines (default: the first). */
+  readonly containerName?: string | undefined;
+}
+
+const API_TIMEOUT_MS = 10_000;
+
+async function withTimeout<T>(p: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer from the Kubernetes API within ${API_TIMEOUT_MS / 1000} s`)), API_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([p, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Shortens client-node's errors (which embed whole response bodies) to one line. */
+export function apiErrorMessage(err: unknown): string {
+  const e = err as { code?: number; body?: unknown; message?: string };
+  if (typeof e.code === "number") {
+    let reason = "";
+    try {
+      const body = typeof e.body === "string" ? (JSON.parse(e.body) as { message?: string }) : (e.body as { message?: string } | undefined);
+      reason = body?.message ?? "";
+    } catch {
+      reason = String(e.body).slice(0, 200);
+    }
+    return `HTTP ${e.code}${reason ? `: ${reason}` : ""}`;
+  }
+  return (e.message ?? String(err)).split("\n")[0]!.slice(0, 300);
+}
+
+/** Read-only access to one Deployment through @kubernetes/client-node. */
+export class Cluster {
+  private constructor(
+    private readonly apps: AppsV1Api,
+    private readonly core: CoreV1Api,
+    readonly server: string,
+    private readonly ref: DeploymentRef,
+  ) {}
+
+  /** Loads `kubeconfigPath`, else KUBECONFIG, else ~/.kube/config; proves access by reading the Deployment. */
+  static async connect(ref: DeploymentRef, kubeconfigPath?: string): Promise<Cluster> {
+    const kc = new KubeConfig();
+    if (kubeconfigPath !== undefined) kc.loadFromFile(kubeconfigPath);
+    else kc.loadFromDefault();
+    const server = kc.getCurrentCluster()?.server ?? "(no cluster in kubeconfig)";
+    const cluster = new Cluster(kc.makeApiClient(AppsV1Api), kc.makeApiClient(CoreV1Api), server, ref);
+    try {
+      await withTimeout(cluster.apps.readNamespacedDeployment({ name: ref.deploymentName, namespace: ref.namespace }), "read Deployment");
+    } catch (err) {
+      throw new Error(`cannot read deployment ${ref.namespace}/${ref.deploymentName} at ${server}: ${apiErrorMessage(err)}`);
+    }
+    return cluster;
+  }
+
+  private async podAndContext() {
+    const { namespace, deploymentName } = this.ref;
+    const deployment = await withTimeout(this.apps.readNamespacedDeployment({ name: deploymentName, namespace }), "read Deployment");
+    const match = deployment.spec?.selector?.matchLabels ?? {};
+    const labelSelector = Object.entries(match).map(([k, v]) => `${k}=${v}`).join(",");
+    const rsList = await withTimeout(this.apps.listNamespacedReplicaSet({ namespace, labelSelector }), "list ReplicaSets");
+    const replicaSets = rsList.items.filter((rs) => rs.metadata?.ownerReferences?.some((o) => o.uid === deployment.metadata?.uid));
+    const pods = await withTimeout(this.core.listNamespacedPod({ namespace, labelSelector }), "list Pods");
+    const pod = currentPod(pods.items, currentReplicaSet(replicaSets));
+    if (pod === null) throw new Error(`deployment ${namespace}/${deploymentName} has no pod of its current revision`);
+    return { deployment, replicaSets, pod };
+  }
+
+  /** The current pod's identity (UID, restarts, node). */
+  async podIdentity(): Promise<PodIdentity> {
+    return podIdentity((await this.podAndContext()).pod);
+  }
+
+  async readiness(): Promise<ReadinessReport> {
+    const { deployment, replicaSets, pod } = await this.podAndContext();
+    const claimName = cacheClaimOf(pod, this.ref.cacheClaimName);
+    let claim: V1PersistentVolumeClaim | null = null;
+    if (claimName !== null) {
+      claim = await withTimeout(this.core.readNamespacedPersistentVolumeClaim({ name: claimName, namespace: this.ref.namespace }), "read PVC");
+    }
+    return readinessReport({ deployment, replicaSets, pod, claim, containerName: this.ref.containerName });
+  }
+
+  /** The log of the current pod's container since it started (vLLM prints capacity once). */
+  async podLog(pod: PodIdentity): Promise<string> {
+    return withTimeout(
+      this.core.readNamespacedPodLog({ name: pod.name, namespace: this.ref.namespace, container: this.ref.containerName, limitBytes: 8 * 1024 * 1024 }),
+      "read pod log",
+    );
+  }
+}

@@ -1,0 +1,136 @@
+import type { V1Deployment, V1PersistentVolumeClaim, V1Pod, V1ReplicaSet } from "@kubernetes/client-node";
+
+const REVISION = "deployment.kubernetes.io/revision";
+
+/** Identity of the pod serving the endpoint; compared before and after each load window. */
+export interface PodIdentity {
+  readonly name: string;
+  readonly uid: string;
+  readonly nodeName: string | null;
+  readonly restartCount: number;
+  readonly phase: string | null;
+}
+
+/** The rollout of the current pod, from the Kubernetes API (ISO timestamps, seconds). */
+export interface ReadinessReport {
+  readonly pod: PodIdentity;
+  readonly revision: string | null;
+  /** When the Deployment change was applied: creation of the ReplicaSet of the current revision. */
+  readonly changeAppliedAt: string | null;
+  readonly podCreatedAt: string | null;
+  readonly scheduledAt: string | null;
+  readonly initializedAt: string | null;
+  readonly containerStartedAt: string | null;
+  readonly readyAt: string | null;
+  /** Ready minus change applied: what the seed timed with SECONDS (270 s cold, 171 s warm). */
+  readonly changeToReadySeconds: number | null;
+  readonly podCreatedToReadySeconds: number | null;
+  readonly restarts: number;
+  readonly cacheClaim: string | null;
+  readonly cacheClaimCreatedAt: string | null;
+  /** cold: the claim was created after the previous revision was rolled out; warm: it is older. */
+  readonly cacheState: "cold" | "warm" | null;
+  readonly cacheStateReason: string;
+}
+
+const iso = (d: Date | undefined | null): string | null => (d ? new Date(d).toISOString() : null);
+const secondsBetween = (a: string | null, b: string | null): number | null =>
+  a === null || b === null ? null : (Date.parse(b) - Date.parse(a)) / 1000;
+
+function condition(pod: V1Pod, type: string): string | null {
+  const c = pod.status?.conditions?.find((x) => x.type === type && x.status === "True");
+  return iso(c?.lastTransitionTime);
+}
+
+export function revisionOf(obj: { metadata?: { annotations?: Record<string, string> } }): number {
+  return Number(obj.metadata?.annotations?.[REVISION] ?? "0");
+}
+
+/** The ReplicaSet of the Deployment's current revision (highest revision annotation). */
+export function currentReplicaSet(replicaSets: readonly V1ReplicaSet[]): V1ReplicaSet | null {
+  return [...replicaSets].sort((a, b) => revisionOf(b) - revisionOf(a))[0] ?? null;
+}
+
+/** The newest non-terminating pod of the current ReplicaSet: with one replica and Recreate, the only backend. */
+export function currentPod(pods: readonly V1Pod[], rs: V1ReplicaSet | null): V1Pod | null {
+  const hash = rs?.metadata?.labels?.["pod-template-hash"];
+  const candidates = pods
+    .filter((p) => p.metadata?.deletionTimestamp === undefined || p.metadata?.deletionTimestamp === null)
+    .filter((p) => hash === undefined || p.metadata?.labels?.["pod-template-hash"] === hash);
+  return candidates.sort((a, b) => Date.parse(iso(b.metadata?.creationTimestamp) ?? "0") - Date.parse(iso(a.metadata?.creationTimestamp) ?? "0"))[0] ?? null;
+}
+
+export function podIdentity(pod: V1Pod): PodIdentity {
+  return {
+    name: pod.metadata?.name ?? "",
+    uid: pod.metadata?.uid ?? "",
+    nodeName: pod.spec?.nodeName ?? null,
+    restartCount: (pod.status?.containerStatuses ?? []).reduce((a, c) => a + (c.restartCount ?? 0), 0),
+    phase: pod.status?.phase ?? null,
+  };
+}
+
+/** First claim mounted by the pod, preferring the one the stack names as the model cache. */
+export function cacheClaimOf(pod: V1Pod, preferred: string | undefined): string | null {
+  const claims = (pod.spec?.volumes ?? []).map((v) => v.persistentVolumeClaim?.claimName).filter((c): c is string => !!c);
+  if (preferred !== undefined && claims.includes(preferred)) return preferred;
+  return claims[0] ?? null;
+}
+
+export interface ReadinessInput {
+  readonly deployment: V1Deployment;
+  readonly replicaSets: readonly V1ReplicaSet[];
+  readonly pod: V1Pod;
+  readonly claim: V1PersistentVolumeClaim | null;
+  readonly containerName?: string | undefined;
+}
+
+/** Pure: turns API objects into the rollout timeline. */
+export function readinessReport(input: ReadinessInput): ReadinessReport {
+  const { pod, claim } = input;
+  const sorted = [...input.replicaSets].sort((a, b) => revisionOf(b) - revisionOf(a));
+  const rs = sorted[0] ?? null;
+  const previous = sorted[1] ?? null;
+  const statuses = pod.status?.containerStatuses ?? [];
+  const container = statuses.find((c) => c.name === input.containerName) ?? statuses[0];
+  const changeAppliedAt = iso(rs?.metadata?.creationTimestamp);
+  const readyAt = condition(pod, "Ready");
+  const podCreatedAt = iso(pod.metadata?.creationTimestamp);
+  const claimCreatedAt = iso(claim?.metadata?.creationTimestamp);
+
+  let cacheState: ReadinessReport["cacheState"] = null;
+  let cacheStateReason: string;
+  if (claim === null) {
+    cacheStateReason = "the pod mounts no PersistentVolumeClaim (or it could not be read)";
+  } else if (claimCreatedAt === null) {
+    cacheStateReason = "the claim has no creationTimestamp";
+  } else {
+    const reference = iso(previous?.metadata?.creationTimestamp) ?? iso(input.deployment.metadata?.creationTimestamp);
+    if (reference === null) {
+      cacheStateReason = "no earlier revision or Deployment creation time to compare the claim with";
+    } else if (Date.parse(claimCreatedAt) > Date.parse(reference)) {
+      cacheState = "cold";
+      cacheStateReason = `claim created ${claimCreatedAt}, after the ${previous ? "previous revision" : "Deployment"} (${reference}): fresh`;
+    } else {
+      cacheState = "warm";
+      cacheStateReason = `claim created ${claimCreatedAt}, before the ${previous ? "previous revision" : "Deployment"} (${reference}): reused`;
+    }
+  }
+  return {
+    pod: podIdentity(pod),
+    revision: rs ? String(revisionOf(rs)) : null,
+    changeAppliedAt,
+    podCreatedAt,
+    scheduledAt: condition(pod, "PodScheduled"),
+    initializedAt: condition(pod, "Initialized"),
+    containerStartedAt: iso(container?.state?.running?.startedAt ?? container?.lastState?.terminated?.startedAt),
+    readyAt,
+    changeToReadySeconds: secondsBetween(changeAppliedAt, readyAt),
+    podCreatedToReadySeconds: secondsBetween(podCreatedAt, readyAt),
+    restarts: podIdentity(pod).restartCount,
+    cacheClaim: claim?.metadata?.name ?? null,
+    cacheClaimCreatedAt: claimCreatedAt,
+    cacheState,
+    cacheStateReason,
+  };
+}

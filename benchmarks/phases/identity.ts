@@ -1,0 +1,85 @@
+import { errorMessageOf } from "../http/client";
+import { type Measured, measured, missing } from "../measured";
+import { parseExposition } from "../metrics/exposition";
+import { cacheConfigInfo, type KvCapacityLog, parseKvCapacityLog } from "../metrics/vllm";
+import type { IdentityPhase, ModelInfo } from "../result/types";
+import { nowIso, type PhaseContext } from "./shared";
+
+interface ModelsShape {
+  data?: Array<{ id?: string; root?: string | null; max_model_len?: number | null }>;
+}
+
+export interface IdentityInputs {
+  readonly metricsUrl: string;
+  /** The pod log, or why it cannot be read (no cluster, kwok pods run no containers, ...). */
+  readonly podLog: () => Promise<Measured<string>>;
+}
+
+/** `/health`, `/v1/models`, `/version`, the KV capacity log line and `vllm:cache_config_info`. */
+export async function identityPhase(ctx: PhaseContext, inputs: IdentityInputs): Promise<IdentityPhase> {
+  const startedAt = nowIso();
+  const { client } = ctx;
+  const timeout = ctx.scenario.requestTimeoutMs;
+
+  const health: IdentityPhase["health"] = await client.send("GET", "/health", undefined, timeout, ctx.signal).then(
+    (r) => ({ status: r.status, elapsedMs: r.elapsedMs, error: r.status === 200 ? null : errorMessageOf(r.text).slice(0, 200) }),
+    (err: Error) => ({ status: null, elapsedMs: null, error: err.message }),
+  );
+
+  let models: ModelInfo[] = [];
+  let modelsError: string | null = null;
+  try {
+    const body = (await client.json("GET", "/v1/models", undefined, timeout)) as ModelsShape;
+    models = (body.data ?? []).map((m) => ({ id: m.id ?? "", root: m.root ?? null, maxModelLen: m.max_model_len ?? null }));
+  } catch (err) {
+    modelsError = `/v1/models: ${(err as Error).message}`;
+  }
+  const servedModel = models.find((m) => m.id === ctx.model) ?? null;
+
+  let vllmVersion: Measured<string>;
+  try {
+    const res = await client.send("GET", "/version", undefined, timeout, ctx.signal);
+    const version = res.status === 200 ? (JSON.parse(res.text) as { version?: unknown }).version : undefined;
+    vllmVersion = typeof version === "string" ? measured(version) : missing(`/version answered HTTP ${res.status} without a version`);
+  } catch (err) {
+    vllmVersion = missing(`/version: ${(err as Error).message}`);
+  }
+
+  let kvCapacityLog: Measured<KvCapacityLog>;
+  const log = await inputs.podLog();
+  if (log.value === null) kvCapacityLog = missing(log.reason);
+  else {
+    const parsed = parseKvCapacityLog(log.value);
+    kvCapacityLog = parsed ? measured(parsed) : missing("the pod log has no 'KV cache size: N tokens' line (log rotated, or not vLLM)");
+  }
+
+  let cacheInfo: Measured<Record<string, string>>;
+  try {
+    const res = await client.send("GET", inputs.metricsUrl, undefined, timeout, ctx.signal);
+    if (res.status !== 200) cacheInfo = missing(`${inputs.metricsUrl} answered HTTP ${res.status}`);
+    else {
+      const info = cacheConfigInfo(parseExposition(res.text));
+      cacheInfo = info ? measured(info) : missing("vllm:cache_config_info is not exported by this server");
+    }
+  } catch (err) {
+    cacheInfo = missing(`${inputs.metricsUrl}: ${(err as Error).message}`);
+  }
+
+  const problems = [
+    health.status !== 200 ? `/health: ${health.status ?? health.error}` : null,
+    modelsError,
+    modelsError === null && servedModel === null ? `served model ${ctx.model} not in /v1/models (${models.map((m) => m.id).join(", ") || "none"})` : null,
+  ].filter((p): p is string => p !== null);
+  return {
+    status: problems.length === 0 ? "ok" : "failed",
+    error: problems.length === 0 ? null : problems.join("; "),
+    startedAt,
+    finishedAt: nowIso(),
+    health,
+    models,
+    servedModel,
+    vllmVersion,
+    kvCapacityLog,
+    cacheConfigInfo: cacheInfo,
+  };
+}

@@ -1,0 +1,93 @@
+import type { Scenario } from "../config/scenario";
+import { type ApiClient, errorMessageOf } from "../http/client";
+import { chatBody } from "../http/stream";
+import type { Progress } from "../progress";
+
+/** What every phase gets from the run. */
+export interface PhaseContext {
+  readonly client: ApiClient;
+  readonly model: string;
+  readonly scenario: Scenario;
+  /** Aborted on SIGINT. */
+  readonly signal: AbortSignal;
+  readonly progress: Progress;
+}
+
+export const nowIso = (): string => new Date().toISOString();
+
+interface TokenizeShape {
+  count?: number;
+  tokens?: number[];
+  max_model_len?: number;
+}
+
+/** Counts a chat prompt's tokens the way the server will: `/tokenize` with messages, else with prompt. */
+export class Tokenizer {
+  mode: "messages" | "prompt" | null = null;
+  maxModelLen: number | null = null;
+  private readonly cache = new Map<string, number>();
+
+  constructor(private readonly ctx: PhaseContext) {}
+
+  async count(prompt: string): Promise<number> {
+    const hit = this.cache.get(prompt);
+    if (hit !== undefined) return hit;
+    const { client, model, scenario } = this.ctx;
+    const bodies = {
+      messages: { model, messages: [{ role: "user", content: prompt }] },
+      prompt: { model, prompt },
+    } as const;
+    const order: Array<"messages" | "prompt"> = this.mode ? [this.mode] : ["messages", "prompt"];
+    let lastError = "";
+    for (const mode of order) {
+      const res = await client.send("POST", "/tokenize", bodies[mode], scenario.requestTimeoutMs, this.ctx.signal);
+      if (res.status !== 200) {
+        lastError = `/tokenize (${mode}) answered HTTP ${res.status}: ${errorMessageOf(res.text).slice(0, 200)}`;
+        continue;
+      }
+      const body = JSON.parse(res.text) as TokenizeShape;
+      const count = body.count ?? body.tokens?.length;
+      if (typeof count !== "number") {
+        lastError = `/tokenize (${mode}) returned no count`;
+        continue;
+      }
+      this.mode = mode;
+      if (typeof body.max_model_len === "number") this.maxModelLen = body.max_model_len;
+      this.cache.set(prompt, count);
+      return count;
+    }
+    throw new Error(lastError);
+  }
+}
+
+export interface ChatOutcome {
+  readonly status: number | null;
+  readonly elapsedMs: number;
+  readonly message: string | null;
+  readonly promptTokens: number | null;
+  readonly completionTokens: number | null;
+}
+
+/** One non-streaming chat completion, as the seed's curl sent it; transport failures become status null. */
+export async function plainChat(ctx: PhaseContext, prompt: string, maxTokens: number): Promise<ChatOutcome> {
+  const body = chatBody({ model: ctx.model, prompt, maxTokens, ignoreEos: ctx.scenario.ignoreEos }, false);
+  const t0 = performance.now();
+  try {
+    const res = await ctx.client.send("POST", "/v1/chat/completions", body, ctx.scenario.requestTimeoutMs, ctx.signal);
+    const elapsedMs = performance.now() - t0;
+    if (res.status !== 200) {
+      return { status: res.status, elapsedMs, message: errorMessageOf(res.text), promptTokens: null, completionTokens: null };
+    }
+    const parsed = JSON.parse(res.text) as { usage?: { prompt_tokens?: number; completion_tokens?: number } };
+    return {
+      status: 200,
+      elapsedMs,
+      message: null,
+      promptTokens: parsed.usage?.prompt_tokens ?? null,
+      completionTokens: parsed.usage?.completion_tokens ?? null,
+    };
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    return { status: null, elapsedMs: performance.now() - t0, message: (err as Error).message, promptTokens: null, completionTokens: null };
+  }
+}

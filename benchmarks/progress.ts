@@ -1,0 +1,40 @@
+/** Progress on stderr: plain lines, plus a redrawn bar when stderr is a terminal. */
+export interface Progress {
+  log(message: string): void;
+  /** fraction in [0, 1]; `detail` is shown beside the bar. */
+  bar(label: string, fraction: number, detail: string): void;
+  endBar(): void;
+}
+
+export const silentProgress: Progress = { log() {}, bar() {}, endBar() {} };
+
+export function stderrProgress(stream: NodeJS.WriteStream = process.stderr): Progress {
+  const tty = stream.isTTY === true;
+  let lastPlain = 0;
+  let drawn = false;
+  return {
+    log(message) {
+      if (drawn) stream.write("\n");
+      drawn = false;
+      stream.write(`${message}\n`);
+    },
+    bar(label, fraction, detail) {
+      const f = Math.min(1, Math.max(0, fraction));
+      if (tty) {
+        const width = 30;
+        const full = Math.round(f * width);
+        stream.write(`\r${label} [${"#".repeat(full)}${"-".repeat(width - full)}] ${Math.round(f * 100)}% ${detail}\x1b[K`);
+        drawn = true;
+      } else if (Date.now() - lastPlain >= 10_000) {
+        // Non-terminal stderr (CI, Pulumi command logs): one line every 10 s, not a flood.
+        lastPlain = Date.now();
+        stream.write(`${label} ${Math.round(f * 100)}% ${detail}\n`);
+      }
+    },
+    endBar() {
+      if (drawn) stream.write("\n");
+      drawn = false;
+      lastPlain = 0;
+    },
+  };
+}

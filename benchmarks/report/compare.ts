@@ -1,0 +1,140 @@
+import type { BenchmarkResult, LoadLevel } from "../result/types";
+import { num } from "./markdown";
+
+/** The explicit recommendation rule; every threshold is a parameter, none is hidden. */
+export interface CompareRule {
+  /** Operating concurrency: throughput is compared here (the seed chose 4). */
+  readonly targetConcurrency: number;
+  /** Upper bound on end-to-end p95 at the target concurrency, ms; undefined: no latency SLO. */
+  readonly sloP95Ms?: number | undefined;
+  /** Upper bound on TTFT p95 at the target concurrency, ms; undefined: none. */
+  readonly sloTtftP95Ms?: number | undefined;
+}
+
+export interface CandidateVerdict {
+  readonly stack: string;
+  readonly file: string | null;
+  readonly eligible: boolean;
+  /** Why it is out (empty when eligible). */
+  readonly disqualified: string[];
+  /** Figures the rule could not check (null metrics): reported, not disqualifying. */
+  readonly unverified: string[];
+  readonly requestsPerSecond: number | null;
+  readonly outputTokensPerSecond: number | null;
+  readonly e2eP95Ms: number | null;
+  readonly ttftP95Ms: number | null;
+  readonly peakKvCacheUsagePercent: number | null;
+  readonly peakGpuMemoryMiB: number | null;
+  readonly config: Record<string, unknown>;
+}
+
+export interface Comparison {
+  readonly rule: CompareRule;
+  readonly ruleText: string;
+  readonly candidates: CandidateVerdict[];
+  readonly recommended: string | null;
+  readonly reasons: string[];
+}
+
+export function describeRule(rule: CompareRule): string {
+  return [
+    `highest sustained requests/s at concurrency ${rule.targetConcurrency}`,
+    "among candidates whose run is complete and valid (no pod change, no failed requests),",
+    `with no waiting requests at any concurrency below ${rule.targetConcurrency},`,
+    "zero preemptions and zero container restarts",
+    rule.sloP95Ms !== undefined ? `, end-to-end p95 <= ${rule.sloP95Ms} ms` : "",
+    rule.sloTtftP95Ms !== undefined ? `, TTFT p95 <= ${rule.sloTtftP95Ms} ms` : "",
+    "; ties broken by the lower end-to-end p95",
+  ].join(" ").replace(/ ,/g, ",").replace(/ ;/g, ";");
+}
+
+/** Pure: applies the rule to one result. */
+export function judge(result: BenchmarkResult, rule: CompareRule, file: string | null = null): CandidateVerdict {
+  const out: string[] = [];
+  const unverified: string[] = [];
+  const levels = result.phases.load?.levels ?? [];
+  const at: LoadLevel | undefined = levels.find((l) => l.concurrency === rule.targetConcurrency);
+  if (!result.complete) out.push("run incomplete");
+  if (!at) out.push(`no load level at concurrency ${rule.targetConcurrency}`);
+  else if (!at.valid) out.push(`level c=${at.concurrency} invalid: ${at.invalidReasons.join("; ")}`);
+  for (const l of levels) {
+    if (l.concurrency < rule.targetConcurrency) {
+      const w = l.server.peakWaiting;
+      if (w.value === null) unverified.push(`waiting at c=${l.concurrency}: ${w.reason}`);
+      else if (w.value > 0) out.push(`${w.value} requests waiting at c=${l.concurrency} (< target ${rule.targetConcurrency})`);
+    }
+    const pre = l.server.preemptionsDelta;
+    if (pre.value === null) unverified.push(`preemptions at c=${l.concurrency}: ${pre.reason}`);
+    else if (pre.value > 0) out.push(`${pre.value} preemptions at c=${l.concurrency}`);
+    if (!l.valid && l !== at) out.push(`level c=${l.concurrency} invalid: ${l.invalidReasons.join("; ")}`);
+  }
+  const restarts = result.phases.readiness?.report?.restarts ?? result.pod?.restartCount ?? null;
+  if (restarts === null) unverified.push("restarts: no cluster access");
+  else if (restarts > 0) out.push(`${restarts} container restarts`);
+  const e2eP95 = at?.e2eMs?.p95 ?? null;
+  const ttftP95 = at?.ttftMs?.p95 ?? null;
+  if (rule.sloP95Ms !== undefined && at) {
+    if (e2eP95 === null) out.push("no end-to-end p95 at the target");
+    else if (e2eP95 > rule.sloP95Ms) out.push(`e2e p95 ${num(e2eP95, 1)} ms > SLO ${rule.sloP95Ms} ms`);
+  }
+  if (rule.sloTtftP95Ms !== undefined && at) {
+    if (ttftP95 === null) out.push("no TTFT p95 at the target");
+    else if (ttftP95 > rule.sloTtftP95Ms) out.push(`TTFT p95 ${num(ttftP95, 1)} ms > SLO ${rule.sloTtftP95Ms} ms`);
+  }
+  const peak = (f: (l: LoadLevel) => number | null) => {
+    const v = levels.map(f).filter((x): x is number => x !== null);
+    return v.length ? Math.max(...v) : null;
+  };
+  return {
+    stack: result.stack,
+    file,
+    eligible: out.length === 0,
+    disqualified: [...new Set(out)],
+    unverified: [...new Set(unverified)],
+    requestsPerSecond: at?.requestsPerSecond ?? null,
+    outputTokensPerSecond: at?.outputTokensPerSecond ?? null,
+    e2eP95Ms: e2eP95,
+    ttftP95Ms: ttftP95,
+    peakKvCacheUsagePercent: peak((l) => l.server.peakKvCacheUsagePercent.value),
+    peakGpuMemoryMiB: peak((l) => l.gpu.peakMemoryUsedMiB.value),
+    config: (result.outputs["config"] ?? {}) as Record<string, unknown>,
+  };
+}
+
+/** Pure: judges every result and picks one by the rule, with the reasons. */
+export function compareResults(results: ReadonlyArray<{ result: BenchmarkResult; file?: string }>, rule: CompareRule): Comparison {
+  const candidates = results.map((r) => judge(r.result, rule, r.file ?? null));
+  const eligible = candidates
+    .filter((c) => c.eligible && c.requestsPerSecond !== null)
+    .sort((a, b) => b.requestsPerSecond! - a.requestsPerSecond! || (a.e2eP95Ms ?? Infinity) - (b.e2eP95Ms ?? Infinity));
+  const best = eligible[0] ?? null;
+  const reasons: string[] = [];
+  if (best === null) reasons.push("no candidate satisfies the rule; see the disqualifications");
+  else {
+    reasons.push(`${best.stack}: ${num(best.requestsPerSecond, 3)} req/s at concurrency ${rule.targetConcurrency}, e2e p95 ${num(best.e2eP95Ms, 1)} ms`);
+    for (const other of eligible.slice(1)) {
+      reasons.push(`beats ${other.stack} (${num(other.requestsPerSecond, 3)} req/s, e2e p95 ${num(other.e2eP95Ms, 1)} ms)`);
+    }
+    for (const out of candidates.filter((c) => !c.eligible)) reasons.push(`${out.stack} excluded: ${out.disqualified.join("; ")}`);
+    if (best.unverified.length > 0) reasons.push(`not verifiable for ${best.stack}: ${best.unverified.join("; ")}`);
+  }
+  return { rule, ruleText: describeRule(rule), candidates, recommended: best?.stack ?? null, reasons };
+}
+
+/** Pure renderer of a comparison for the terminal or a PR comment. */
+export function renderComparison(c: Comparison): string {
+  const lines = [
+    `Rule: ${c.ruleText}.`,
+    "",
+    `| stack | req/s @c=${c.rule.targetConcurrency} | out tok/s | e2e p95 ms | TTFT p95 ms | KV peak % | GPU mem peak MiB | eligible |`,
+    "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ...c.candidates.map(
+      (x) =>
+        `| ${x.stack} | ${num(x.requestsPerSecond, 3)} | ${num(x.outputTokensPerSecond, 1)} | ${num(x.e2eP95Ms, 1)} | ${num(x.ttftP95Ms, 1)} | ${num(x.peakKvCacheUsagePercent, 2)} | ${num(x.peakGpuMemoryMiB, 0)} | ${x.eligible ? "yes" : `no: ${x.disqualified.join("; ")}`} |`,
+    ),
+    "",
+    c.recommended ? `Recommendation: **${c.recommended}**` : "Recommendation: none",
+    ...c.reasons.map((r) => `- ${r}`),
+  ];
+  return `${lines.join("\n")}\n`;
+}

@@ -1,0 +1,206 @@
+import { z } from "zod";
+import type { Scenario } from "../config/scenario";
+import type { RequestSample } from "../http/stream";
+import type { PodIdentity, ReadinessReport } from "../kube/readiness";
+import type { Measured } from "../measured";
+import type { GpuWindow } from "../metrics/gpu";
+import type { KvCapacityLog } from "../metrics/vllm";
+import type { Summary } from "../stats";
+
+/** Bumped on any incompatible change of BenchmarkResult. */
+export const SCHEMA_VERSION = 1;
+export const RESULT_KIND = "vllm-tuner.benchmark";
+
+/**
+ * How a phase ended: `incomplete` means interrupted (SIGINT) with partial data kept;
+ * `unavailable` means its source (the Kubernetes API) could not be used, data null with a reason.
+ */
+export type PhaseStatus = "ok" | "failed" | "incomplete" | "unavailable";
+
+export interface PhaseBase {
+  readonly status: PhaseStatus;
+  /** Why the phase failed or is incomplete; null when ok. */
+  readonly error: string | null;
+  readonly startedAt: string;
+  readonly finishedAt: string;
+}
+
+export interface ModelInfo {
+  readonly id: string;
+  readonly root: string | null;
+  readonly maxModelLen: number | null;
+}
+
+export interface IdentityPhase extends PhaseBase {
+  readonly health: { readonly status: number | null; readonly elapsedMs: number | null; readonly error: string | null };
+  readonly models: ModelInfo[];
+  readonly servedModel: ModelInfo | null;
+  readonly vllmVersion: Measured<string>;
+  readonly kvCapacityLog: Measured<KvCapacityLog>;
+  readonly cacheConfigInfo: Measured<Record<string, string>>;
+}
+
+/** One non-streaming request of the sequential and input-length phases. */
+export interface PlainRun {
+  readonly run: number;
+  readonly status: number | null;
+  readonly elapsedMs: number;
+  readonly promptTokens: number | null;
+  readonly completionTokens: number | null;
+  readonly error: string | null;
+}
+
+export interface SequentialPhase extends PhaseBase {
+  readonly maxTokens: number;
+  readonly runs: PlainRun[];
+  readonly succeeded: number;
+  readonly firstMs: number | null;
+  /** Mean of runs 2..N (the seed's "warm" figure). */
+  readonly meanRestMs: number | null;
+}
+
+export interface ContextProbe {
+  readonly label: string;
+  readonly repeats: number | null;
+  readonly promptTokens: number;
+  readonly maxTokens: number;
+  /** 200 when prompt + max_tokens <= max_model_len, else 400. */
+  readonly expectedStatus: 200 | 400;
+  readonly status: number | null;
+  readonly usagePromptTokens: number | null;
+  readonly message: string | null;
+  readonly mentionsContextLength: boolean | null;
+  readonly asExpected: boolean;
+}
+
+export interface ContextPhase extends PhaseBase {
+  readonly maxModelLen: number | null;
+  readonly maxTokens: number;
+  /** How prompts were counted: `/tokenize` with `messages` (chat template included) or `prompt`. */
+  readonly tokenizeMode: "messages" | "prompt" | null;
+  readonly probes: ContextProbe[];
+  readonly boundary: Measured<{
+    readonly largestAcceptedPromptTokens: number;
+    readonly smallestRejectedPromptTokens: number;
+    /** max_model_len - max_tokens: what the limit should be. */
+    readonly expectedLargestPromptTokens: number | null;
+    /** Accepted and rejected counts differ by exactly one token. */
+    readonly exact: boolean;
+    readonly requests: number;
+  }>;
+  readonly violations: string[];
+}
+
+export interface ServerWindow {
+  readonly url: string;
+  readonly intervalMs: number;
+  readonly scrapes: number;
+  readonly failedScrapes: number;
+  readonly peakRunning: Measured<number>;
+  readonly peakWaiting: Measured<number>;
+  readonly peakKvCacheUsagePercent: Measured<number>;
+  readonly kvCacheMetric: string | null;
+  readonly preemptionsDelta: Measured<number>;
+  readonly series: Array<{ tEpochMs: number; running: number | null; waiting: number | null; kvCacheUsagePercent: number | null; preemptions: number | null }>;
+}
+
+export interface LoadLevel {
+  readonly concurrency: number;
+  readonly status: PhaseStatus;
+  readonly error: string | null;
+  readonly warmupSeconds: number;
+  readonly windowStartEpochMs: number;
+  readonly windowEndEpochMs: number;
+  readonly windowSeconds: number;
+  readonly counts: {
+    readonly succeeded: number;
+    readonly errored: number;
+    readonly incomplete: number;
+    readonly errorsByStatus: Record<string, number>;
+  };
+  /** Successful requests completed inside the window per second. */
+  readonly requestsPerSecond: number;
+  readonly outputTokensPerSecond: number;
+  readonly ttftMs: Summary | null;
+  readonly itlMs: Summary | null;
+  readonly e2eMs: Summary | null;
+  readonly server: ServerWindow;
+  readonly gpu: GpuWindow;
+  readonly podBefore: PodIdentity | null;
+  readonly podAfter: PodIdentity | null;
+  readonly podCheck: string;
+  /** False when the pod changed or restarted, requests errored, or the window was cut short. */
+  readonly valid: boolean;
+  readonly invalidReasons: string[];
+  /** Every request of the level: `window` false for warm-up ones. */
+  readonly samples: Array<RequestSample & { readonly window: boolean }>;
+}
+
+export interface LoadPhase extends PhaseBase {
+  readonly promptTokens: number | null;
+  readonly maxTokens: number;
+  readonly levels: LoadLevel[];
+}
+
+export interface InputLengthCase {
+  readonly repeats: number;
+  readonly promptTokens: number | null;
+  readonly runs: PlainRun[];
+  readonly succeeded: number;
+  readonly meanMs: number | null;
+  readonly warmMeanMs: number | null;
+}
+
+export interface InputLengthPhase extends PhaseBase {
+  readonly maxTokens: number;
+  readonly cases: InputLengthCase[];
+}
+
+export interface ReadinessPhase extends PhaseBase {
+  readonly report: ReadinessReport | null;
+}
+
+export interface BenchmarkResult {
+  readonly schemaVersion: typeof SCHEMA_VERSION;
+  readonly kind: typeof RESULT_KIND;
+  readonly tool: { readonly name: string; readonly version: string; readonly gitCommit: string | null; readonly gitDirty: boolean | null };
+  readonly environment: { readonly node: string; readonly platform: string; readonly arch: string; readonly hostname: string; readonly cpus: number };
+  readonly stack: string;
+  readonly startedAt: string;
+  readonly finishedAt: string;
+  /** False when interrupted (SIGINT) or stopped by a fatal error; phases keep what they had. */
+  readonly complete: boolean;
+  readonly valid: boolean;
+  readonly invalidReasons: string[];
+  readonly target: { readonly endpoint: string; readonly metricsUrl: string; readonly servedModelName: string; readonly kubernetesServer: string | null };
+  readonly cluster: Measured<{ readonly server: string }>;
+  readonly image: string | null;
+  readonly vllmVersion: string | null;
+  readonly pod: PodIdentity | null;
+  readonly node: string | null;
+  /** The stack outputs with secret-looking keys removed; includes the full candidate config. */
+  readonly outputs: Record<string, unknown>;
+  readonly scenario: Scenario;
+  readonly phases: {
+    readiness?: ReadinessPhase;
+    identity?: IdentityPhase;
+    sequential?: SequentialPhase;
+    context?: ContextPhase;
+    load?: LoadPhase;
+    inputLength?: InputLengthPhase;
+  };
+}
+
+/** Loose check of a result file read back for `compare`; the fields compare relies on. */
+export const ResultFileSchema = z
+  .object({
+    schemaVersion: z.literal(SCHEMA_VERSION),
+    kind: z.literal(RESULT_KIND),
+    stack: z.string(),
+    complete: z.boolean(),
+    valid: z.boolean(),
+    invalidReasons: z.array(z.string()),
+    outputs: z.looseObject({}),
+    phases: z.looseObject({}),
+  })
+  .loose();

@@ -1,0 +1,232 @@
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { cpus, hostname } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { redactSecrets, type StackOutputs } from "./config/outputs";
+import { PHASES, type Scenario } from "./config/scenario";
+import { ApiClient, TransportError } from "./http/client";
+import { apiErrorMessage, Cluster } from "./kube/cluster";
+import type { PodIdentity } from "./kube/readiness";
+import { type Measured, measured, missing } from "./measured";
+import type { GpuSourceOptions } from "./metrics/gpu";
+import { contextPhase } from "./phases/context-boundary";
+import { identityPhase } from "./phases/identity";
+import { loadPhase } from "./phases/load";
+import { inputLengthPhase, sequentialPhase } from "./phases/sequential";
+import { nowIso, type PhaseContext } from "./phases/shared";
+import { type Progress, silentProgress } from "./progress";
+import { type BenchmarkResult, type PhaseBase, RESULT_KIND, SCHEMA_VERSION } from "./result/types";
+
+export interface RunOptions {
+  /** Stack (candidate) name; names the result directory. */
+  readonly stack: string;
+  readonly outputs: StackOutputs;
+  /** Base URL of the OpenAI-compatible server. */
+  readonly endpoint: string;
+  /** Defaults to `<endpoint>/metrics` (one replica, Recreate: the Service's only backend is the current pod). */
+  readonly metricsUrl?: string | undefined;
+  readonly kubeconfig?: string | undefined;
+  /** Fail instead of recording null when the cluster cannot be reached. */
+  readonly requireCluster?: boolean;
+  /** Skip the Kubernetes API altogether (tests, plain servers). */
+  readonly noCluster?: boolean;
+  readonly scenario: Scenario;
+  readonly gpu?: GpuSourceOptions;
+  readonly apiKey?: string | undefined;
+  /** Seconds to wait for `/health` to answer 200 before starting (0: check once). */
+  readonly waitReadySeconds?: number;
+  /** Aborting it (SIGINT) ends the run with a partial result marked incomplete. */
+  readonly signal?: AbortSignal;
+  readonly progress?: Progress;
+  /** Repository directory, for the git commit recorded in the result. */
+  readonly cwd?: string;
+}
+
+/** The endpoint was not usable before any phase ran; nothing was measured. */
+export class PreflightError extends Error {
+  constructor(
+    readonly kind: "unreachable" | "timeout" | "http",
+    message: string,
+  ) {
+    super(message);
+    this.name = "PreflightError";
+  }
+}
+
+function git(cwd: string, args: string[]): string | null {
+  try {
+    return execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+  } catch {
+    return null;
+  }
+}
+
+function toolInfo(cwd: string): BenchmarkResult["tool"] {
+  let version = "unknown";
+  try {
+    version = (JSON.parse(readFileSync(join(__dirname, "..", "package.json"), "utf8")) as { version?: string }).version ?? version;
+  } catch {
+    // a copied benchmarks/ folder without package.json still runs
+  }
+  const status = git(cwd, ["status", "--porcelain", "--untracked-files=no"]);
+  return { name: "vllm-tuner-benchmark", version, gitCommit: git(cwd, ["rev-parse", "HEAD"]), gitDirty: status === null ? null : status.length > 0 };
+}
+
+/** Polls `/health` until 200; throws PreflightError with what went wrong last. */
+async function waitHealthy(client: ApiClient, seconds: number, signal: AbortSignal): Promise<void> {
+  const deadline = Date.now() + seconds * 1000;
+  for (;;) {
+    let problem: PreflightError;
+    try {
+      const res = await client.send("GET", "/health", undefined, 10_000, signal);
+      if (res.status === 200) return;
+      problem = new PreflightError("http", `${client.url("/health")} answered HTTP ${res.status}`);
+    } catch (err) {
+      const kind = err instanceof TransportError && err.kind === "timeout" ? "timeout" : "unreachable";
+      problem = new PreflightError(kind, (err as Error).message);
+    }
+    if (Date.now() >= deadline || signal.aborted) throw problem;
+    await sleep(Math.min(2000, deadline - Date.now()), undefined, { signal }).catch(() => {});
+  }
+}
+
+/** Runs the selected phases against one candidate; resolves with a (possibly partial) result. */
+export async function runBenchmark(opts: RunOptions): Promise<BenchmarkResult> {
+  const startedAt = nowIso();
+  const cwd = opts.cwd ?? process.cwd();
+  const progress = opts.progress ?? silentProgress;
+  const signal = opts.signal ?? new AbortController().signal;
+  const scenario: Scenario = opts.scenario;
+  const selected = PHASES.filter((p) => scenario.phases.includes(p));
+  const model = opts.outputs.servedModelName;
+  const metricsUrl = opts.metricsUrl ?? `${opts.endpoint}/metrics`;
+  const client = new ApiClient({ endpoint: opts.endpoint, apiKey: opts.apiKey, connections: Math.max(16, ...scenario.load.concurrency) + 4 });
+  const ctx: PhaseContext = { client, model, scenario, signal, progress };
+  const phases: BenchmarkResult["phases"] = {};
+
+  try {
+    let cluster: Measured<Cluster>;
+    if (opts.noCluster) cluster = missing("cluster access disabled (--no-cluster)");
+    else {
+      try {
+        cluster = measured(await Cluster.connect({ namespace: opts.outputs.namespace, deploymentName: opts.outputs.deploymentName, cacheClaimName: opts.outputs.cacheClaimName }, opts.kubeconfig));
+      } catch (err) {
+        if (opts.requireCluster) throw err;
+        cluster = missing(apiErrorMessage(err));
+        progress.log(`cluster: unavailable (${cluster.reason}); API-based figures will be null`);
+      }
+    }
+    const podIdentity = async (): Promise<Measured<PodIdentity>> => {
+      if (cluster.value === null) return missing(`no cluster access: ${cluster.reason}`);
+      try {
+        return measured(await cluster.value.podIdentity());
+      } catch (err) {
+        return missing(apiErrorMessage(err));
+      }
+    };
+
+    progress.log(`benchmark ${opts.stack}: ${opts.endpoint} model ${model}, phases ${selected.join(", ")}`);
+    await waitHealthy(client, opts.waitReadySeconds ?? 0, signal);
+    const pod0 = await podIdentity();
+
+    let stoppedReason: string | null = null;
+    for (const phase of selected) {
+      if (signal.aborted) break;
+      progress.log(`phase ${phase}`);
+      switch (phase) {
+        case "readiness": {
+          const t = nowIso();
+          if (cluster.value === null) phases.readiness = { status: "unavailable", error: `no cluster access: ${cluster.reason}`, startedAt: t, finishedAt: nowIso(), report: null };
+          else {
+            try {
+              phases.readiness = { status: "ok", error: null, startedAt: t, finishedAt: nowIso(), report: await cluster.value.readiness() };
+            } catch (err) {
+              phases.readiness = { status: "failed", error: apiErrorMessage(err), startedAt: t, finishedAt: nowIso(), report: null };
+            }
+          }
+          break;
+        }
+        case "identity":
+          phases.identity = await identityPhase(ctx, {
+            metricsUrl,
+            podLog: async () => {
+              if (cluster.value === null) return missing(`no cluster access: ${cluster.reason}`);
+              const pod = await podIdentity();
+              if (pod.value === null) return missing(pod.reason);
+              try {
+                return measured(await cluster.value.podLog(pod.value));
+              } catch (err) {
+                return missing(`pod log unavailable (${apiErrorMessage(err)}); kwok pods run no containers`);
+              }
+            },
+          });
+          break;
+        case "sequential":
+          phases.sequential = await sequentialPhase(ctx);
+          break;
+        case "context":
+          phases.context = await contextPhase(ctx, phases.identity?.servedModel?.maxModelLen ?? null);
+          break;
+        case "load":
+          phases.load = await loadPhase(ctx, { metricsUrl, gpu: opts.gpu ?? {}, namespace: opts.outputs.namespace, podIdentity });
+          break;
+        case "inputLength":
+          phases.inputLength = await inputLengthPhase(ctx);
+          break;
+        default: {
+          const never: never = phase;
+          throw new Error(`unknown phase ${String(never)}`);
+        }
+      }
+      if (signal.aborted) break;
+      // A dead endpoint fails every later phase the same way: stop and say so once.
+      try {
+        await waitHealthy(client, 0, signal);
+      } catch (err) {
+        stoppedReason = `endpoint lost after phase ${phase}: ${(err as Error).message}`;
+        progress.log(stoppedReason);
+        break;
+      }
+    }
+
+    const pod1 = await podIdentity();
+    const invalidReasons: string[] = [];
+    if (signal.aborted) invalidReasons.push("interrupted (SIGINT): partial result");
+    if (stoppedReason) invalidReasons.push(stoppedReason);
+    for (const [name, p] of Object.entries(phases) as Array<[string, PhaseBase]>) {
+      if (p.status === "failed" || p.status === "incomplete") invalidReasons.push(`phase ${name} ${p.status}: ${p.error ?? ""}`);
+    }
+    for (const level of phases.load?.levels ?? []) {
+      if (!level.valid) invalidReasons.push(`load c=${level.concurrency} invalid: ${level.invalidReasons.join("; ")}`);
+    }
+    if (pod0.value && pod1.value && (pod0.value.uid !== pod1.value.uid || pod0.value.restartCount !== pod1.value.restartCount)) {
+      invalidReasons.push(`pod changed or restarted during the run (${pod0.value.name}/${pod0.value.restartCount} -> ${pod1.value.name}/${pod1.value.restartCount})`);
+    }
+    const complete = !signal.aborted && stoppedReason === null && selected.every((p) => phases[p] !== undefined);
+    const pod = pod1.value ?? pod0.value;
+    return {
+      schemaVersion: SCHEMA_VERSION,
+      kind: RESULT_KIND,
+      tool: toolInfo(cwd),
+      environment: { node: process.version, platform: process.platform, arch: process.arch, hostname: hostname(), cpus: cpus().length },
+      stack: opts.stack,
+      startedAt,
+      finishedAt: nowIso(),
+      complete,
+      valid: complete && invalidReasons.length === 0,
+      invalidReasons,
+      target: { endpoint: opts.endpoint, metricsUrl, servedModelName: model, kubernetesServer: cluster.value?.server ?? null },
+      cluster: cluster.value ? measured({ server: cluster.value.server }) : missing(cluster.reason),
+      image: opts.outputs.image ?? null,
+      vllmVersion: phases.identity?.vllmVersion.value ?? null,
+      pod,
+      node: pod?.nodeName ?? null,
+      outputs: redactSecrets(opts.outputs) as Record<string, unknown>,
+      scenario,
+      phases,
+    };
+  } finally {
+    await client.destroy();
+  }
+}
