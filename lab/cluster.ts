@@ -1,0 +1,137 @@
+import { execFile, spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { promisify } from "node:util";
+import * as k8s from "@kubernetes/client-node";
+import { labNode, localPathStorageClass } from "./manifests";
+import { KUBECONFIG_FILE, LAB_DIR, LabOptions, LabOptionsSchema, LabState, STATE_FILE } from "./options";
+import { findTool } from "./tools";
+
+const run = promisify(execFile);
+
+/** kwokctl flags that point every component at a locally built binary (no downloads). */
+function binaryFlags(): string[] {
+    return [
+        "--kube-apiserver-binary", findTool("kube-apiserver"),
+        "--kube-controller-manager-binary", findTool("kube-controller-manager"),
+        "--kube-scheduler-binary", findTool("kube-scheduler"),
+        "--etcd-binary", findTool("etcd"),
+        "--kwok-controller-binary", findTool("kwok"),
+    ];
+}
+
+function log(message: string): void {
+    process.stderr.write(`[lab] ${message}\n`);
+}
+
+export function readLabState(): LabState | undefined {
+    return fs.existsSync(STATE_FILE) ? (JSON.parse(fs.readFileSync(STATE_FILE, "utf8")) as LabState) : undefined;
+}
+
+/**
+ * Starts the lab: a kwokctl cluster on loopback built from local binaries, the simulated GPU
+ * node, the local-path storage class, and the node agent (simulated kubelet + provisioner).
+ * Idempotent: a running lab is returned as it is.
+ */
+export async function startLab(input: Partial<LabOptions> = {}): Promise<LabState> {
+    const options = LabOptionsSchema.parse(input);
+    const existing = readLabState();
+    if (existing && processAlive(existing.controllerPid)) {
+        log(`already running (${existing.clusterName}); kubeconfig ${existing.kubeconfig}`);
+        return existing;
+    }
+    fs.mkdirSync(LAB_DIR, { recursive: true });
+    const started = Date.now();
+    const kwokctl = findTool("kwokctl");
+    await run(kwokctl, ["delete", "cluster", "--name", options.clusterName]).catch(() => undefined);
+    log(`creating cluster ${options.clusterName} (kwokctl, binary runtime, 127.0.0.1) ...`);
+    await run(
+        kwokctl,
+        [
+            "create", "cluster",
+            "--name", options.clusterName,
+            "--runtime", "binary",
+            "--kubeconfig", KUBECONFIG_FILE,
+            "--bind-address", "127.0.0.1",
+            "--wait", "120s",
+            ...binaryFlags(),
+        ],
+        { env: { ...process.env, KWOK_KUBE_VERSION: "v1.34.4" }, maxBuffer: 16 * 1024 * 1024 },
+    );
+    log(`cluster up in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(KUBECONFIG_FILE);
+    await applyBaseObjects(kc, options.nodeName);
+
+    const controllerLog = fs.openSync(path.join(LAB_DIR, "controller.log"), "a");
+    const controller = spawn(process.execPath, ["--require", "tsx/cjs", path.join(__dirname, "controller.ts"), JSON.stringify(options)], {
+        detached: true,
+        stdio: ["ignore", controllerLog, controllerLog],
+        cwd: path.resolve(__dirname, ".."),
+    });
+    controller.unref();
+    fs.closeSync(controllerLog);
+
+    const state: LabState = {
+        clusterName: options.clusterName,
+        nodeName: options.nodeName,
+        kubeconfig: KUBECONFIG_FILE,
+        endpoint: `http://127.0.0.1:${options.endpointPort}`,
+        controllerPid: controller.pid!,
+        options,
+        startedAt: new Date().toISOString(),
+        simulated: true,
+    };
+    fs.writeFileSync(STATE_FILE, `${JSON.stringify(state, null, 2)}\n`);
+    await waitForNodeReady(kc, options.nodeName);
+    log(`ready in ${((Date.now() - started) / 1000).toFixed(1)}s: KUBECONFIG=${KUBECONFIG_FILE}, vLLM endpoint ${state.endpoint}`);
+    return state;
+}
+
+/** Stops the node agent (and with it every simulator) and deletes the cluster. */
+export async function stopLab(): Promise<void> {
+    const state = readLabState();
+    if (state && processAlive(state.controllerPid)) {
+        process.kill(state.controllerPid, "SIGTERM");
+        for (let i = 0; i < 50 && processAlive(state.controllerPid); i++) await sleep(100);
+        if (processAlive(state.controllerPid)) process.kill(state.controllerPid, "SIGKILL");
+    }
+    const name = state?.clusterName ?? LabOptionsSchema.parse({}).clusterName;
+    await run(findTool("kwokctl"), ["delete", "cluster", "--name", name]).catch((e: Error) => log(`kwokctl delete: ${e.message}`));
+    fs.rmSync(STATE_FILE, { force: true });
+    log("stopped");
+}
+
+async function applyBaseObjects(kc: k8s.KubeConfig, nodeName: string): Promise<void> {
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    const storage = kc.makeApiClient(k8s.StorageV1Api);
+    await core.createNode({ body: labNode(nodeName) }).catch(ignoreConflict);
+    await storage.createStorageClass({ body: localPathStorageClass() }).catch(ignoreConflict);
+}
+
+async function waitForNodeReady(kc: k8s.KubeConfig, nodeName: string): Promise<void> {
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+        const node = await core.readNode({ name: nodeName }).catch(() => undefined);
+        if (node?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")) return;
+        await sleep(250);
+    }
+    throw new Error(`node ${nodeName} did not become Ready within 60s; see .lab/controller.log and kwokctl logs`);
+}
+
+function ignoreConflict(error: unknown): void {
+    if ((error as { code?: number }).code !== 409) throw error;
+}
+
+function processAlive(pid: number): boolean {
+    try {
+        process.kill(pid, 0);
+        return true;
+    } catch {
+        return false;
+    }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,0 +1,45 @@
+/**
+ * The lab's node agent, run in the background by `npm run lab:up`: the simulated kubelet and the
+ * local-path provisioner, polling the API server twice a second until it gets SIGTERM.
+ */
+import * as fs from "node:fs";
+import * as k8s from "@kubernetes/client-node";
+import { LabKubelet } from "./kubelet";
+import { KUBECONFIG_FILE, LabOptionsSchema } from "./options";
+import { LabProvisioner } from "./provisioner";
+import { findTool } from "./tools";
+
+const TICK_MS = 500;
+
+async function main(): Promise<void> {
+    const options = LabOptionsSchema.parse(JSON.parse(process.argv[2] ?? "{}"));
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(KUBECONFIG_FILE);
+    const kubelet = new LabKubelet(kc, options, findTool("llm-d-inference-sim"));
+    const provisioner = new LabProvisioner(kc);
+    let stopping = false;
+    const stop = () => {
+        stopping = true;
+        kubelet.stopAll();
+    };
+    process.on("SIGTERM", stop);
+    process.on("SIGINT", stop);
+    while (!stopping) {
+        const started = Date.now();
+        for (const loop of [provisioner, kubelet]) {
+            try {
+                await loop.tick();
+            } catch (error) {
+                // The API server may restart or lag; the next tick retries.
+                process.stderr.write(`${new Date().toISOString()} ${loop.constructor.name}: ${(error as Error).message}\n`);
+            }
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, TICK_MS - (Date.now() - started))));
+    }
+    fs.writeSync(2, `${new Date().toISOString()} lab controller stopped\n`);
+}
+
+main().catch((error: unknown) => {
+    process.stderr.write(`${(error as Error).stack}\n`);
+    process.exit(1);
+});

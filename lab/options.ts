@@ -1,0 +1,46 @@
+import * as os from "node:os";
+import * as path from "node:path";
+import { z } from "zod";
+
+/** Where the lab keeps its state, kubeconfig and logs: `.lab/` in the project (git-ignored). */
+export const LAB_DIR = path.resolve(__dirname, "..", ".lab");
+export const STATE_FILE = path.join(LAB_DIR, "state.json");
+export const KUBECONFIG_FILE = path.join(LAB_DIR, "kubeconfig");
+
+/** Built tools live outside the repo (lab/toolchain/build.sh puts them here). */
+export function toolchainBin(): string {
+    return path.join(process.env.VLLM_LAB_HOME ?? path.join(os.homedir(), ".cache", "vllm-lab"), "bin");
+}
+
+/**
+ * How the lab behaves. Timings are the seed's divided by `timeScale` (270 s cold and 171 s warm
+ * to Ready on the RTX 4090 node), so cold stays slower than warm by the same ratio.
+ */
+export const LabOptionsSchema = z.object({
+    clusterName: z.string().regex(/^[a-z0-9-]+$/).default("vllm-lab"),
+    nodeName: z.string().regex(/^[a-z0-9-]+$/).default("gpu-node-0"),
+    /** Seconds from container start to Ready on an empty model cache (seed: 270 s). */
+    coldStartSeconds: z.number().positive().max(3600).default(270 / 30),
+    /** Seconds from container start to Ready on a filled model cache (seed: 171 s). */
+    warmStartSeconds: z.number().positive().max(3600).default(171 / 30),
+    /** Loopback port where the Ready vLLM pod's simulator serves (the seed reached vLLM on 8100). */
+    endpointPort: z.number().int().min(1024).max(65535).default(8100),
+    /** Simulated time to first token and inter-token latency, in ms. */
+    timeToFirstTokenMs: z.number().int().min(0).max(10_000).default(100),
+    interTokenLatencyMs: z.number().int().min(0).max(1000).default(10),
+});
+export type LabOptions = z.infer<typeof LabOptionsSchema>;
+
+/** What `lab up` leaves behind for the benchmark, the campaign and the tests. */
+export interface LabState {
+    readonly clusterName: string;
+    readonly nodeName: string;
+    readonly kubeconfig: string;
+    /** Where the current Ready vLLM pod's simulator answers. */
+    readonly endpoint: string;
+    readonly controllerPid: number;
+    readonly options: LabOptions;
+    readonly startedAt: string;
+    /** Every figure from the lab is simulated; results carry this note. */
+    readonly simulated: true;
+}
