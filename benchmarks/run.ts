@@ -130,10 +130,7 @@ export async function runBenchmark(opts: RunOptions): Promise<BenchmarkResult> {
     await waitHealthy(client, opts.waitReadySeconds ?? 0, signal);
     const pod0 = await podIdentity();
 
-    let stoppedReason: string | null = null;
-    for (const phase of selected) {
-      if (signal.aborted) break;
-      progress.log(`phase ${phase}`);
+    const runPhase = async (phase: (typeof PHASES)[number]): Promise<void> => {
       switch (phase) {
         case "readiness": {
           const t = nowIso();
@@ -178,6 +175,20 @@ export async function runBenchmark(opts: RunOptions): Promise<BenchmarkResult> {
           const never: never = phase;
           throw new Error(`unknown phase ${String(never)}`);
         }
+      }
+    };
+
+    let stoppedReason: string | null = null;
+    for (const phase of selected) {
+      if (signal.aborted) break;
+      progress.log(`phase ${phase}`);
+      try {
+        await runPhase(phase);
+      } catch (err) {
+        // A bug or an unforeseen failure must not lose what the earlier phases measured.
+        stoppedReason = `phase ${phase} stopped: ${(err as Error).message}`;
+        progress.log(stoppedReason);
+        break;
       }
       if (signal.aborted) break;
       // A dead endpoint fails every later phase the same way: stop and say so once.

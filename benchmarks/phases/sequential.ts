@@ -8,6 +8,7 @@ async function runSeries(ctx: PhaseContext, prompt: string, maxTokens: number, r
   const out: PlainRun[] = [];
   for (let run = 1; run <= runs && !ctx.signal.aborted; run++) {
     const r = await plainChat(ctx, prompt, maxTokens);
+    if (ctx.signal.aborted) break;
     out.push({ run, status: r.status, elapsedMs: r.elapsedMs, promptTokens: r.promptTokens, completionTokens: r.completionTokens, error: r.message });
     ctx.progress.log(`${label} run ${run}/${runs}: ${r.status ?? "no response"} in ${(r.elapsedMs / 1000).toFixed(3)} s`);
   }

@@ -68,7 +68,7 @@ export interface ChatOutcome {
   readonly completionTokens: number | null;
 }
 
-/** One non-streaming chat completion, as the seed's curl sent it; transport failures become status null. */
+/** One non-streaming chat completion, as the seed's curl sent it; transport failures and SIGINT become status null. */
 export async function plainChat(ctx: PhaseContext, prompt: string, maxTokens: number): Promise<ChatOutcome> {
   const body = chatBody({ model: ctx.model, prompt, maxTokens, ignoreEos: ctx.scenario.ignoreEos }, false);
   const t0 = performance.now();
@@ -87,7 +87,7 @@ export async function plainChat(ctx: PhaseContext, prompt: string, maxTokens: nu
       completionTokens: parsed.usage?.completion_tokens ?? null,
     };
   } catch (err) {
-    if (ctx.signal.aborted) throw err;
-    return { status: null, elapsedMs: performance.now() - t0, message: (err as Error).message, promptTokens: null, completionTokens: null };
+    const message = ctx.signal.aborted ? "interrupted" : (err as Error).message;
+    return { status: null, elapsedMs: performance.now() - t0, message, promptTokens: null, completionTokens: null };
   }
 }
