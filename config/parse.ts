@@ -34,7 +34,7 @@ export function parseCandidateConfig(raw: Readonly<Record<string, string>>): Par
         problems.push({
             key: fullKey(name),
             value,
-            allowed: `no such key${near ? `; did you mean ${fullKey(near)}?` : ""} Known keys: ${[...FIELD_NAMES, ...SECRET_KEYS].join(", ")}`,
+            allowed: `a known key${near ? `; did you mean ${fullKey(near)}?` : ""} (known: ${[...FIELD_NAMES, ...SECRET_KEYS].join(", ")})`,
         });
     }
 

@@ -20,6 +20,27 @@ function binaryFlags(): string[] {
     ];
 }
 
+/**
+ * kwok heartbeats the node and runs ordinary pods; the vLLM pods' status is left to the lab's own
+ * kubelet (lab/kubelet.ts), which ties Ready to a simulated model load and a serving simulator.
+ */
+export const VLLM_POD_SELECTOR = "app.kubernetes.io/name=vllm";
+
+function writeKwokConfig(): string {
+    const file = path.join(LAB_DIR, "kwok.yaml");
+    fs.writeFileSync(
+        file,
+        [
+            "apiVersion: config.kwok.x-k8s.io/v1alpha1",
+            "kind: KwokConfiguration",
+            "options:",
+            `  disregardStatusWithLabelSelector: ${VLLM_POD_SELECTOR}`,
+            "",
+        ].join("\n"),
+    );
+    return file;
+}
+
 function log(message: string): void {
     process.stderr.write(`[lab] ${message}\n`);
 }
@@ -54,6 +75,7 @@ export async function startLab(input: Partial<LabOptions> = {}): Promise<LabStat
             "--kubeconfig", KUBECONFIG_FILE,
             "--bind-address", "127.0.0.1",
             "--wait", "120s",
+            "--config", writeKwokConfig(),
             ...binaryFlags(),
         ],
         { env: { ...process.env, KWOK_KUBE_VERSION: "v1.34.4" }, maxBuffer: 16 * 1024 * 1024 },

@@ -25,8 +25,8 @@ interface PodRuntime {
 export type LabEvent = { at: string; event: string; pod: string; uid: string; detail?: Record<string, unknown> };
 
 /**
- * A stand-in kubelet for the simulated node. Pods get the statuses a kubelet would report; a
- * vLLM pod (container `vllm`) gets an llm-d-inference-sim process built from its own args on the
+ * A stand-in kubelet for the vLLM pods on the simulated node (kwok runs any other pod). They get
+ * the statuses a kubelet would report, and each vLLM pod (container `vllm`) gets an llm-d-inference-sim process built from its own args on the
  * lab's loopback endpoint, and turns Ready only after the simulated model load (longer on a
  * cache volume that never held the model) and once the simulator answers /health. A simulator
  * that dies counts as a container restart, as on a real node.
@@ -41,7 +41,10 @@ export class LabKubelet {
     }
 
     async tick(now = new Date()): Promise<void> {
-        const list = await this.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${this.options.nodeName}` });
+        const list = await this.core.listPodForAllNamespaces({
+            fieldSelector: `spec.nodeName=${this.options.nodeName}`,
+            labelSelector: "app.kubernetes.io/name=vllm",
+        });
         const seen = new Set<string>();
         for (const pod of list.items) {
             const uid = pod.metadata?.uid ?? "";
