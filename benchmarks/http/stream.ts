@@ -103,9 +103,18 @@ export async function streamChat(client: ApiClient, req: ChatRequest, timeoutMs:
       contentChunks,
     };
   };
-  const timeout = AbortSignal.timeout(timeoutMs);
+  // One controller and one timer per request: AbortSignal.any/timeout cost more than the parse.
+  const local = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    local.abort();
+  }, timeoutMs);
+  const onAbort = () => local.abort();
+  signal.addEventListener("abort", onAbort, { once: true });
+  if (signal.aborted) local.abort();
   try {
-    const res = await client.raw("POST", "/v1/chat/completions", chatBody(req, true), AbortSignal.any([signal, timeout]));
+    const res = await client.raw("POST", "/v1/chat/completions", chatBody(req, true), local.signal);
     status = res.statusCode;
     if (status !== 200) {
       const text = await res.body.text();
@@ -138,6 +147,9 @@ export async function streamChat(client: ApiClient, req: ChatRequest, timeoutMs:
   } catch (err) {
     if (signal.aborted) return done("incomplete", "aborted at end of window");
     const te = classifyError(err, client.url("/v1/chat/completions"));
-    return done("errored", timeout.aborted ? `timeout after ${timeoutMs} ms` : `${te.kind}: ${te.message}`);
+    return done("errored", timedOut ? `timeout after ${timeoutMs} ms` : `${te.kind}: ${te.message}`);
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener("abort", onAbort);
   }
 }
