@@ -1,0 +1,173 @@
+import { strict as assert } from "node:assert";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { main } from "../../../benchmarks/cli";
+import { buildScenario } from "../../../benchmarks/config/scenario";
+import type { BenchmarkResult, LoadLevel } from "../../../benchmarks/result/types";
+import { runBenchmark } from "../../../benchmarks/run";
+import { requireSimulator, type RunningSim, type SimOptions, startSimulator } from "./simulator";
+
+const SIM: SimOptions = { model: "sim-model", maxNumSeqs: 2, maxModelLen: 2048, timeToFirstTokenMs: 100, interTokenLatencyMs: 10 };
+const MAX_TOKENS = 20;
+const WINDOW_SECONDS = 4;
+const outputs = { namespace: "bench-test", deploymentName: "sim", servedModelName: SIM.model, config: { maxNumSeqs: SIM.maxNumSeqs, maxModelLen: SIM.maxModelLen } };
+
+/**
+ * What the simulator's configuration implies for a closed loop of `c` clients:
+ * one request holds a slot for L = TTFT + (max_tokens - 1) x ITL (the simulator sleeps TTFT,
+ * then ITL before every token but the first); min(c, seqs) run, the rest wait, so each client
+ * waits ceil(c / seqs) - 1 services before its own.
+ */
+export function expected(c: number) {
+  const L = SIM.timeToFirstTokenMs + (MAX_TOKENS - 1) * SIM.interTokenLatencyMs;
+  const running = Math.min(c, SIM.maxNumSeqs);
+  const queuedServices = Math.ceil(c / SIM.maxNumSeqs) - 1;
+  return {
+    L,
+    running,
+    waiting: Math.max(0, c - SIM.maxNumSeqs),
+    requestsPerSecond: running / (L / 1000),
+    ttftMs: queuedServices * L + SIM.timeToFirstTokenMs,
+    e2eMs: (queuedServices + 1) * L,
+  };
+}
+
+/**
+ * Tolerances from the configuration: latency may exceed the ideal by one inter-token latency
+ * per request (timer overshoot and loopback HTTP together stay under one token period), never
+ * fall below it by more than 1 ms (the simulator cannot answer before its sleeps). Throughput
+ * loses at most one completion per slot at each window edge (quantisation: L / window) plus
+ * the same relative latency slack.
+ */
+export function tolerance(c: number) {
+  const e = expected(c);
+  const latencySlackMs = SIM.interTokenLatencyMs * (Math.ceil(c / SIM.maxNumSeqs));
+  const quantisation = e.L / 1000 / WINDOW_SECONDS;
+  return { latencySlackMs, throughputRel: quantisation + latencySlackMs / e.e2eMs };
+}
+
+function within(name: string, measured: number, lo: number, hi: number): void {
+  assert.ok(measured >= lo && measured <= hi, `${name}: measured ${measured.toFixed(2)} not in [${lo.toFixed(2)}, ${hi.toFixed(2)}]`);
+}
+
+describe("benchmark against llm-d-inference-sim", function () {
+  this.timeout(120_000);
+  let bin: string;
+  let sim: RunningSim;
+  let result: BenchmarkResult;
+
+  before(async function () {
+    bin = requireSimulator(this);
+    sim = await startSimulator(bin, SIM);
+    const scenario = buildScenario([
+      {
+        ignoreEos: true,
+        sequential: { runs: 3, maxTokens: 8 },
+        context: { repeats: [8, 64], maxTokens: 16 },
+        load: { concurrency: [1, 2, 4], durationSeconds: WINDOW_SECONDS, warmupSeconds: 1, promptRepeats: 8, maxTokens: MAX_TOKENS, metricsIntervalMs: 200 },
+        inputLength: { repeats: [8, 32, 64], runs: 2, maxTokens: 8 },
+      },
+    ]);
+    result = await runBenchmark({ stack: "sim-seqs2", outputs, endpoint: sim.url, noCluster: true, scenario });
+  });
+  after(async () => {
+    await sim?.stop();
+  });
+
+  it("runs every phase and records why the API-based ones are null", () => {
+    assert.deepEqual(Object.keys(result.phases), ["readiness", "identity", "sequential", "context", "load", "inputLength"]);
+    assert.equal(result.phases.readiness?.status, "unavailable");
+    assert.equal(result.phases.readiness?.error, "no cluster access: cluster access disabled (--no-cluster)");
+    assert.equal(result.complete, true);
+    assert.deepEqual(result.invalidReasons, []);
+    assert.equal(result.valid, true);
+  });
+
+  it("reads identity and capacity: /health, /v1/models with max_model_len", () => {
+    const id = result.phases.identity!;
+    assert.equal(id.status, "ok");
+    assert.equal(id.health.status, 200);
+    assert.equal(id.servedModel?.id, SIM.model);
+    assert.equal(id.servedModel?.maxModelLen, SIM.maxModelLen);
+    assert.equal(id.kvCapacityLog.value, null);
+    assert.match(id.kvCapacityLog.reason ?? "", /no cluster access/);
+  });
+
+  it("sequential runs all succeed", () => {
+    const s = result.phases.sequential!;
+    assert.deepEqual(s.runs.map((r) => [r.status, r.completionTokens]), [[200, 8], [200, 8], [200, 8]]);
+  });
+
+  it("finds the exact context limit: max_model_len - max_tokens", () => {
+    const c = result.phases.context!;
+    assert.equal(c.status, "ok", c.error ?? "");
+    assert.deepEqual(c.violations, []);
+    assert.deepEqual(c.boundary.value && [c.boundary.value.largestAcceptedPromptTokens, c.boundary.value.smallestRejectedPromptTokens, c.boundary.value.exact], [SIM.maxModelLen - 16, SIM.maxModelLen - 15, true]);
+    const rejected = c.probes.filter((p) => p.status === 400);
+    assert.ok(rejected.length > 0);
+    assert.ok(rejected.every((p) => p.mentionsContextLength === true));
+  });
+
+  for (const c of [1, 2, 4]) {
+    it(`load c=${c}: peaks, throughput, TTFT and e2e match the configuration`, () => {
+      const level: LoadLevel = result.phases.load!.levels.find((l) => l.concurrency === c)!;
+      const e = expected(c);
+      const t = tolerance(c);
+      assert.equal(level.valid, true, level.invalidReasons.join("; "));
+      assert.equal(level.counts.errored, 0);
+      assert.equal(level.server.peakRunning.value, e.running);
+      assert.equal(level.server.peakWaiting.value, e.waiting);
+      assert.equal(level.server.preemptionsDelta.value, null);
+      within("req/s", level.requestsPerSecond, e.requestsPerSecond * (1 - t.throughputRel), e.requestsPerSecond * (1 + e.L / 1000 / WINDOW_SECONDS));
+      within("TTFT p50 ms", level.ttftMs!.p50, e.ttftMs - 1, e.ttftMs + t.latencySlackMs);
+      within("e2e p50 ms", level.e2eMs!.p50, e.e2eMs - 1, e.e2eMs + t.latencySlackMs);
+      within("ITL p50 ms", level.itlMs!.p50, SIM.interTokenLatencyMs - 1, SIM.interTokenLatencyMs + 1);
+      assert.ok(level.samples.filter((s) => s.window && s.outcome === "succeeded").every((s) => s.outputTokens === MAX_TOKENS));
+      // The figures of the closing note, printed where CI logs keep them.
+      process.stderr.write(
+        `      c=${c}: req/s ${level.requestsPerSecond.toFixed(3)} (expected ${e.requestsPerSecond.toFixed(3)}), ` +
+          `TTFT p50 ${level.ttftMs!.p50.toFixed(1)} ms (expected ${e.ttftMs}), e2e p50 ${level.e2eMs!.p50.toFixed(1)} ms (expected ${e.e2eMs}), ` +
+          `running ${level.server.peakRunning.value}, waiting ${level.server.peakWaiting.value}\n`,
+      );
+    });
+  }
+
+  it("input-length sweep: every run succeeds, prompt sizes grow", () => {
+    const cases = result.phases.inputLength!.cases;
+    assert.deepEqual(cases.map((c) => c.succeeded), [2, 2, 2]);
+    const sizes = cases.map((c) => c.promptTokens!);
+    assert.ok(sizes[0]! < sizes[1]! && sizes[1]! < sizes[2]!, `sizes ${sizes.join(", ")}`);
+  });
+});
+
+describe("benchmark when the simulator dies mid-load", function () {
+  this.timeout(60_000);
+
+  it("saves a partial result marked invalid and exits non-zero", async function () {
+    const bin = requireSimulator(this);
+    const sim = await startSimulator(bin, SIM);
+    const out = mkdtempSync(join(tmpdir(), "bench-kill-"));
+    const killer = setTimeout(() => sim.child.kill("SIGKILL"), 2500);
+    const code = await main([
+      "run", "--stack", "killed", "--outputs-json", JSON.stringify(outputs), "--endpoint", sim.url, "--no-cluster", "--quiet",
+      "--phases", "load,inputLength", "--set", "ignoreEos=true", "--set", "load.concurrency=[2]", "--set", "load.durationSeconds=8",
+      "--set", "load.warmupSeconds=0", "--set", `load.maxTokens=${MAX_TOKENS}`, "--set", "load.promptRepeats=8", "--out", out,
+    ]);
+    clearTimeout(killer);
+    await sim.stop();
+    assert.equal(code, 1);
+    const files = readdirSync(join(out, "killed"));
+    const json = files.find((f) => f.endsWith(".json"))!;
+    const r = JSON.parse(readFileSync(join(out, "killed", json), "utf8")) as BenchmarkResult;
+    assert.equal(r.complete, false);
+    assert.equal(r.valid, false);
+    assert.equal(r.phases.inputLength, undefined);
+    const level = r.phases.load!.levels[0]!;
+    assert.equal(level.valid, false);
+    assert.ok(level.counts.succeeded > 0, "requests before the kill were measured");
+    assert.match(level.error ?? "", /^endpoint lost: 10 consecutive requests got no HTTP response/);
+    assert.ok(r.invalidReasons.some((x) => x.startsWith("endpoint lost after phase load")), r.invalidReasons.join("\n"));
+    assert.ok(files.some((f) => f.endsWith(".md")));
+  });
+});
