@@ -17,7 +17,7 @@ export const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3, httpError: 4, 
 class UsageError extends Error {}
 
 const USAGE = `Usage:
-  bench run [--stack NAME] [--outputs FILE | --outputs-json JSON] [--endpoint URL] [options]
+  bench [run] [--stack NAME] [--outputs FILE | --outputs-json JSON] [--endpoint URL] [options]
   bench compare RESULT.json... [--target-concurrency N] [--slo-p95-ms MS] [--slo-ttft-p95-ms MS] [--chart FILE] [--json]
 
 run options:
@@ -180,7 +180,9 @@ async function compareCommand(argv: string[], cwd: string): Promise<number> {
 
 /** Entry point with `cwd` passed in, so the CLI is testable in-process. */
 export async function main(argv: string[], cwd = process.cwd()): Promise<number> {
-  const [command, ...rest] = argv;
+  // `npm run bench -- --stack seqs4` (no command) means `run`.
+  const implicitRun = argv[0]?.startsWith("--") === true && argv[0] !== "--help";
+  const [command, ...rest] = implicitRun ? ["run", ...argv] : argv;
   try {
     switch (command) {
       case "run":
