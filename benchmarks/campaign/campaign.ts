@@ -77,7 +77,7 @@ export function errorLine(err: unknown): string {
     return ((err as Error)?.message ?? String(err)).split("\n").find((l) => l.trim() !== "")?.trim().slice(0, 400) ?? String(err);
 }
 
-interface Prepared {
+export interface Prepared {
     readonly overrides: Record<string, string>;
     readonly config: Record<string, unknown>;
     readonly serving: ServingExpectation;
@@ -86,7 +86,7 @@ interface Prepared {
 }
 
 /** Parses a stack's config, giving cold candidates this campaign's cacheRunId. */
-function prepare(deps: CampaignDeps, settings: CampaignSettings, stack: string): Prepared | { problems: string } {
+export function prepare(deps: Pick<CampaignDeps, "readConfig">, settings: Pick<CampaignSettings, "coldRunId">, stack: string): Prepared | { problems: string } {
     const raw = deps.readConfig(stack);
     const first = parseCandidateConfig(raw);
     const cold = first.ok ? first.config.cacheMode === "cold" : raw["vllm-tuner:cacheMode"] === "cold";
@@ -279,4 +279,31 @@ export async function runCampaign(settings: CampaignSettings, deps: CampaignDeps
     const s = summary();
     deps.checkpoint(s);
     return s;
+}
+
+export interface PlannedCandidate {
+    readonly position: number;
+    readonly stack: string;
+    readonly action: "run" | "skip" | "invalid-config";
+    readonly detail: string;
+    readonly changes: string[];
+}
+
+/** What `run` would do, without touching Pulumi or the cluster (`campaign plan`). */
+export function planCampaign(
+    settings: Pick<CampaignSettings, "stacks" | "coldRunId" | "fresh" | "scenario" | "kubernetesServer">,
+    deps: Pick<CampaignDeps, "readConfig" | "storedResults">,
+): PlannedCandidate[] {
+    const base = prepare(deps, settings, BASELINE);
+    const baseConfig = "problems" in base ? {} : base.config;
+    return settings.stacks.map((stack, i) => {
+        const prep = prepare(deps, settings, stack);
+        if ("problems" in prep) return { position: i + 1, stack, action: "invalid-config", detail: prep.problems, changes: [] };
+        const changes = configChanges(baseConfig, prep.config);
+        if (settings.fresh) return { position: i + 1, stack, action: "run", detail: "--fresh", changes };
+        const d = resumeDecision(deps.storedResults(stack), { config: prep.config, scenario: settings.scenario, kubernetesServer: settings.kubernetesServer });
+        return d.skip
+            ? { position: i + 1, stack, action: "skip", detail: `complete result ${d.file}`, changes }
+            : { position: i + 1, stack, action: "run", detail: d.reason, changes };
+    });
 }

@@ -34,6 +34,8 @@ export interface EnvInput {
     /** `--backend`, or the lab's default `file://.../pulumi-state`. */
     readonly backendUrl: string | undefined;
     readonly kubeconfig: string | undefined;
+    /** The node binary the program must run under (default: this process's). */
+    readonly nodeBinary?: string;
 }
 
 /**
@@ -42,7 +44,11 @@ export interface EnvInput {
  * a flag overrides them.
  */
 export function pulumiEnv(input: EnvInput, inherited: Readonly<Record<string, string | undefined>>): Record<string, string> {
-    const env: Record<string, string> = { PULUMI_SKIP_UPDATE_CHECK: "true" };
+    const env: Record<string, string> = {
+        PULUMI_SKIP_UPDATE_CHECK: "true",
+        // The language host runs the program with the `node` it finds first: make it this one (22+).
+        PATH: [path.dirname(input.nodeBinary ?? process.execPath), inherited["PATH"] ?? ""].filter((p) => p !== "").join(path.delimiter),
+    };
     if (input.backendUrl !== undefined) env["PULUMI_BACKEND_URL"] = input.backendUrl;
     if (input.kubeconfig !== undefined) env["KUBECONFIG"] = input.kubeconfig;
     if (input.mode === "lab") {

@@ -1,0 +1,12 @@
+export { BASELINE, planCampaign, prepare, runCampaign, type CampaignControl, type CampaignDeps, type CampaignSettings, type PlannedCandidate } from "./campaign";
+export { main as campaignMain } from "./cli";
+export { campaignCount, coldRunIdFor, readLabState, storedResults, writeSummary } from "./files";
+export { parseCliOptions, SEED_STACKS, type CliOptions } from "./options";
+export { mulberry32, orderStacks, ORDER_MODES, seededShuffle, stackListProblems, type OrderMode } from "./order";
+export { kubernetesServer, observe, parseModels, readDeployment, waitServing } from "./probe";
+export { streamProgress, type CampaignProgress } from "./progress";
+export { automationDriver, findPulumi, labHome, pulumiEnv, type Mode, type StackDriver } from "./pulumi";
+export { canonicalJson, configChanges, resumeDecision, type ResumeDecision, type StoredResult } from "./resume";
+export { mergeStackFile, stageProject } from "./stage";
+export { EXIT, exitCodeOf, recommendationLine, renderCampaignMarkdown, type CampaignSummary, type CandidateRecord } from "./summary";
+export { diffArgs, verifyBaseline, type ObservedState, type Verification } from "./verify";
