@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# npm run demo: the whole campaign on the GPU-less lab, from a fresh clone, in one command.
+#   1. Node >= 22 (lab/setup-node.sh), npm dependencies if missing
+#   2. the lab toolchain if missing (lab/toolchain/build.sh: Pulumi CLI, providers, kube-apiserver,
+#      etcd, kwok, llm-d-inference-sim, built from the Go module proxy; needs Go, once, ~tens of minutes)
+#   3. npm run lab:up (a local API server with one simulated GPU node; vLLM pods run a simulator)
+#   4. a short campaign: each candidate deployed with pulumi up, benchmarked with short load
+#      windows, then baseline restored and verified; report and recommendation printed
+# The lab is left running on baseline; stop it with `npm run lab:down`.
+#
+# Environment:
+#   DEMO_STACKS   candidates (default: the seed's ten)
+#   DEMO_ORDER    fixed | shuffle | alternate (default alternate: consecutive demos run in opposite orders)
+#   DEMO_RESUME=1 keep earlier demo results whose config is unchanged instead of measuring again
+# Extra arguments go to the campaign, e.g. `npm run demo -- --verbose`.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+T0=$SECONDS
+say() { printf '[demo %4ss] %s\n' "$((SECONDS - T0))" "$*" >&2; }
+
+# shellcheck source=setup-node.sh
+source lab/setup-node.sh
+
+if [[ ! -d node_modules/@pulumi/pulumi || ! -x node_modules/.bin/tsx ]]; then
+  say "installing npm dependencies (npm ci --ignore-scripts)"
+  npm ci --ignore-scripts --no-audit --no-fund >&2
+fi
+
+LAB_BIN="${VLLM_LAB_HOME:-$HOME/.cache/vllm-lab}/bin"
+have_tool() { [[ -x "$LAB_BIN/$1" ]] || command -v "$1" >/dev/null 2>&1; }
+missing=()
+for tool in pulumi pulumi-language-nodejs pulumi-resource-kubernetes kube-apiserver etcd kwokctl kwok llm-d-inference-sim; do
+  have_tool "$tool" || missing+=("$tool")
+done
+if [[ ${#missing[@]} -gt 0 ]]; then
+  say "building the lab toolchain into $LAB_BIN (missing: ${missing[*]}); the first build takes a while, later runs skip it"
+  command -v go >/dev/null || { echo "demo: the toolchain is built from source and needs Go on PATH (https://go.dev/dl/), then rerun npm run demo" >&2; exit 1; }
+  bash lab/toolchain/build.sh >&2
+else
+  say "toolchain present in $LAB_BIN"
+fi
+
+say "starting the lab (npm run lab:up)"
+npm run --silent lab:up >/dev/null
+
+STACKS="${DEMO_STACKS:-baseline,mem070,mem075,mem085,ctx4096,ctx16384,seqs1,seqs2,seqs4,cold}"
+ORDER="${DEMO_ORDER:-alternate}"
+FRESH=(--fresh)
+[[ "${DEMO_RESUME:-0}" == 1 ]] && FRESH=()
+say "running the campaign on the lab: $STACKS (order $ORDER, short load windows)"
+set +e
+npx --no-install tsx benchmarks/campaign/cli.ts run --lab --short --stacks "$STACKS" --order "$ORDER" "${FRESH[@]}" "$@"
+status=$?
+set -e
+
+say "done in $((SECONDS - T0)) s (campaign exit code $status)"
+cat >&2 <<MSG
+The lab is still running on baseline:
+  export KUBECONFIG=$ROOT/.lab/kubeconfig    # kubectl -n gemmaforge get deploy,pods,pvc
+  curl http://127.0.0.1:8100/v1/models
+Stop it with: npm run lab:down
+MSG
+exit "$status"
