@@ -8,6 +8,7 @@ import type { OrderMode } from "./order";
 import type { CampaignProgress } from "./progress";
 import type { DeploymentRef, ServingExpectation } from "./probe";
 import type { Mode, StackDriver } from "./pulumi";
+import { recommend } from "./recommend";
 import { configChanges, resumeDecision, type StoredResult } from "./resume";
 import { CAMPAIGN_KIND, CAMPAIGN_SCHEMA_VERSION, type CampaignSummary, type CandidateRecord, type CleanupRecord, type RestoreRecord } from "./summary";
 import { verifyBaseline, type ObservedState } from "./verify";
@@ -115,12 +116,6 @@ export async function runCampaign(settings: CampaignSettings, deps: CampaignDeps
 
     const summary = (): CampaignSummary => {
         const comparison = results.length > 0 ? compareResults(results, { targetConcurrency: settings.targetConcurrency }) : null;
-        const best = comparison?.recommended ?? null;
-        const bestRecord = candidates.find((c) => c.stack === best);
-        const sameArgsAs =
-            bestRecord?.args == null
-                ? []
-                : candidates.filter((c) => c.stack !== best && c.args !== null && JSON.stringify(c.args) === JSON.stringify(bestRecord.args)).map((c) => c.stack);
         return {
             schemaVersion: CAMPAIGN_SCHEMA_VERSION,
             kind: CAMPAIGN_KIND,
@@ -143,7 +138,7 @@ export async function runCampaign(settings: CampaignSettings, deps: CampaignDeps
             restore,
             cleanup: [...cleanup],
             comparison,
-            recommendation: { stack: best, sameArgsAs, changes: bestRecord?.changes ?? [] },
+            recommendation: recommend(comparison, candidates, base.args),
             logFile: settings.logFile,
         };
     };

@@ -3,6 +3,7 @@ import { type Comparison, renderComparison } from "../report/compare";
 import type { OrderMode } from "./order";
 import type { Mode } from "./pulumi";
 import { formatSeconds } from "./progress";
+import type { Recommendation } from "./recommend";
 import { renderVerification, type Verification } from "./verify";
 
 export const CAMPAIGN_SCHEMA_VERSION = 1;
@@ -74,13 +75,8 @@ export interface CampaignSummary {
     readonly restore: RestoreRecord | null;
     readonly cleanup: CleanupRecord[];
     readonly comparison: Comparison | null;
-    readonly recommendation: {
-        readonly stack: string | null;
-        /** Other candidates of this campaign whose args are identical (e.g. the seqs4 control and baseline). */
-        readonly sameArgsAs: string[];
-        /** How the recommended config differs from baseline. */
-        readonly changes: string[];
-    };
+    /** The campaign's pick: the benchmark's rule, then the least change among candidates within noise (recommend.ts). */
+    readonly recommendation: Recommendation;
     readonly logFile: string;
 }
 
@@ -99,9 +95,9 @@ const secs = (v: number | null) => (v === null ? "-" : formatSeconds(v));
 const cell = (v: string) => v.replace(/\|/g, "\\|").replace(/\n/g, " ");
 
 /** The verdict line printed at the end and put at the top of the report. */
-export function recommendationLine(s: Pick<CampaignSummary, "recommendation" | "comparison">): string {
+export function recommendationLine(s: Pick<CampaignSummary, "recommendation">): string {
     const r = s.recommendation;
-    if (r.stack === null) return `Recommendation: none (${s.comparison?.reasons[0] ?? "no comparable results"})`;
+    if (r.stack === null) return `Recommendation: none (${r.reason})`;
     const what = r.changes.length === 0 ? "baseline's operating point" : r.changes.join(", ");
     const same = r.sameArgsAs.length > 0 ? `; same args as ${r.sameArgsAs.join(", ")}` : "";
     return `Recommendation: ${r.stack} (${what}${same})`;
@@ -113,6 +109,8 @@ export function renderCampaignMarkdown(s: CampaignSummary): string {
         `# Campaign ${s.id}`,
         "",
         `**${recommendationLine(s)}**`,
+        "",
+        s.recommendation.reason,
         "",
         `- mode: ${s.mode}${s.mode === "lab" ? " (simulated GPU and vLLM: timings and throughput come from the simulator)" : ""}`,
         `- started ${s.startedAt}, finished ${s.finishedAt} (${formatSeconds(s.wallSeconds)})${s.interrupted ? ", **interrupted**" : ""}`,
@@ -140,7 +138,7 @@ export function renderCampaignMarkdown(s: CampaignSummary): string {
         }
     }
     for (const c of s.cleanup) lines.push(`- ${c.stack}: ${c.action}${c.seconds !== null ? ` in ${formatSeconds(c.seconds)}` : ""} (${c.detail})`);
-    lines.push("", "## Comparison", "");
+    lines.push("", "## Comparison", "", "The benchmark's rule picks the highest throughput; the recommendation above prefers the candidate that changes least among those within run-to-run noise of it.", "");
     lines.push(s.comparison ? renderComparison(s.comparison).trimEnd() : "No results to compare.");
     return `${lines.join("\n")}\n`;
 }

@@ -115,9 +115,11 @@ describe("campaign orchestration (fake Pulumi, fake benchmark)", () => {
         assert.equal(w.written[1]?.outputs["config"] && (w.written[1].outputs["config"] as Record<string, unknown>)["cacheRunId"], "c20261129140000");
         assert.equal(s.restore?.verification?.ok, true);
         assert.deepEqual(s.cleanup, [{ stack: "cold", action: "destroyed", detail: "cold claim of run c20261129140000 deleted", seconds: 0 }]);
-        // cold and seqs4 both run 4 sequences with equal figures; the tie goes to the first listed.
+        // cold and seqs4 both run 4 sequences with equal figures: the rule's tie goes to the first
+        // listed, the recommendation to the one that changes nothing from baseline.
         assert.equal(s.comparison?.recommended, "cold");
-        assert.equal(s.recommendation.stack, "cold");
+        assert.equal(s.recommendation.stack, "seqs4");
+        assert.deepEqual(s.recommendation.equivalent, ["cold", "seqs4"]);
         assert.equal(s.comparison?.candidates.find((c) => c.stack === "seqs1")?.eligible, false);
         assert.equal(s.interrupted, false);
         assert.equal(exitCodeOf(s), EXIT.ok);

@@ -23,18 +23,19 @@ const summary: CampaignSummary = {
     restore: { upSeconds: 8, error: null, verification: { ok: true, checks: [{ name: "/health", ok: true, detail: "HTTP 200" }] } },
     cleanup: [],
     comparison,
-    recommendation: { stack: "seqs4", sameArgsAs: ["baseline"], changes: [] },
+    recommendation: {
+        stack: "seqs4", highest: "seqs4", tolerance: 0.05, controlNoise: null, equivalent: ["seqs4"], sameArgsAs: ["baseline"], changes: [],
+        reason: "seqs4 has the highest throughput (2.198 req/s at concurrency 4); no other candidate within 5.0 %",
+    },
     logFile: "results/lab/campaign-2026-11-29T14-00-00Z.log",
 };
 
 describe("campaign summary", () => {
     it("states the recommendation with what it changes and its twins", () => {
         assert.equal(recommendationLine(summary), "Recommendation: seqs4 (baseline's operating point; same args as baseline)");
-        assert.equal(recommendationLine({ ...summary, recommendation: { stack: "seqs2", sameArgsAs: [], changes: ["maxNumSeqs: 4 -> 2"] } }), "Recommendation: seqs2 (maxNumSeqs: 4 -> 2)");
-        assert.equal(
-            recommendationLine({ comparison: null, recommendation: { stack: null, sameArgsAs: [], changes: [] } }),
-            "Recommendation: none (no comparable results)",
-        );
+        const r = summary.recommendation;
+        assert.equal(recommendationLine({ recommendation: { ...r, stack: "seqs2", sameArgsAs: [], changes: ["maxNumSeqs: 4 -> 2"] } }), "Recommendation: seqs2 (maxNumSeqs: 4 -> 2)");
+        assert.equal(recommendationLine({ recommendation: { ...r, stack: null, reason: "no comparable results" } }), "Recommendation: none (no comparable results)");
     });
 
     it("renders the order, per-candidate status and durations, restore verdict and comparison", () => {
@@ -42,6 +43,7 @@ describe("campaign summary", () => {
         const lines = md.split("\n");
         assert.equal(lines[0], "# Campaign 2026-11-29T14-00-00Z");
         assert.equal(lines[2], "**Recommendation: seqs4 (baseline's operating point; same args as baseline)**");
+        assert.equal(lines[4], "seqs4 has the highest throughput (2.198 req/s at concurrency 4); no other candidate within 5.0 %");
         assert.ok(lines.includes("- order: shuffle (seed 42): seqs4, seqs1"));
         assert.ok(lines.includes("| 1 | seqs4 | - | measured | 12.3s | 0.2s | 41.0s | results/lab/seqs4/b.json |"));
         assert.ok(lines.includes("| 2 | seqs1 | maxNumSeqs: 4 -> 1 | skipped: earlier complete result results/lab/seqs1/a.json | - | - | - | results/lab/seqs1/a.json |"));

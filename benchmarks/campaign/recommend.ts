@@ -1,0 +1,76 @@
+import { num } from "../report/markdown";
+import type { Comparison } from "../report/compare";
+
+/**
+ * The campaign's recommendation, on top of the benchmark's rule (`compareResults`). The rule picks
+ * the highest throughput; but candidates that differ from baseline in a knob that does not matter
+ * here (on the lab: the memory budget, which the simulator does not model) land within run-to-run
+ * noise of each other, and "highest" then picks by noise. The seed's seqs4 stack is a control with
+ * baseline's exact args: the gap between the two measures that noise. Among the candidates within
+ * it of the best, the one that changes least from baseline is recommended. Pure.
+ */
+
+/** Below this relative gap two throughputs are never told apart, whatever the control says. */
+export const MIN_TOLERANCE = 0.05;
+
+export interface RecommendInput {
+    readonly stack: string;
+    /** Config changes against baseline (`key: old -> new`); empty for baseline and its controls. */
+    readonly changes: readonly string[];
+    /** The rendered args, to find controls (stacks with baseline's exact args). */
+    readonly args: readonly string[] | null;
+}
+
+export interface Recommendation {
+    readonly stack: string | null;
+    /** The highest throughput under the rule (the benchmark's pick). */
+    readonly highest: string | null;
+    /** Relative throughput gap treated as noise. */
+    readonly tolerance: number;
+    /** Relative gap between baseline and its controls; null without a measured control. */
+    readonly controlNoise: number | null;
+    /** Eligible candidates within the tolerance of the best, best first. */
+    readonly equivalent: string[];
+    /** Other candidates with exactly the recommended args. */
+    readonly sameArgsAs: string[];
+    readonly changes: string[];
+    readonly reason: string;
+}
+
+const gap = (a: number, b: number) => (Math.max(a, b) === 0 ? 0 : Math.abs(a - b) / Math.max(a, b));
+
+export function recommend(comparison: Comparison | null, records: readonly RecommendInput[], baselineArgs: readonly string[]): Recommendation {
+    const none = (reason: string, highest: string | null = null): Recommendation => ({
+        stack: null, highest, tolerance: MIN_TOLERANCE, controlNoise: null, equivalent: [], sameArgsAs: [], changes: [], reason,
+    });
+    if (comparison === null) return none("no comparable results");
+    const rps = new Map<string, number>();
+    for (const c of comparison.candidates) if (c.eligible && c.requestsPerSecond !== null) rps.set(c.stack, c.requestsPerSecond);
+    const highest = comparison.recommended;
+    if (highest === null || rps.size === 0) return none(comparison.reasons[0] ?? "no candidate satisfies the rule", highest);
+
+    const sameArgs = (a: readonly string[] | null, b: readonly string[] | null) => a !== null && b !== null && JSON.stringify(a) === JSON.stringify(b);
+    const controls = records.filter((r) => sameArgs(r.args, baselineArgs) && rps.has(r.stack)).map((r) => rps.get(r.stack) as number);
+    const controlNoise = controls.length >= 2 ? gap(Math.max(...controls), Math.min(...controls)) : null;
+    const tolerance = Math.max(MIN_TOLERANCE, controlNoise ?? 0);
+
+    const best = rps.get(highest) as number;
+    const changesOf = (stack: string) => records.find((r) => r.stack === stack)?.changes.length ?? Number.MAX_SAFE_INTEGER;
+    const equivalent = [...rps.entries()]
+        .filter(([, v]) => v >= best * (1 - tolerance))
+        .sort(([a, va], [b, vb]) => vb - va || a.localeCompare(b))
+        .map(([s]) => s);
+    // Fewest changes from baseline wins among equals; then throughput; then the order listed.
+    const chosen = [...equivalent].sort((a, b) => changesOf(a) - changesOf(b) || (rps.get(b) as number) - (rps.get(a) as number))[0] as string;
+    const chosenRecord = records.find((r) => r.stack === chosen);
+    const sameArgsAs = records.filter((r) => r.stack !== chosen && sameArgs(r.args, chosenRecord?.args ?? null)).map((r) => r.stack);
+    const pct = (x: number) => `${num(x * 100, 1)} %`;
+    const noiseText = controlNoise === null ? `no control measured, tolerance ${pct(tolerance)}` : `control noise ${pct(controlNoise)}, tolerance ${pct(tolerance)}`;
+    const reason =
+        chosen === highest
+            ? `${chosen} has the highest throughput (${num(best, 3)} req/s at concurrency ${comparison.rule.targetConcurrency})` +
+              (equivalent.length > 1 ? `; within noise: ${equivalent.filter((s) => s !== chosen).join(", ")} (${noiseText})` : `; no other candidate within ${pct(tolerance)}`)
+            : `${highest} measured highest (${num(best, 3)} req/s), but ${chosen} (${num(rps.get(chosen) ?? null, 3)} req/s) is within noise of it ` +
+              `(${noiseText}) and changes ${chosenRecord && chosenRecord.changes.length > 0 ? `less (${chosenRecord.changes.join(", ")})` : "nothing from baseline"}`;
+    return { stack: chosen, highest, tolerance, controlNoise, equivalent, sameArgsAs, changes: [...(chosenRecord?.changes ?? [])], reason };
+}
