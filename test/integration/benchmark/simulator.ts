@@ -69,8 +69,9 @@ export async function startSimulator(bin: string, o: SimOptions): Promise<Runnin
     "--model", o.model,
     "--max-num-seqs", String(o.maxNumSeqs),
     "--max-model-len", String(o.maxModelLen),
-    "--time-to-first-token", String(o.timeToFirstTokenMs),
-    "--inter-token-latency", String(o.interTokenLatencyMs),
+    // v0.10.2 parses these with pflag DurationVar: a bare number is rejected ("missing unit").
+    "--time-to-first-token", `${o.timeToFirstTokenMs}ms`,
+    "--inter-token-latency", `${o.interTokenLatencyMs}ms`,
     "--force-dummy-tokenizer",
   ];
   const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });
