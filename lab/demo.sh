@@ -56,10 +56,15 @@ status=$?
 set -e
 
 say "done in $((SECONDS - T0)) s (campaign exit code $status)"
+ENDPOINT="$(node -p 'require("./.lab/state.json").endpoint' 2>/dev/null || echo "http://127.0.0.1:8100")"
+if [[ $status == 0 || $status == 3 ]]; then
+  echo "The lab is still running, back on baseline (verified):" >&2
+else
+  echo "The campaign did not end with a verified baseline (exit code $status); see the report above. The lab is still running:" >&2
+fi
 cat >&2 <<MSG
-The lab is still running on baseline:
   export KUBECONFIG=$ROOT/.lab/kubeconfig    # kubectl -n gemmaforge get deploy,pods,pvc
-  curl http://127.0.0.1:8100/v1/models
+  curl $ENDPOINT/v1/models
 Stop it with: npm run lab:down
 MSG
 exit "$status"

@@ -207,7 +207,7 @@ export async function runCampaign(settings: CampaignSettings, deps: CampaignDeps
             p.end(result.valid ? "ok" : result.complete ? "invalid" : "incomplete", detail ?? undefined);
             record({ ...common, status: "measured", detail, resultFile: file, resultValid: result.valid, upSeconds, waitSeconds, benchSeconds });
         } catch (err) {
-            const detail = `${step} failed: ${errorLine(err)}`;
+            const detail = control.cancel.aborted ? `${step} cancelled (Ctrl-C twice)` : `${step} failed: ${errorLine(err)}`;
             p.end("FAILED", `${detail}; Pulumi log: ${settings.logFile}`);
             if (control.stop.aborted) interrupted = true;
             record({ ...common, status: control.stop.aborted ? "not-run" : "failed", detail, upSeconds, waitSeconds, benchSeconds });

@@ -195,6 +195,10 @@ describe("campaign orchestration (fake Pulumi, fake benchmark)", () => {
         const w = world({ onUp: () => (stop.abort(), cancel.abort()) });
         const s = await runCampaign(settings(["seqs1", "seqs2"]), w.deps, { stop: stop.signal, cancel: cancel.signal });
         assert.deepEqual(w.calls, ["up seqs1"]);
+        assert.deepEqual(s.candidates.map((c) => [c.stack, c.status, c.detail]), [
+            ["seqs1", "not-run", "up cancelled (Ctrl-C twice)"],
+            ["seqs2", "not-run", "campaign stopped (Ctrl-C)"],
+        ]);
         assert.equal(s.restore, null);
         assert.equal(exitCodeOf(s), EXIT.restoreFailed);
     });
