@@ -34,6 +34,13 @@ export function hopeless(concurrency: number) {
   };
 }
 
+/** "N requests failed (first: HTTP 500 ...)", or null. */
+function failedSummary(samples: readonly RequestSample[]): string | null {
+  const failed = samples.filter((s) => s.outcome === "errored");
+  const first = failed[0];
+  return first ? `${failed.length} requests failed (first: ${first.status === null ? "" : `HTTP ${first.status} `}${first.error ?? ""})` : null;
+}
+
 function serverWindow(series: ScrapeSeries<VllmSnapshot>): ServerWindow {
   const kvMetric = series.points.find((p) => p.values.kvCacheMetric !== null)?.values.kvCacheMetric ?? null;
   const preMetric = series.points.find((p) => p.values.preemptionsMetric !== null)?.values.preemptionsMetric ?? null;
@@ -122,7 +129,7 @@ async function runLevel(ctx: PhaseContext, inputs: LoadInputs, req: ChatRequest,
     loop.interrupted ? "interrupted (SIGINT)" : null,
     loop.hitMaxRequests ? `stopped at the request cap (${cfg.maxRequestsPerLevel})` : null,
     windowSeconds < plannedSeconds * 0.999 ? `window lasted ${windowSeconds.toFixed(2)} s of ${plannedSeconds} s` : null,
-    loop.samples.some((s) => s.outcome === "errored") ? `${loop.samples.filter((s) => s.outcome === "errored").length} requests failed` : null,
+    failedSummary(loop.samples),
     ok.length === 0 ? "no request succeeded in the window" : null,
   ].filter((r): r is string => r !== null);
   const rate = (n: number) => (windowSeconds > 0 ? n / windowSeconds : 0);

@@ -15,6 +15,11 @@ async function runSeries(ctx: PhaseContext, prompt: string, maxTokens: number, r
   return out;
 }
 
+const firstFailure = (runs: readonly PlainRun[]) => {
+  const f = runs.find((r) => r.status !== 200);
+  return f ? `${f.status === null ? "" : `HTTP ${f.status} `}${f.error ?? ""}` : "none";
+};
+
 const succeededOf = (runs: readonly PlainRun[]) => runs.filter((r) => r.status === 200);
 
 /** The seed's step 3: five sequential short requests; first run vs mean of the rest. */
@@ -26,7 +31,7 @@ export async function sequentialPhase(ctx: PhaseContext): Promise<SequentialPhas
   const interrupted = runs.length < n;
   return {
     status: interrupted ? "incomplete" : ok.length === runs.length ? "ok" : "failed",
-    error: interrupted ? "interrupted" : ok.length === runs.length ? null : `${runs.length - ok.length} of ${runs.length} requests failed`,
+    error: interrupted ? "interrupted" : ok.length === runs.length ? null : `${runs.length - ok.length} of ${runs.length} requests failed (first: ${firstFailure(runs)})`,
     startedAt,
     finishedAt: nowIso(),
     maxTokens,
@@ -69,7 +74,7 @@ export async function inputLengthPhase(ctx: PhaseContext): Promise<InputLengthPh
   const interrupted = ctx.signal.aborted;
   return {
     status: interrupted ? "incomplete" : good === total ? "ok" : "failed",
-    error: interrupted ? "interrupted" : good === total ? null : `${total - good} of ${total} requests failed`,
+    error: interrupted ? "interrupted" : good === total ? null : `${total - good} of ${total} requests failed (first: ${firstFailure(cases.flatMap((c) => c.runs))})`,
     startedAt,
     finishedAt: nowIso(),
     maxTokens,
