@@ -45,13 +45,17 @@ export function describeRule(rule: CompareRule): string {
     rule.sloP95Ms !== undefined ? `, end-to-end p95 <= ${rule.sloP95Ms} ms` : "",
     rule.sloTtftP95Ms !== undefined ? `, TTFT p95 <= ${rule.sloTtftP95Ms} ms` : "",
     "; ties broken by the lower end-to-end p95",
-  ].join(" ").replace(/ ,/g, ",").replace(/ ;/g, ";");
+  ]
+    .join(" ")
+    .replace(/\s+([,;])/g, "$1")
+    .replace(/\s{2,}/g, " ");
 }
 
 /** Pure: applies the rule to one result. */
 export function judge(result: BenchmarkResult, rule: CompareRule, file: string | null = null): CandidateVerdict {
   const out: string[] = [];
   const unverified: string[] = [];
+  const unverifiedPreemptions = new Map<string, number[]>();
   const levels = result.phases.load?.levels ?? [];
   const at: LoadLevel | undefined = levels.find((l) => l.concurrency === rule.targetConcurrency);
   if (!result.complete) out.push("run incomplete");
@@ -64,10 +68,11 @@ export function judge(result: BenchmarkResult, rule: CompareRule, file: string |
       else if (w.value > 0) out.push(`${w.value} requests waiting at c=${l.concurrency} (< target ${rule.targetConcurrency})`);
     }
     const pre = l.server.preemptionsDelta;
-    if (pre.value === null) unverified.push(`preemptions at c=${l.concurrency}: ${pre.reason}`);
+    if (pre.value === null) unverifiedPreemptions.set(pre.reason, [...(unverifiedPreemptions.get(pre.reason) ?? []), l.concurrency]);
     else if (pre.value > 0) out.push(`${pre.value} preemptions at c=${l.concurrency}`);
     if (!l.valid && l !== at) out.push(`level c=${l.concurrency} invalid: ${l.invalidReasons.join("; ")}`);
   }
+  for (const [reason, cs] of unverifiedPreemptions) unverified.push(`preemptions at c=${cs.join(",")}: ${reason}`);
   const restarts = result.phases.readiness?.report?.restarts ?? result.pod?.restartCount ?? null;
   if (restarts === null) unverified.push("restarts: no cluster access");
   else if (restarts > 0) out.push(`${restarts} container restarts`);
