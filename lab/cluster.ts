@@ -31,10 +31,23 @@ function writeKwokConfig(): string {
     fs.writeFileSync(
         file,
         [
+            // Every component listens on loopback only.
+            "apiVersion: config.kwok.x-k8s.io/v1alpha1",
+            "kind: KwokctlConfiguration",
+            "options:",
+            "  bindAddress: 127.0.0.1",
+            "---",
             "apiVersion: config.kwok.x-k8s.io/v1alpha1",
             "kind: KwokConfiguration",
             "options:",
             `  disregardStatusWithLabelSelector: ${VLLM_POD_SELECTOR}`,
+            // A KwokConfiguration document replaces kwok's built-in defaults, so restate them.
+            "  cidr: 10.0.0.0/24",
+            "  nodeIP: 10.0.0.1",
+            "  nodeLeaseDurationSeconds: 40",
+            "  nodeLeaseParallelism: 4",
+            "  nodePlayStageParallelism: 4",
+            "  podPlayStageParallelism: 4",
             "",
         ].join("\n"),
     );
@@ -57,10 +70,11 @@ export function readLabState(): LabState | undefined {
 export async function startLab(input: Partial<LabOptions> = {}): Promise<LabState> {
     const options = LabOptionsSchema.parse(input);
     const existing = readLabState();
-    if (existing && processAlive(existing.controllerPid)) {
+    if (existing && processAlive(existing.controllerPid) && (await nodeReady(existing.kubeconfig, existing.nodeName))) {
         log(`already running (${existing.clusterName}); kubeconfig ${existing.kubeconfig}`);
         return existing;
     }
+    if (existing) await stopLab();
     fs.mkdirSync(LAB_DIR, { recursive: true });
     const started = Date.now();
     const kwokctl = findTool("kwokctl");
@@ -73,7 +87,6 @@ export async function startLab(input: Partial<LabOptions> = {}): Promise<LabStat
             "--name", options.clusterName,
             "--runtime", "binary",
             "--kubeconfig", KUBECONFIG_FILE,
-            "--bind-address", "127.0.0.1",
             "--wait", "120s",
             "--config", writeKwokConfig(),
             ...binaryFlags(),
@@ -106,7 +119,12 @@ export async function startLab(input: Partial<LabOptions> = {}): Promise<LabStat
         simulated: true,
     };
     fs.writeFileSync(STATE_FILE, `${JSON.stringify(state, null, 2)}\n`);
-    await waitForNodeReady(kc, options.nodeName);
+    try {
+        await waitForNodeReady(kc, options.nodeName);
+    } catch (error) {
+        await stopLab();
+        throw error;
+    }
     log(`ready in ${((Date.now() - started) / 1000).toFixed(1)}s: KUBECONFIG=${KUBECONFIG_FILE}, vLLM endpoint ${state.endpoint}`);
     return state;
 }
@@ -141,6 +159,17 @@ async function waitForNodeReady(kc: k8s.KubeConfig, nodeName: string): Promise<v
         await sleep(250);
     }
     throw new Error(`node ${nodeName} did not become Ready within 60s; see .lab/controller.log and kwokctl logs`);
+}
+
+async function nodeReady(kubeconfig: string, nodeName: string): Promise<boolean> {
+    try {
+        const kc = new k8s.KubeConfig();
+        kc.loadFromFile(kubeconfig);
+        const node = await kc.makeApiClient(k8s.CoreV1Api).readNode({ name: nodeName });
+        return node.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+    } catch {
+        return false;
+    }
 }
 
 function ignoreConflict(error: unknown): void {

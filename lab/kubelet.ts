@@ -17,6 +17,8 @@ interface PodRuntime {
     readyAt: Date;
     restarts: number;
     state: "starting" | "ready" | "crashed";
+    /** When a crashed container may start again (the kubelet's CrashLoopBackOff). */
+    restartAfter: Date;
     sim: ChildProcess | undefined;
     simExited: boolean;
     cold: boolean;
@@ -69,7 +71,7 @@ export class LabKubelet {
             runtime = {
                 uid, name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, isVllm, cold,
                 startedAt: now, readyAt: new Date(now.getTime() + delaySeconds * 1000), restarts: 0,
-                state: "starting", sim: undefined, simExited: false,
+                state: "starting", sim: undefined, simExited: false, restartAfter: now,
             };
             this.pods.set(uid, runtime);
             await this.patchStatus(pod, runtime, "started", now);
@@ -79,11 +81,13 @@ export class LabKubelet {
         }
         if (runtime.isVllm && runtime.simExited && runtime.state !== "crashed") {
             runtime.state = "crashed";
+            // Back-off doubles per restart, as the kubelet's does (10 s .. 5 min), on the lab's 1/10 scale.
+            runtime.restartAfter = new Date(now.getTime() + Math.min(2 ** runtime.restarts, 30) * 1000);
             await this.patchStatus(pod, runtime, "crashed", now);
             this.record("container-crashed", runtime);
             return;
         }
-        if (runtime.state === "crashed") {
+        if (runtime.state === "crashed" && now >= runtime.restartAfter) {
             // Restart as the kubelet would after a short back-off; the cache is warm by now.
             runtime.restarts += 1;
             runtime.startedAt = now;

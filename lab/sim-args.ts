@@ -35,8 +35,8 @@ export function simArgsFor(vllmArgs: readonly string[], timing: SimTiming): SimT
     }
     args.push(
         "--port", String(timing.port),
-        "--time-to-first-token", String(timing.timeToFirstTokenMs),
-        "--inter-token-latency", String(timing.interTokenLatencyMs),
+        "--time-to-first-token", `${timing.timeToFirstTokenMs}ms`,
+        "--inter-token-latency", `${timing.interTokenLatencyMs}ms`,
         // The lab has no Hugging Face access; a dummy tokenizer counts tokens deterministically.
         "--force-dummy-tokenizer",
     );
