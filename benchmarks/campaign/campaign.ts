@@ -8,7 +8,7 @@ import type { OrderMode } from "./order";
 import type { CampaignProgress } from "./progress";
 import type { DeploymentRef, ServingExpectation } from "./probe";
 import type { Mode, StackDriver } from "./pulumi";
-import { recommend } from "./recommend";
+import { recommend, throughputNoise } from "./recommend";
 import { configChanges, resumeDecision, type StoredResult } from "./resume";
 import { CAMPAIGN_KIND, CAMPAIGN_SCHEMA_VERSION, type CampaignSummary, type CandidateRecord, type CleanupRecord, type RestoreRecord } from "./summary";
 import { verifyBaseline, type ObservedState } from "./verify";
@@ -30,6 +30,12 @@ export interface CampaignDeps {
     /** Called with the summary so far after every step, so a killed campaign still leaves a record. */
     readonly checkpoint: (summary: CampaignSummary) => void;
     readonly progress: CampaignProgress;
+    /**
+     * Checked before each candidate and before restoring: a problem that makes every further
+     * step pointless (the lab stopped), or null. Stops the campaign instead of letting each
+     * `pulumi up` wait out its startup budget.
+     */
+    readonly preflight?: () => string | null;
     /** Sink for Pulumi's output (a log file). */
     readonly pulumiLog: (text: string) => void;
     readonly now: () => number;
@@ -113,6 +119,7 @@ export async function runCampaign(settings: CampaignSettings, deps: CampaignDeps
     let restore: RestoreRecord | null = null;
     const cleanup: CleanupRecord[] = [];
     let interrupted = false;
+    let fatal: string | null = null;
 
     const summary = (): CampaignSummary => {
         const comparison = results.length > 0 ? compareResults(results, { targetConcurrency: settings.targetConcurrency }) : null;
@@ -138,7 +145,10 @@ export async function runCampaign(settings: CampaignSettings, deps: CampaignDeps
             restore,
             cleanup: [...cleanup],
             comparison,
-            recommendation: recommend(comparison, candidates, base.args),
+            recommendation: recommend(comparison, candidates, base.args, (stack) => {
+                const r = results.find((x) => x.result.stack === stack)?.result;
+                return r === undefined ? null : throughputNoise(r, settings.targetConcurrency);
+            }),
             logFile: settings.logFile,
         };
     };
@@ -156,6 +166,12 @@ export async function runCampaign(settings: CampaignSettings, deps: CampaignDeps
         if (control.stop.aborted) {
             interrupted = true;
             record({ status: "not-run", detail: "campaign stopped (Ctrl-C)" });
+            continue;
+        }
+        fatal ??= deps.preflight?.() ?? null;
+        if (fatal !== null) {
+            if (!candidates.some((c) => c.detail === fatal)) p.note(`stopping: ${fatal}`);
+            record({ status: "not-run", detail: fatal });
             continue;
         }
         p.begin(position, total, stack);
@@ -217,6 +233,16 @@ export async function runCampaign(settings: CampaignSettings, deps: CampaignDeps
 
     if (control.cancel.aborted) {
         p.note("cancelled: baseline NOT restored. Restore it with `pulumi stack select baseline && pulumi up` in " + settings.workDir);
+        const s = summary();
+        deps.checkpoint(s);
+        return s;
+    }
+
+    fatal ??= deps.preflight?.() ?? null;
+    if (fatal !== null) {
+        restore = { upSeconds: null, error: fatal, verification: null };
+        for (const stack of deployedCold) cleanup.push({ stack, action: "kept", detail: `not destroyed: ${fatal}`, seconds: null });
+        p.note(`baseline not restored: ${fatal}`);
         const s = summary();
         deps.checkpoint(s);
         return s;

@@ -122,6 +122,17 @@ async function runCommand(opts: CliOptions, repoDir: string, io: Io): Promise<nu
         waitServing: (endpoint, want, signal) => waitServing(endpoint, want, opts.readyTimeoutSeconds, signal),
         observe: (endpoint, ref) => observe(endpoint, settings.kubeconfig, ref),
         checkpoint: (s) => writeSummary(opts.resultsDir, s),
+        preflight:
+            opts.mode === "lab"
+                ? () => {
+                      try {
+                          readLabState(repoDir);
+                          return null;
+                      } catch (err) {
+                          return (err as Error).message;
+                      }
+                  }
+                : undefined,
         progress,
         pulumiLog: (text) => fs.appendFileSync(settings.logFile, text),
         now: Date.now,

@@ -1,5 +1,6 @@
 import { num } from "../report/markdown";
 import type { Comparison } from "../report/compare";
+import type { BenchmarkResult } from "../result/types";
 
 /**
  * The campaign's recommendation, on top of the benchmark's rule (`compareResults`). The rule picks
@@ -7,11 +8,33 @@ import type { Comparison } from "../report/compare";
  * here (on the lab: the memory budget, which the simulator does not model) land within run-to-run
  * noise of each other, and "highest" then picks by noise. The seed's seqs4 stack is a control with
  * baseline's exact args: the gap between the two measures that noise. Among the candidates within
- * it of the best, the one that changes least from baseline is recommended. Pure.
+ * it of the best, the one that changes least from baseline is recommended. "Within noise" is also
+ * judged per pair from each run's own samples (`throughputNoise`), so short load windows do not
+ * make a knob look better than it is. Pure.
  */
 
 /** Below this relative gap two throughputs are never told apart, whatever the control says. */
 export const MIN_TOLERANCE = 0.05;
+/** Standard errors a gap must exceed to count (about 95 % two-sided). */
+export const Z = 2;
+
+/**
+ * Relative standard error of a closed-loop throughput at concurrency `c`, from the run's own
+ * in-window samples: with c workers, req/s ~ c / mean(e2e), so its relative error is that of the
+ * mean latency (CV / sqrt(n)), plus the window's counting resolution (1 / n). Null when the level
+ * or its samples are missing. Pure.
+ */
+export function throughputNoise(result: BenchmarkResult, concurrency: number): number | null {
+    const level = result.phases.load?.levels.find((l) => l.concurrency === concurrency);
+    const e2e = (level?.samples ?? []).filter((s) => s.window && s.outcome === "succeeded").map((s) => s.e2eMs);
+    const n = e2e.length;
+    if (n < 2) return null;
+    const mean = e2e.reduce((a, b) => a + b, 0) / n;
+    if (mean <= 0) return null;
+    const variance = e2e.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1);
+    const cv = Math.sqrt(variance) / mean;
+    return Math.sqrt((cv * cv) / n + 1 / (n * n));
+}
 
 export interface RecommendInput {
     readonly stack: string;
@@ -39,7 +62,16 @@ export interface Recommendation {
 
 const gap = (a: number, b: number) => (Math.max(a, b) === 0 ? 0 : Math.abs(a - b) / Math.max(a, b));
 
-export function recommend(comparison: Comparison | null, records: readonly RecommendInput[], baselineArgs: readonly string[]): Recommendation {
+/**
+ * @param noiseOf relative standard error of a stack's throughput at the target (`throughputNoise`);
+ *   null when unknown, which leaves only the fixed and control tolerances.
+ */
+export function recommend(
+    comparison: Comparison | null,
+    records: readonly RecommendInput[],
+    baselineArgs: readonly string[],
+    noiseOf: (stack: string) => number | null = () => null,
+): Recommendation {
     const none = (reason: string, highest: string | null = null): Recommendation => ({
         stack: null, highest, tolerance: MIN_TOLERANCE, controlNoise: null, equivalent: [], sameArgsAs: [], changes: [], reason,
     });
@@ -56,8 +88,13 @@ export function recommend(comparison: Comparison | null, records: readonly Recom
 
     const best = rps.get(highest) as number;
     const changesOf = (stack: string) => records.find((r) => r.stack === stack)?.changes.length ?? Number.MAX_SAFE_INTEGER;
+    const pairTolerance = (stack: string) => {
+        const a = noiseOf(highest);
+        const b = noiseOf(stack);
+        return Math.max(tolerance, a === null || b === null ? 0 : Z * Math.sqrt(a * a + b * b));
+    };
     const equivalent = [...rps.entries()]
-        .filter(([, v]) => v >= best * (1 - tolerance))
+        .filter(([stack, v]) => v >= best * (1 - pairTolerance(stack)))
         .sort(([a, va], [b, vb]) => vb - va || a.localeCompare(b))
         .map(([s]) => s);
     // Fewest changes from baseline wins among equals; then throughput; then the order listed.
@@ -65,11 +102,16 @@ export function recommend(comparison: Comparison | null, records: readonly Recom
     const chosenRecord = records.find((r) => r.stack === chosen);
     const sameArgsAs = records.filter((r) => r.stack !== chosen && sameArgs(r.args, chosenRecord?.args ?? null)).map((r) => r.stack);
     const pct = (x: number) => `${num(x * 100, 1)} %`;
-    const noiseText = controlNoise === null ? `no control measured, tolerance ${pct(tolerance)}` : `control noise ${pct(controlNoise)}, tolerance ${pct(tolerance)}`;
+    const sampleNoise = noiseOf(highest);
+    const noiseText = [
+        controlNoise === null ? "no control measured" : `control noise ${pct(controlNoise)}`,
+        ...(sampleNoise === null ? [] : [`sampling error ${pct(sampleNoise)} per run`]),
+        `tolerance at least ${pct(tolerance)}`,
+    ].join(", ");
     const reason =
         chosen === highest
             ? `${chosen} has the highest throughput (${num(best, 3)} req/s at concurrency ${comparison.rule.targetConcurrency})` +
-              (equivalent.length > 1 ? `; within noise: ${equivalent.filter((s) => s !== chosen).join(", ")} (${noiseText})` : `; no other candidate within ${pct(tolerance)}`)
+              (equivalent.length > 1 ? `; within noise: ${equivalent.filter((s) => s !== chosen).join(", ")} (${noiseText})` : `; no other candidate within noise (${noiseText})`)
             : `${highest} measured highest (${num(best, 3)} req/s), but ${chosen} (${num(rps.get(chosen) ?? null, 3)} req/s) is within noise of it ` +
               `(${noiseText}) and changes ${chosenRecord && chosenRecord.changes.length > 0 ? `less (${chosenRecord.changes.join(", ")})` : "nothing from baseline"}`;
     return { stack: chosen, highest, tolerance, controlNoise, equivalent, sameArgsAs, changes: [...(chosenRecord?.changes ?? [])], reason };

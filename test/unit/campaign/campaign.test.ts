@@ -203,6 +203,19 @@ describe("campaign orchestration (fake Pulumi, fake benchmark)", () => {
         assert.equal(exitCodeOf(s), EXIT.restoreFailed);
     });
 
+    it("stops at once when the lab is gone instead of waiting out each startup budget", async () => {
+        let labAlive = true;
+        const w = world({ onUp: (stack) => stack === "cold" && (labAlive = false) });
+        const gone = "the lab in /repo/.lab/state.json is not running (controller pid 42 is gone): npm run lab:up";
+        const s = await runCampaign(settings(["seqs1", "cold", "seqs4", "seqs2"]), { ...w.deps, preflight: () => (labAlive ? null : gone) }, running());
+        assert.deepEqual(w.calls, ["up seqs1", "bench seqs1", "up cold", "bench cold"]);
+        assert.deepEqual(s.candidates.map((c) => [c.stack, c.status]), [["seqs1", "measured"], ["cold", "measured"], ["seqs4", "not-run"], ["seqs2", "not-run"]]);
+        assert.equal(s.candidates[2]!.detail, gone);
+        assert.deepEqual(s.restore, { upSeconds: null, error: gone, verification: null });
+        assert.deepEqual(s.cleanup, [{ stack: "cold", action: "kept", detail: `not destroyed: ${gone}`, seconds: null }]);
+        assert.equal(exitCodeOf(s), EXIT.restoreFailed);
+    });
+
     it("plan shows what run would do without touching anything", () => {
         const plan = planCampaign({ ...settings(["baseline", "ctx4096", "cold"]), fresh: false }, { readConfig: (s) => mergedStackConfig(PROJECT_DIR, s), storedResults: () => [] });
         assert.deepEqual(plan.map((p) => [p.stack, p.action, p.changes.join("; ")]), [

@@ -1,5 +1,6 @@
 import { strict as assert } from "node:assert";
-import { recommend } from "../../../benchmarks/campaign/recommend";
+import { recommend, throughputNoise } from "../../../benchmarks/campaign/recommend";
+import type { LoadLevel } from "../../../benchmarks/result/types";
 import { compareResults } from "../../../benchmarks/report/compare";
 import { level, result } from "../benchmarks/sample-result";
 
@@ -28,7 +29,7 @@ describe("campaign recommendation", () => {
         assert.deepEqual(r.equivalent, ["mem085", "baseline", "seqs4"]);
         assert.deepEqual(r.sameArgsAs, ["seqs4"]);
         assert.deepEqual(r.changes, []);
-        assert.equal(r.reason, "mem085 measured highest (2.250 req/s), but baseline (2.200 req/s) is within noise of it (control noise 1.4 %, tolerance 5.0 %) and changes nothing from baseline");
+        assert.equal(r.reason, "mem085 measured highest (2.250 req/s), but baseline (2.200 req/s) is within noise of it (control noise 1.4 %, tolerance at least 5.0 %) and changes nothing from baseline");
     });
 
     it("recommends a change that beats baseline by more than the noise", () => {
@@ -36,7 +37,7 @@ describe("campaign recommendation", () => {
         const r = recommend(c, records, BASE_ARGS);
         assert.equal(r.stack, "mem085");
         assert.deepEqual(r.changes, ["gpuMemoryUtilization: 0.8 -> 0.85"]);
-        assert.equal(r.reason, "mem085 has the highest throughput (2.200 req/s at concurrency 4); no other candidate within 5.0 %");
+        assert.equal(r.reason, "mem085 has the highest throughput (2.200 req/s at concurrency 4); no other candidate within noise (control noise 0.9 %, tolerance at least 5.0 %)");
     });
 
     it("widens the tolerance to the measured control noise", () => {
@@ -53,6 +54,31 @@ describe("campaign recommendation", () => {
         assert.equal(r.stack, "seqs4");
         assert.equal(r.controlNoise, null);
         assert.deepEqual(r.sameArgsAs, ["baseline"]);
+    });
+
+    it("estimates a run's throughput noise from its own in-window samples", () => {
+        const sample = (e2eMs: number, window = true, outcome: "succeeded" | "errored" = "succeeded") => ({
+            startEpochMs: 0, outcome, status: 200, error: null, ttftMs: 100, itlMs: 10, e2eMs, promptTokens: 1550, outputTokens: 128, contentChunks: 128, window,
+        });
+        const withSamples = (samples: LoadLevel["samples"]) => result("x", [{ ...level(4, 2, 1000, 0, 0), samples }]);
+        // Four equal latencies: only the counting resolution remains, 1/4.
+        assert.equal(throughputNoise(withSamples([sample(1000), sample(1000), sample(1000), sample(1000), sample(5000, false), sample(9000, true, "errored")]), 4), 0.25);
+        // 1000 and 3000 ms: mean 2000, sample sd 1414.2, CV 0.7071; sqrt(0.5/2 + 1/4) = 0.7071.
+        assert.equal(throughputNoise(withSamples([sample(1000), sample(3000)]), 4)?.toFixed(4), "0.7071");
+        assert.equal(throughputNoise(withSamples([sample(1000)]), 4), null);
+        assert.equal(throughputNoise(withSamples([sample(1000), sample(1000)]), 8), null);
+    });
+
+    it("treats a gap within the runs' own sampling error as noise (short, noisy windows)", () => {
+        // The lab's short windows: mem075 6.2 req/s against baseline 5.8, each with ~10 % sampling error.
+        const c = compareResults([at4("baseline", 5.8), at4("mem070", 4.2), at4("mem075", 6.2), at4("seqs2", 2.9)], rule);
+        const recordsLab = [...records, { stack: "mem070", changes: ["gpuMemoryUtilization: 0.8 -> 0.7"], args: ["m"] }, { stack: "mem075", changes: ["gpuMemoryUtilization: 0.8 -> 0.75"], args: ["m"] }];
+        const fixedOnly = recommend(c, recordsLab, BASE_ARGS);
+        assert.equal(fixedOnly.stack, "mem075");
+        const r = recommend(c, recordsLab, BASE_ARGS, (s) => ({ baseline: 0.1, mem070: 0.12, mem075: 0.1, seqs2: 0.1 })[s] ?? null);
+        assert.equal(r.stack, "baseline");
+        assert.deepEqual(r.equivalent, ["mem075", "baseline"], "mem070 is 32 % lower: beyond 2 x sqrt(0.1^2 + 0.12^2) = 31 %");
+        assert.equal(r.reason, "mem075 measured highest (6.200 req/s), but baseline (5.800 req/s) is within noise of it (no control measured, sampling error 10.0 % per run, tolerance at least 5.0 %) and changes nothing from baseline");
     });
 
     it("says why there is none", () => {
