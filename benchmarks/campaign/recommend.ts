@@ -54,8 +54,8 @@ export interface Recommendation {
     readonly controlNoise: number | null;
     /** Eligible candidates within the tolerance of the best, best first. */
     readonly equivalent: string[];
-    /** Other candidates with exactly the recommended args. */
-    readonly sameArgsAs: string[];
+    /** Other candidates with exactly the recommended config (same changes from baseline), e.g. the seqs4 control. */
+    readonly sameConfigAs: string[];
     readonly changes: string[];
     readonly reason: string;
 }
@@ -73,7 +73,7 @@ export function recommend(
     noiseOf: (stack: string) => number | null = () => null,
 ): Recommendation {
     const none = (reason: string, highest: string | null = null): Recommendation => ({
-        stack: null, highest, tolerance: MIN_TOLERANCE, controlNoise: null, equivalent: [], sameArgsAs: [], changes: [], reason,
+        stack: null, highest, tolerance: MIN_TOLERANCE, controlNoise: null, equivalent: [], sameConfigAs: [], changes: [], reason,
     });
     if (comparison === null) return none("no comparable results");
     const rps = new Map<string, number>();
@@ -100,7 +100,9 @@ export function recommend(
     // Fewest changes from baseline wins among equals; then throughput; then the order listed.
     const chosen = [...equivalent].sort((a, b) => changesOf(a) - changesOf(b) || (rps.get(b) as number) - (rps.get(a) as number))[0] as string;
     const chosenRecord = records.find((r) => r.stack === chosen);
-    const sameArgsAs = records.filter((r) => r.stack !== chosen && sameArgs(r.args, chosenRecord?.args ?? null)).map((r) => r.stack);
+    const sameConfigAs = records
+        .filter((r) => r.stack !== chosen && r.args !== null && chosenRecord !== undefined && JSON.stringify(r.changes) === JSON.stringify(chosenRecord.changes))
+        .map((r) => r.stack);
     const pct = (x: number) => `${num(x * 100, 1)} %`;
     const sampleNoise = noiseOf(highest);
     const noiseText = [
@@ -114,5 +116,5 @@ export function recommend(
               (equivalent.length > 1 ? `; within noise: ${equivalent.filter((s) => s !== chosen).join(", ")} (${noiseText})` : `; no other candidate within noise (${noiseText})`)
             : `${highest} measured highest (${num(best, 3)} req/s), but ${chosen} (${num(rps.get(chosen) ?? null, 3)} req/s) is within noise of it ` +
               `(${noiseText}) and changes ${chosenRecord && chosenRecord.changes.length > 0 ? `less (${chosenRecord.changes.join(", ")})` : "nothing from baseline"}`;
-    return { stack: chosen, highest, tolerance, controlNoise, equivalent, sameArgsAs, changes: [...(chosenRecord?.changes ?? [])], reason };
+    return { stack: chosen, highest, tolerance, controlNoise, equivalent, sameConfigAs, changes: [...(chosenRecord?.changes ?? [])], reason };
 }

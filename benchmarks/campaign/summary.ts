@@ -99,7 +99,7 @@ export function recommendationLine(s: Pick<CampaignSummary, "recommendation">): 
     const r = s.recommendation;
     if (r.stack === null) return `Recommendation: none (${r.reason})`;
     const what = r.changes.length === 0 ? "baseline's operating point" : r.changes.join(", ");
-    const same = r.sameArgsAs.length > 0 ? `; same args as ${r.sameArgsAs.join(", ")}` : "";
+    const same = r.sameConfigAs.length > 0 ? `; same config as ${r.sameConfigAs.join(", ")}` : "";
     return `Recommendation: ${r.stack} (${what}${same})`;
 }
 

@@ -130,7 +130,7 @@ describe("campaign orchestration (fake Pulumi, fake benchmark)", () => {
         const w = world();
         const s = await runCampaign(settings(["baseline", "seqs1", "seqs2", "seqs4"]), w.deps, running());
         assert.equal(s.recommendation.stack, "baseline");
-        assert.deepEqual(s.recommendation.sameArgsAs, ["seqs4"]);
+        assert.deepEqual(s.recommendation.sameConfigAs, ["seqs4"]);
         assert.deepEqual(w.calls.slice(-1), ["up baseline"]);
     });
 

@@ -27,7 +27,7 @@ describe("campaign recommendation", () => {
         assert.equal(r.controlNoise !== null && Number(r.controlNoise.toFixed(4)), 0.0136);
         assert.equal(r.tolerance, 0.05);
         assert.deepEqual(r.equivalent, ["mem085", "baseline", "seqs4"]);
-        assert.deepEqual(r.sameArgsAs, ["seqs4"]);
+        assert.deepEqual(r.sameConfigAs, ["seqs4"]);
         assert.deepEqual(r.changes, []);
         assert.equal(r.reason, "mem085 measured highest (2.250 req/s), but baseline (2.200 req/s) is within noise of it (control noise 1.4 %, tolerance at least 5.0 %) and changes nothing from baseline");
     });
@@ -53,7 +53,7 @@ describe("campaign recommendation", () => {
         const r = recommend(c, records, BASE_ARGS);
         assert.equal(r.stack, "seqs4");
         assert.equal(r.controlNoise, null);
-        assert.deepEqual(r.sameArgsAs, ["baseline"]);
+        assert.deepEqual(r.sameConfigAs, ["baseline"]);
     });
 
     it("estimates a run's throughput noise from its own in-window samples", () => {

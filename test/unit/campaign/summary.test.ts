@@ -24,7 +24,7 @@ const summary: CampaignSummary = {
     cleanup: [],
     comparison,
     recommendation: {
-        stack: "seqs4", highest: "seqs4", tolerance: 0.05, controlNoise: null, equivalent: ["seqs4"], sameArgsAs: ["baseline"], changes: [],
+        stack: "seqs4", highest: "seqs4", tolerance: 0.05, controlNoise: null, equivalent: ["seqs4"], sameConfigAs: ["baseline"], changes: [],
         reason: "seqs4 has the highest throughput (2.198 req/s at concurrency 4); no other candidate within 5.0 %",
     },
     logFile: "results/lab/campaign-2026-11-29T14-00-00Z.log",
@@ -32,9 +32,9 @@ const summary: CampaignSummary = {
 
 describe("campaign summary", () => {
     it("states the recommendation with what it changes and its twins", () => {
-        assert.equal(recommendationLine(summary), "Recommendation: seqs4 (baseline's operating point; same args as baseline)");
+        assert.equal(recommendationLine(summary), "Recommendation: seqs4 (baseline's operating point; same config as baseline)");
         const r = summary.recommendation;
-        assert.equal(recommendationLine({ recommendation: { ...r, stack: "seqs2", sameArgsAs: [], changes: ["maxNumSeqs: 4 -> 2"] } }), "Recommendation: seqs2 (maxNumSeqs: 4 -> 2)");
+        assert.equal(recommendationLine({ recommendation: { ...r, stack: "seqs2", sameConfigAs: [], changes: ["maxNumSeqs: 4 -> 2"] } }), "Recommendation: seqs2 (maxNumSeqs: 4 -> 2)");
         assert.equal(recommendationLine({ recommendation: { ...r, stack: null, reason: "no comparable results" } }), "Recommendation: none (no comparable results)");
     });
 
@@ -42,7 +42,7 @@ describe("campaign summary", () => {
         const md = renderCampaignMarkdown(summary);
         const lines = md.split("\n");
         assert.equal(lines[0], "# Campaign 2026-11-29T14-00-00Z");
-        assert.equal(lines[2], "**Recommendation: seqs4 (baseline's operating point; same args as baseline)**");
+        assert.equal(lines[2], "**Recommendation: seqs4 (baseline's operating point; same config as baseline)**");
         assert.equal(lines[4], "seqs4 has the highest throughput (2.198 req/s at concurrency 4); no other candidate within 5.0 %");
         assert.ok(lines.includes("- order: shuffle (seed 42): seqs4, seqs1"));
         assert.ok(lines.includes("| 1 | seqs4 | - | measured | 12.3s | 0.2s | 41.0s | results/lab/seqs4/b.json |"));
