@@ -36,6 +36,13 @@ function writeKwokConfig(): string {
             "kind: KwokctlConfiguration",
             "options:",
             "  bindAddress: 127.0.0.1",
+            // Without a default route (a loopback-only network namespace) the API server cannot
+            // guess what address to advertise: tell it.
+            "componentsPatches:",
+            "- name: kube-apiserver",
+            "  extraArgs:",
+            "  - key: advertise-address",
+            "    value: 127.0.0.1",
             "---",
             "apiVersion: config.kwok.x-k8s.io/v1alpha1",
             "kind: KwokConfiguration",
@@ -87,7 +94,7 @@ export async function startLab(input: Partial<LabOptions> = {}): Promise<LabStat
             "--name", options.clusterName,
             "--runtime", "binary",
             "--kubeconfig", KUBECONFIG_FILE,
-            "--wait", "120s",
+            "--wait", "60s",
             "--config", writeKwokConfig(),
             ...binaryFlags(),
         ],
