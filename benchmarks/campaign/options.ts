@@ -38,7 +38,8 @@ export const USAGE = `Usage: campaign <run|plan> [options]
 
   run    deploy each candidate stack in turn (pulumi up, waits for Ready), benchmark it, record
          the result; then restore baseline, verify it, and write the comparison and recommendation
-  plan   print the run order and which candidates would be skipped (resume), touching nothing
+  plan   print the run order and which candidates would be skipped (resume), touching neither
+         Pulumi nor the cluster (with --lab it refreshes the staged copy in .lab/project)
 
 Options:
   --stacks a,b,c          candidate stacks (default: ${SEED_STACKS.join(",")})

@@ -1,3 +1,4 @@
+import { redactSecrets } from "../config/outputs";
 import type { BenchmarkResult } from "../result/types";
 
 /**
@@ -61,7 +62,8 @@ export function mismatch(stored: BenchmarkResult, target: ResumeTarget): string 
     if (!stored.valid) return `invalid (${stored.invalidReasons[0] ?? "no reason recorded"})`;
     const storedConfig = stored.outputs["config"];
     if (typeof storedConfig !== "object" || storedConfig === null) return "records no candidate config";
-    const changes = configChanges(storedConfig as Record<string, unknown>, target.config);
+    // Result files hold the config as the benchmark redacted it; compare like with like.
+    const changes = configChanges(storedConfig as Record<string, unknown>, redactSecrets(target.config) as Record<string, unknown>);
     if (changes.length > 0) return `config changed since (${changes.join(", ")})`;
     if (canonicalJson(stored.scenario) !== canonicalJson(target.scenario)) return "measured with a different scenario";
     const server = stored.target.kubernetesServer;

@@ -92,7 +92,7 @@ describe("campaign on the lab (baseline, seqs1, cold)", function () {
     it("resumes: a second campaign would skip every candidate already measured", async () => {
         const plan = await campaign(["plan", ...common, "--json"]);
         assert.equal(plan.code, 0, plan.stderr);
-        const parsed = JSON.parse(plan.stdout) as { plan: Array<{ stack: string; action: string }> };
-        assert.deepEqual(parsed.plan.map((p) => [p.stack, p.action]), [["baseline", "skip"], ["seqs1", "skip"], ["cold", "skip"]]);
+        const parsed = JSON.parse(plan.stdout) as { plan: Array<{ stack: string; action: string; detail: string }> };
+        assert.deepEqual(parsed.plan.map((p) => [p.stack, p.action]), [["baseline", "skip"], ["seqs1", "skip"], ["cold", "skip"]], JSON.stringify(parsed.plan));
     });
 });

@@ -25,6 +25,12 @@ describe("campaign resume decision", () => {
         assert.equal(d.skip && d.file, "a.json");
     });
 
+    it("compares against the config as the benchmark stores it (secret-looking keys redacted)", () => {
+        const full = { ...config, maxNumBatchedTokens: 0 };
+        const d = resumeDecision([stored("r.json", "2026-01-01T00:00:00.000Z", { outputs: { config } })], { ...target, config: full });
+        assert.equal(d.skip, true);
+    });
+
     it("runs when there is no result", () => {
         assert.deepEqual(resumeDecision([], target), { skip: false, reason: "no earlier result" });
     });
