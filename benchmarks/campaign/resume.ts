@@ -63,7 +63,8 @@ export function mismatch(stored: BenchmarkResult, target: ResumeTarget): string 
     const storedConfig = stored.outputs["config"];
     if (typeof storedConfig !== "object" || storedConfig === null) return "records no candidate config";
     // Result files hold the config as the benchmark redacted it; compare like with like.
-    const changes = configChanges(storedConfig as Record<string, unknown>, redactSecrets(target.config) as Record<string, unknown>);
+    const redacted = (c: unknown) => redactSecrets(c) as Record<string, unknown>;
+    const changes = configChanges(redacted(storedConfig), redacted(target.config));
     if (changes.length > 0) return `config changed since (${changes.join(", ")})`;
     if (canonicalJson(stored.scenario) !== canonicalJson(target.scenario)) return "measured with a different scenario";
     const server = stored.target.kubernetesServer;
