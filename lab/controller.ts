@@ -4,18 +4,35 @@
  */
 import * as fs from "node:fs";
 import * as k8s from "@kubernetes/client-node";
-import { LabKubelet } from "./kubelet";
+import { spawnSync } from "node:child_process";
+import { LabKubelet, SimPlacement } from "./kubelet";
+import { SimEndpoint } from "./sim-endpoint";
 import { KUBECONFIG_FILE, LabOptionsSchema } from "./options";
 import { LabProvisioner } from "./provisioner";
 import { findTool } from "./tools";
 
 const TICK_MS = 500;
 
+/** Simulators get a namespace of their own unless the lab already runs in one (lab/isolated.sh). */
+async function simPlacement(endpointPort: number): Promise<SimPlacement> {
+    if (process.env.VLLM_LAB_NETNS === "1") return { mode: "direct" };
+    const unshareArgs = process.getuid?.() === 0 ? ["--net"] : ["--net", "--map-root-user"];
+    if (spawnSync("unshare", [...unshareArgs, "true"]).status !== 0) {
+        process.stderr.write("cannot create network namespaces here: simulators listen on all interfaces of this host\n");
+        return { mode: "direct" };
+    }
+    const endpoint = new SimEndpoint(endpointPort);
+    await endpoint.listen();
+    return { mode: "netns", endpoint, unshareArgs };
+}
+
 async function main(): Promise<void> {
     const options = LabOptionsSchema.parse(JSON.parse(process.argv[2] ?? "{}"));
     const kc = new k8s.KubeConfig();
     kc.loadFromFile(KUBECONFIG_FILE);
-    const kubelet = new LabKubelet(kc, options, findTool("llm-d-inference-sim"));
+    const placement = await simPlacement(options.endpointPort);
+    process.stderr.write(`${new Date().toISOString()} simulators run ${placement.mode === "netns" ? "in loopback-only network namespaces" : "on this namespace's loopback"}\n`);
+    const kubelet = new LabKubelet(kc, options, findTool("llm-d-inference-sim"), placement);
     const provisioner = new LabProvisioner(kc);
     let stopping = false;
     const stop = () => {

@@ -1,11 +1,24 @@
 import { ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { request } from "undici";
 import { MODEL_CACHED_ANNOTATION, podStatusAt } from "./manifests";
 import { LAB_DIR, LabOptions } from "./options";
 import { simArgsFor } from "./sim-args";
+import { SimEndpoint } from "./sim-endpoint";
+
+/**
+ * Where simulators run. `netns`: each in a loopback-only network namespace of its own, reached
+ * through `endpoint` (the simulator binds every interface and cannot be told otherwise).
+ * `direct`: on the lab's own loopback port, used when the lab already runs inside such a
+ * namespace (lab/isolated.sh) or none can be made.
+ */
+export type SimPlacement = { readonly mode: "netns"; readonly endpoint: SimEndpoint; readonly unshareArgs: string[] } | { readonly mode: "direct" };
+
+/** Port the simulator listens on inside its own namespace (nothing else is there). */
+const NETNS_SIM_PORT = 8000;
 
 /** What the lab knows about a pod it runs. */
 interface PodRuntime {
@@ -38,7 +51,12 @@ export class LabKubelet {
     private readonly core: k8s.CoreV1Api;
     private readonly eventsFile = path.join(LAB_DIR, "events.jsonl");
 
-    constructor(kc: k8s.KubeConfig, private readonly options: LabOptions, private readonly simBinary: string) {
+    constructor(
+        kc: k8s.KubeConfig,
+        private readonly options: LabOptions,
+        private readonly simBinary: string,
+        private readonly placement: SimPlacement,
+    ) {
         this.core = kc.makeApiClient(k8s.CoreV1Api);
     }
 
@@ -123,13 +141,25 @@ export class LabKubelet {
 
     private startSim(pod: k8s.V1Pod, runtime: PodRuntime): void {
         const container = pod.spec!.containers.find((c) => c.name === "vllm")!;
+        const placement = this.placement;
         const { args, ignored } = simArgsFor(container.args ?? [], {
-            port: this.options.endpointPort,
+            port: placement.mode === "netns" ? NETNS_SIM_PORT : this.options.endpointPort,
             timeToFirstTokenMs: this.options.timeToFirstTokenMs,
             interTokenLatencyMs: this.options.interTokenLatencyMs,
         });
         const log = fs.openSync(path.join(LAB_DIR, `sim-${runtime.name}.log`), "a");
-        const child = spawn(this.simBinary, args, { stdio: ["ignore", log, log] });
+        let child: ChildProcess;
+        if (placement.mode === "netns") {
+            const socket = path.join(os.tmpdir(), `vllm-lab-${runtime.uid.slice(0, 8)}-${runtime.restarts}.sock`);
+            child = spawn(
+                "unshare",
+                [...placement.unshareArgs, process.execPath, "--require", "tsx/cjs", path.join(__dirname, "netns-sim.ts"), socket, String(NETNS_SIM_PORT), this.simBinary, ...args],
+                { stdio: ["ignore", log, log], cwd: path.resolve(__dirname, "..") },
+            );
+            placement.endpoint.route(socket);
+        } else {
+            child = spawn(this.simBinary, args, { stdio: ["ignore", log, log] });
+        }
         fs.closeSync(log);
         runtime.sim = child;
         runtime.simExited = false;
@@ -139,12 +169,13 @@ export class LabKubelet {
                 this.record("simulator-exited", runtime, { code, signal });
             }
         });
-        this.record("simulator-started", runtime, { pid: child.pid, args, ignored });
+        this.record("simulator-started", runtime, { pid: child.pid, placement: placement.mode, args, ignored });
     }
 
     private stopSim(runtime: PodRuntime): void {
         const child = runtime.sim;
         runtime.sim = undefined;
+        if (this.placement.mode === "netns") this.placement.endpoint.route(undefined);
         if (child && child.exitCode === null && child.signalCode === null) {
             child.kill("SIGTERM");
             setTimeout(() => child.exitCode === null && child.kill("SIGKILL"), 3000).unref();

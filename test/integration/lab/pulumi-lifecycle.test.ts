@@ -114,7 +114,12 @@ describe("pulumi up / restore / drift against a real API server (lab)", function
         });
         await assert.rejects(bad.up(), /vllm-tuner:maxNumSeqs = "0"/);
         const after = await apps.readNamespacedDeployment({ name: NAME, namespace: NS });
-        assert.equal(after.metadata?.resourceVersion, before.metadata?.resourceVersion);
+        // Status updates by the controllers move resourceVersion; the spec and our last apply must not move.
+        const lastApply = (d: k8s.V1Deployment) => d.metadata?.managedFields?.find((f) => f.manager === "vllm-tuner" && f.operation === "Apply")?.time;
+        assert.equal(after.metadata?.generation, before.metadata?.generation);
+        assert.deepEqual(after.spec, before.spec);
+        assert.deepEqual(lastApply(after), lastApply(before));
+        assert.notEqual(lastApply(before), undefined);
     });
 
     it("destroying a candidate stack leaves the namespace, the warm claim and the server", async () => {

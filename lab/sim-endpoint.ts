@@ -1,0 +1,43 @@
+import * as net from "node:net";
+
+/**
+ * The lab's vLLM endpoint on 127.0.0.1: a TCP listener that forwards each connection to the
+ * current simulator's Unix socket (or refuses it while no vLLM pod is running).
+ */
+export class SimEndpoint {
+    private target: string | undefined;
+    private readonly server: net.Server;
+
+    constructor(private readonly port: number) {
+        this.server = net.createServer((client) => {
+            if (!this.target) {
+                client.destroy();
+                return;
+            }
+            const upstream = net.connect(this.target);
+            client.pipe(upstream).pipe(client);
+            const close = () => {
+                client.destroy();
+                upstream.destroy();
+            };
+            client.on("error", close);
+            upstream.on("error", close);
+        });
+    }
+
+    listen(): Promise<void> {
+        return new Promise((resolve, reject) => {
+            this.server.once("error", reject);
+            this.server.listen(this.port, "127.0.0.1", () => resolve());
+        });
+    }
+
+    /** Points the endpoint at a simulator's socket, or at nothing. */
+    route(socketPath: string | undefined): void {
+        this.target = socketPath;
+    }
+
+    close(): void {
+        this.server.close();
+    }
+}
