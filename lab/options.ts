@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import * as os from "node:os";
 import * as path from "node:path";
 import { z } from "zod";
@@ -12,12 +13,17 @@ export function toolchainBin(): string {
     return path.join(process.env.VLLM_LAB_HOME ?? path.join(os.homedir(), ".cache", "vllm-lab"), "bin");
 }
 
+function defaultClusterName(): string {
+    return `vllm-lab-${createHash("sha256").update(LAB_DIR).digest("hex").slice(0, 8)}`;
+}
+
 /**
  * How the lab behaves. Timings are the seed's divided by `timeScale` (270 s cold and 171 s warm
  * to Ready on the RTX 4090 node), so cold stays slower than warm by the same ratio.
  */
 export const LabOptionsSchema = z.object({
-    clusterName: z.string().regex(/^[a-z0-9-]+$/).default("vllm-lab"),
+    /** kwokctl keeps clusters in ~/.kwok by name; one per checkout keeps two clones' labs apart. */
+    clusterName: z.string().regex(/^[a-z0-9-]+$/).default(defaultClusterName()),
     nodeName: z.string().regex(/^[a-z0-9-]+$/).default("gpu-node-0"),
     /** Seconds from container start to Ready on an empty model cache (seed: 270 s). */
     coldStartSeconds: z.number().positive().max(3600).default(270 / 30),
