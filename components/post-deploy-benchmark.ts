@@ -23,7 +23,7 @@ export function shellQuote(arg: string): string {
 
 /** The command line of the benchmark run, as a pure function of its inputs. */
 export function benchmarkCommand(a: { stack: string; endpoint: string; scenario: string; outputsJson: string }): string {
-    const args = ["npx", "--no-install", "tsx", "benchmarks/cli.ts", "run", "--stack-name", a.stack, "--endpoint", a.endpoint, "--outputs-json", a.outputsJson];
+    const args = ["npx", "--no-install", "tsx", "benchmarks/cli.ts", "run", "--stack", a.stack, "--endpoint", a.endpoint, "--outputs-json", a.outputsJson];
     if (a.scenario !== "") args.push("--scenario", a.scenario);
     return args.map((arg, i) => (i < 4 ? arg : shellQuote(arg))).join(" ");
 }

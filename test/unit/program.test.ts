@@ -147,7 +147,7 @@ describe("the Pulumi program under mocks", function () {
         });
         const cmd = run.find(COMMAND, "post-deploy-run");
         assert.deepEqual(cmd.inputs.triggers, ["uid-vllm-deployment", 1]);
-        assert.match(cmd.inputs.create, /^npx --no-install tsx benchmarks\/cli\.ts 'run' '--stack-name' 'seqs1' '--endpoint' 'http:\/\/127\.0\.0\.1:8100' '--outputs-json' '\{/);
+        assert.match(cmd.inputs.create, /^npx --no-install tsx benchmarks\/cli\.ts 'run' '--stack' 'seqs1' '--endpoint' 'http:\/\/127\.0\.0\.1:8100' '--outputs-json' '\{/);
         assert.ok(cmd.opts.dependencies.some((urn) => urn.endsWith("kubernetes:apps/v1:Deployment::vllm-deployment")), cmd.opts.dependencies.join(" "));
     });
 });
