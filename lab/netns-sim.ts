@@ -7,6 +7,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as net from "node:net";
+import { splice } from "./splice";
 
 const [socketPath, port, binary, ...args] = process.argv.slice(2);
 if (!socketPath || !port || !binary) {
@@ -16,16 +17,7 @@ if (!socketPath || !port || !binary) {
 spawnSync("ip", ["link", "set", "lo", "up"], { stdio: "inherit" });
 const sim = spawn(binary, args, { stdio: "inherit" });
 fs.rmSync(socketPath, { force: true });
-const server = net.createServer((client) => {
-    const upstream = net.connect(Number(port), "127.0.0.1");
-    client.pipe(upstream).pipe(client);
-    const close = () => {
-        client.destroy();
-        upstream.destroy();
-    };
-    client.on("error", close);
-    upstream.on("error", close);
-});
+const server = net.createServer((client) => splice(client, net.connect(Number(port), "127.0.0.1")));
 server.listen(socketPath);
 const stop = () => sim.kill("SIGTERM");
 process.on("SIGTERM", stop);

@@ -1,4 +1,5 @@
 import * as net from "node:net";
+import { splice } from "./splice";
 
 /**
  * The lab's vLLM endpoint on 127.0.0.1: a TCP listener that forwards each connection to the
@@ -14,14 +15,7 @@ export class SimEndpoint {
                 client.destroy();
                 return;
             }
-            const upstream = net.connect(this.target);
-            client.pipe(upstream).pipe(client);
-            const close = () => {
-                client.destroy();
-                upstream.destroy();
-            };
-            client.on("error", close);
-            upstream.on("error", close);
+            splice(client, net.connect(this.target));
         });
     }
 
