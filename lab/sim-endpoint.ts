@@ -19,10 +19,11 @@ export class SimEndpoint {
         });
     }
 
-    listen(): Promise<void> {
+    /** Listens on 127.0.0.1 and resolves with the port (the given one, or the one picked for 0). */
+    listen(): Promise<number> {
         return new Promise((resolve, reject) => {
             this.server.once("error", reject);
-            this.server.listen(this.port, "127.0.0.1", () => resolve());
+            this.server.listen(this.port, "127.0.0.1", () => resolve((this.server.address() as net.AddressInfo).port));
         });
     }
 
