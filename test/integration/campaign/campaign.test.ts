@@ -43,8 +43,10 @@ describe("campaign on the lab (baseline, seqs1, cold)", function () {
         await startLab({ coldStartSeconds: 4, warmStartSeconds: 2 });
         tmp = fs.mkdtempSync(path.join(os.tmpdir(), "vllm-campaign-it-"));
         const scenario = path.join(tmp, "scenario.yaml");
-        // Enough load to separate 4 sequences from 1 at concurrency 2, and nothing else.
-        fs.writeFileSync(scenario, "phases: [readiness, identity, load]\nload:\n  concurrency: [1, 2]\n  durationSeconds: 4\n  warmupSeconds: 1\n");
+        // Enough load to separate 4 sequences from 1 at concurrency 2, and nothing else. Every
+        // request generates exactly max_tokens (ignore_eos): the simulator's random answer lengths
+        // would otherwise swamp a 6 s window.
+        fs.writeFileSync(scenario, "phases: [readiness, identity, load]\nignoreEos: true\nload:\n  concurrency: [1, 2]\n  durationSeconds: 6\n  warmupSeconds: 1\n");
         common = [
             "--lab", "--stacks", "baseline,seqs1,cold", "--scenario", scenario, "--target-concurrency", "2",
             "--work-dir", path.join(tmp, "project"), "--backend", `file://${path.join(tmp, "state")}`, "--results", path.join(tmp, "results"),
