@@ -29,7 +29,8 @@ export const StackOutputsSchema = z
 export type StackOutputs = z.infer<typeof StackOutputsSchema>;
 
 /** Keys whose values must never reach a result file, whatever the stack exports. */
-const SECRET_KEY = /(secret|token|password|apikey|api_key|credential)/i;
+// "token" but not "tokens": maxNumBatchedTokens and max_tokens are counts, not credentials.
+const SECRET_KEY = /(secret|password|api_?key|credential|token(?!s))/i;
 
 /** Drops secret-looking keys (recursively) and Pulumi's `[secret]` placeholders. */
 export function redactSecrets(value: unknown): unknown {

@@ -56,4 +56,10 @@ describe("stack outputs", () => {
       list: [{ ok: 2 }],
     });
   });
+
+  it("keeps token counts, which are not credentials", () => {
+    assert.deepEqual(redactSecrets({ config: { maxNumBatchedTokens: 2048, max_tokens: 128, hf_token: "x", HF_TOKEN: "y" } }), {
+      config: { maxNumBatchedTokens: 2048, max_tokens: 128 },
+    });
+  });
 });
