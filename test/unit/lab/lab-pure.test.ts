@@ -1,7 +1,7 @@
 import * as assert from "node:assert/strict";
 import { simArgsFor } from "../../../lab/sim-args";
 import { podIPFor } from "../../../lab/kubelet";
-import { labNode, localPathStorageClass, provisionedVolume } from "../../../lab/manifests";
+import { labNode, localPathStorageClass, podStatusAt, provisionedVolume } from "../../../lab/manifests";
 
 const timing = { port: 8100, timeToFirstTokenMs: 100, interTokenLatencyMs: 10 };
 
@@ -62,5 +62,35 @@ describe("lab: manifests", () => {
     it("derives a stable fake pod IP", () => {
         assert.equal(podIPFor("abc"), podIPFor("abc"));
         assert.match(podIPFor("abc"), /^10\.244\.0\.\d+$/);
+    });
+});
+
+describe("lab: pod statuses the stand-in kubelet reports", () => {
+    const pod = {
+        metadata: { uid: "u1", name: "p" },
+        spec: { containers: [{ name: "vllm", image: "vllm/vllm-openai:v0.24.0" }] },
+        status: { conditions: [{ type: "PodScheduled", status: "True", lastTransitionTime: new Date("2026-01-01T00:00:00Z") }] },
+    };
+    const at = { startedAt: new Date("2026-01-01T00:00:01Z"), now: new Date("2026-01-01T00:00:10Z"), restarts: 0, podIP: "10.244.0.7", hostIP: "10.0.0.10" };
+    const conditions = (step: "started" | "ready" | "crashed", restarts = 0) =>
+        Object.fromEntries((podStatusAt(pod, step, { ...at, restarts }).conditions ?? []).map((c) => [c.type, c.status]));
+
+    it("is Running but not Ready while the model loads", () => {
+        assert.deepEqual(conditions("started"), { PodScheduled: "True", Initialized: "True", ContainersReady: "False", Ready: "False" });
+        const status = podStatusAt(pod, "started", at);
+        assert.equal(status.phase, "Running");
+        assert.deepEqual(status.containerStatuses?.[0]?.state, { running: { startedAt: at.startedAt } });
+    });
+
+    it("is Ready once the model is loaded and the server answers", () => {
+        assert.deepEqual(conditions("ready"), { PodScheduled: "True", Initialized: "True", ContainersReady: "True", Ready: "True" });
+        assert.equal(podStatusAt(pod, "ready", at).containerStatuses?.[0]?.ready, true);
+    });
+
+    it("reports a crash as CrashLoopBackOff with the restart count", () => {
+        const status = podStatusAt(pod, "crashed", { ...at, restarts: 2 });
+        assert.equal(status.containerStatuses?.[0]?.restartCount, 2);
+        assert.equal(status.containerStatuses?.[0]?.state?.waiting?.reason, "CrashLoopBackOff");
+        assert.equal(conditions("crashed", 2).Ready, "False");
     });
 });
