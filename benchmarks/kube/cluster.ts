@@ -89,7 +89,10 @@ export class Cluster {
     if (claimName !== null) {
       claim = await withTimeout(this.core.readNamespacedPersistentVolumeClaim({ name: claimName, namespace: this.ref.namespace }), "read PVC");
     }
-    return readinessReport({ deployment, replicaSets, pod, claim, containerName: this.ref.containerName });
+    const volumeName = claim?.spec?.volumeName;
+    // Reading a PersistentVolume needs cluster-scope access; without it the claim's age decides alone.
+    const volume = volumeName ? await withTimeout(this.core.readPersistentVolume({ name: volumeName }), "read PV").catch(() => null) : null;
+    return readinessReport({ deployment, replicaSets, pod, claim, volume, containerName: this.ref.containerName });
   }
 
   /** The log of the current pod's container since it started (vLLM prints capacity once). */

@@ -1,4 +1,4 @@
-import type { V1Deployment, V1PersistentVolumeClaim, V1Pod, V1ReplicaSet } from "@kubernetes/client-node";
+import type { V1Deployment, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod, V1ReplicaSet } from "@kubernetes/client-node";
 
 const REVISION = "deployment.kubernetes.io/revision";
 
@@ -82,6 +82,8 @@ export interface ReadinessInput {
   readonly replicaSets: readonly V1ReplicaSet[];
   readonly pod: V1Pod;
   readonly claim: V1PersistentVolumeClaim | null;
+  /** The volume bound to the claim, when it could be read. */
+  readonly volume?: V1PersistentVolume | null | undefined;
   readonly containerName?: string | undefined;
 }
 
@@ -105,8 +107,18 @@ export function readinessReport(input: ReadinessInput): ReadinessReport {
   } else if (claimCreatedAt === null) {
     cacheStateReason = "the claim has no creationTimestamp";
   } else {
-    const reference = iso(previous?.metadata?.creationTimestamp) ?? iso(input.deployment.metadata?.creationTimestamp);
-    if (reference === null) {
+    const previousAt = iso(previous?.metadata?.creationTimestamp);
+    const volumeCreatedAt = iso(input.volume?.metadata?.creationTimestamp);
+    const reference = previousAt ?? iso(input.deployment.metadata?.creationTimestamp);
+    if (previousAt !== null && Date.parse(claimCreatedAt) > Date.parse(previousAt)) {
+      cacheState = "cold";
+      cacheStateReason = `claim created ${claimCreatedAt}, after the previous revision (${previousAt}): fresh`;
+    } else if (volumeCreatedAt !== null && changeAppliedAt !== null && Date.parse(volumeCreatedAt) >= Date.parse(changeAppliedAt)) {
+      // Binding on first consumer (local-path) provisions the volume when the first pod is scheduled:
+      // a volume no older than this revision was empty when this pod started.
+      cacheState = "cold";
+      cacheStateReason = `volume provisioned ${volumeCreatedAt}, for this revision (applied ${changeAppliedAt}): fresh`;
+    } else if (reference === null) {
       cacheStateReason = "no earlier revision or Deployment creation time to compare the claim with";
     } else if (Date.parse(claimCreatedAt) > Date.parse(reference)) {
       cacheState = "cold";

@@ -63,6 +63,20 @@ describe("readiness timeline", () => {
     assert.equal(r.cacheState, "cold");
   });
 
+  it("calls the first revision's claim cold when its volume was provisioned for this revision", () => {
+    const first = [sets[1]!];
+    const volume = { metadata: { name: "pvc-1", creationTimestamp: t("10:01") } };
+    const r = readinessReport({ deployment, replicaSets: first, pod: pod("new", "10:00"), claim: claim("09:59"), volume });
+    assert.equal(r.cacheState, "cold");
+    assert.equal(r.cacheStateReason, "volume provisioned 2025-06-01T10:10:01.000Z, for this revision (applied 2025-06-01T10:10:00.000Z): fresh");
+  });
+
+  it("calls a claim warm when its volume predates this revision", () => {
+    const volume = { metadata: { name: "pvc-1", creationTimestamp: t("00:31") } };
+    const r = readinessReport({ deployment, replicaSets: sets, pod: pod("new", "10:00"), claim: claim("00:30"), volume });
+    assert.equal(r.cacheState, "warm");
+  });
+
   it("gives null with a reason when there is no claim, and null Ready when not Ready", () => {
     const p = pod("new", "10:00");
     p.status!.conditions = [{ type: "Ready", status: "False", lastTransitionTime: t("10:00") }];
