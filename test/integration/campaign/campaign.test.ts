@@ -72,6 +72,12 @@ describe("campaign on the lab (baseline, seqs1, cold)", function () {
         const rps = (stack: string) => summary.comparison!.candidates.find((c) => c.stack === stack)!.requestsPerSecond!;
         assert.ok(rps("baseline") > 1.5 * rps("seqs1"), `baseline ${rps("baseline")} req/s vs seqs1 ${rps("seqs1")} at c=2`);
         assert.notEqual(summary.recommendation.stack, "seqs1");
+        // The lab's first deployment fills the warm claim; seqs1 reuses it; cold gets a new one.
+        const cacheState = (stack: string) => {
+            const file = summary.candidates.find((c) => c.stack === stack)!.resultFile!;
+            return (JSON.parse(fs.readFileSync(file, "utf8")) as { phases: { readiness?: { report?: { cacheState?: string } } } }).phases.readiness?.report?.cacheState;
+        };
+        assert.deepEqual(["baseline", "seqs1", "cold"].map(cacheState), ["cold", "warm", "cold"]);
         assert.match(run.stderr, /^\[2\/3\] seqs1 +up \.\.\. [0-9.]+s {2}bench \.\.\. [0-9.]+s {2}ok$/m);
         assert.ok(fs.existsSync(path.join(tmp, "results", `campaign-${summary.id}.md`)));
     });
