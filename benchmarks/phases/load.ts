@@ -1,4 +1,5 @@
 import { repeatSentence } from "../config/scenario";
+import { waitForIdle } from "./drain";
 import { type ChatRequest, type RequestSample, streamChat } from "../http/stream";
 import type { PodIdentity } from "../kube/readiness";
 import { runClosedLoop } from "../load/closed-loop";
@@ -75,6 +76,9 @@ export function podChange(before: Measured<PodIdentity>, after: Measured<PodIden
   return { check: `same pod ${after.value.name} (uid ${after.value.uid}), ${after.value.restartCount} restarts`, invalid: null };
 }
 
+/** How long a level waits for the previous one's requests to leave the server. */
+const IDLE_TIMEOUT_MS = 120_000;
+
 async function runLevel(ctx: PhaseContext, inputs: LoadInputs, req: ChatRequest, concurrency: number): Promise<LoadLevel> {
   const cfg = ctx.scenario.load;
   const podBefore = await inputs.podIdentity();
@@ -84,6 +88,7 @@ async function runLevel(ctx: PhaseContext, inputs: LoadInputs, req: ChatRequest,
   let vllmSeries: ScrapeSeries<VllmSnapshot> | null = null;
   let dcgmSeries: ScrapeSeries<GpuPoint> | null = null;
   const label = `load c=${concurrency}`;
+  const idleBefore = await waitForIdle(ctx.client, inputs.metricsUrl, ctx.model, IDLE_TIMEOUT_MS, ctx.signal);
   const loop = await runClosedLoop({
     concurrency,
     warmupMs: cfg.warmupSeconds * 1000,
@@ -125,6 +130,7 @@ async function runLevel(ctx: PhaseContext, inputs: LoadInputs, req: ChatRequest,
   const plannedSeconds = cfg.durationSeconds;
   const invalidReasons = [
     pc.invalid,
+    idleBefore.reason?.startsWith("server still busy") ? `${idleBefore.reason} before the level: its peaks would include earlier requests` : null,
     loop.stoppedBy,
     loop.interrupted ? "interrupted (SIGINT)" : null,
     loop.hitMaxRequests ? `stopped at the request cap (${cfg.maxRequestsPerLevel})` : null,
@@ -138,6 +144,7 @@ async function runLevel(ctx: PhaseContext, inputs: LoadInputs, req: ChatRequest,
     status: loop.interrupted ? "incomplete" : loop.stoppedBy ? "failed" : "ok",
     error: loop.stoppedBy ?? (loop.interrupted ? "interrupted" : null),
     warmupSeconds: cfg.warmupSeconds,
+    idleBeforeSeconds: idleBefore,
     windowStartEpochMs: loop.windowStartEpochMs,
     windowEndEpochMs: loop.windowEndEpochMs,
     windowSeconds,

@@ -8,7 +8,7 @@ import type { KvCapacityLog } from "../metrics/vllm";
 import type { Summary } from "../stats";
 
 /** Bumped on any incompatible change of BenchmarkResult. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 export const RESULT_KIND = "vllm-tuner.benchmark";
 
 /**
@@ -109,6 +109,8 @@ export interface LoadLevel {
   readonly status: PhaseStatus;
   readonly error: string | null;
   readonly warmupSeconds: number;
+  /** Seconds spent waiting for the server to hold no request before the level began. */
+  readonly idleBeforeSeconds: Measured<number>;
   readonly windowStartEpochMs: number;
   readonly windowEndEpochMs: number;
   readonly windowSeconds: number;

@@ -8,7 +8,7 @@ import { summarize } from "../../../benchmarks/stats";
 export function level(concurrency: number, rps: number, e2eMs: number, waiting: number, preemptions: number | null, valid = true): LoadLevel {
   const e2e = summarize([e2eMs])!;
   return {
-    concurrency, status: "ok", error: null, warmupSeconds: 1, windowStartEpochMs: 0, windowEndEpochMs: 5000, windowSeconds: 5,
+    concurrency, status: "ok", error: null, warmupSeconds: 1, idleBeforeSeconds: measured(0), windowStartEpochMs: 0, windowEndEpochMs: 5000, windowSeconds: 5,
     counts: { succeeded: Math.round(rps * 5), errored: 0, incomplete: 0, errorsByStatus: {} },
     requestsPerSecond: rps, outputTokensPerSecond: rps * 128, ttftMs: summarize([100]), itlMs: summarize([10]), e2eMs: e2e,
     server: {
@@ -25,7 +25,7 @@ export function level(concurrency: number, rps: number, e2eMs: number, waiting: 
 
 export function result(stack: string, levels: LoadLevel[], over: Partial<BenchmarkResult> = {}): BenchmarkResult {
   return {
-    schemaVersion: 1, kind: "vllm-tuner.benchmark",
+    schemaVersion: 2, kind: "vllm-tuner.benchmark",
     tool: { name: "vllm-tuner-benchmark", version: "0.1.0", gitCommit: "abc", gitDirty: false },
     environment: { node: "v24", platform: "linux", arch: "x64", hostname: "h", cpus: 2 },
     stack, startedAt: "2025-06-01T10:00:00.000Z", finishedAt: "2025-06-01T10:05:00.000Z", complete: true, valid: true, invalidReasons: [],

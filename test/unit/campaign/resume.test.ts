@@ -26,7 +26,7 @@ describe("campaign resume decision", () => {
     });
 
     it("compares against the config as the benchmark stores it (secret-looking keys redacted)", () => {
-        const full = { ...config, maxNumBatchedTokens: 0 };
+        const full = { ...config, apiKey: "never-stored" };
         const d = resumeDecision([stored("r.json", "2026-01-01T00:00:00.000Z", { outputs: { config } })], { ...target, config: full });
         assert.equal(d.skip, true);
     });
