@@ -3,7 +3,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import * as k8s from "@kubernetes/client-node";
-import { labNode, localPathStorageClass } from "./manifests";
+import { ignoreStatus } from "./api-errors";
+import { labNode, localPathStorageClass, VLLM_POD_SELECTOR } from "./manifests";
 import { KUBECONFIG_FILE, LAB_DIR, LabOptions, LabOptionsSchema, LabState, STATE_FILE } from "./options";
 import { findTool } from "./tools";
 
@@ -24,7 +25,6 @@ function binaryFlags(): string[] {
  * kwok heartbeats the node and runs ordinary pods; the vLLM pods' status is left to the lab's own
  * kubelet (lab/kubelet.ts), which ties Ready to a simulated model load and a serving simulator.
  */
-export const VLLM_POD_SELECTOR = "app.kubernetes.io/name=vllm";
 
 function writeKwokConfig(): string {
     const file = path.join(LAB_DIR, "kwok.yaml");
@@ -153,8 +153,8 @@ export async function stopLab(): Promise<void> {
 async function applyBaseObjects(kc: k8s.KubeConfig, nodeName: string): Promise<void> {
     const core = kc.makeApiClient(k8s.CoreV1Api);
     const storage = kc.makeApiClient(k8s.StorageV1Api);
-    await core.createNode({ body: labNode(nodeName) }).catch(ignoreConflict);
-    await storage.createStorageClass({ body: localPathStorageClass() }).catch(ignoreConflict);
+    await core.createNode({ body: labNode(nodeName) }).catch(ignoreStatus(409));
+    await storage.createStorageClass({ body: localPathStorageClass() }).catch(ignoreStatus(409));
 }
 
 async function waitForNodeReady(kc: k8s.KubeConfig, nodeName: string): Promise<void> {
@@ -177,10 +177,6 @@ async function nodeReady(kubeconfig: string, nodeName: string): Promise<boolean>
     } catch {
         return false;
     }
-}
-
-function ignoreConflict(error: unknown): void {
-    if ((error as { code?: number }).code !== 409) throw error;
 }
 
 function processAlive(pid: number): boolean {

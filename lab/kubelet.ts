@@ -4,7 +4,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { request } from "undici";
-import { MODEL_CACHED_ANNOTATION, podStatusAt } from "./manifests";
+import { ignoreStatus } from "./api-errors";
+import { MODEL_CACHED_ANNOTATION, podStatusAt, VLLM_POD_SELECTOR } from "./manifests";
 import { LAB_DIR, LabOptions } from "./options";
 import { simArgsFor } from "./sim-args";
 import { SimEndpoint } from "./sim-endpoint";
@@ -63,7 +64,7 @@ export class LabKubelet {
     async tick(now = new Date()): Promise<void> {
         const list = await this.core.listPodForAllNamespaces({
             fieldSelector: `spec.nodeName=${this.options.nodeName}`,
-            labelSelector: "app.kubernetes.io/name=vllm",
+            labelSelector: VLLM_POD_SELECTOR,
         });
         const seen = new Set<string>();
         for (const pod of list.items) {
@@ -130,7 +131,7 @@ export class LabKubelet {
         // No real kubelet will confirm termination, so finish the deletion the API server is waiting for.
         await this.core
             .deleteNamespacedPod({ name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, gracePeriodSeconds: 0 })
-            .catch((error: unknown) => ignoreNotFound(error));
+            .catch(ignoreStatus(404));
     }
 
     private forget(runtime: PodRuntime, reason: string): void {
@@ -235,8 +236,4 @@ export function podIPFor(uid: string): string {
     let hash = 0;
     for (const ch of uid) hash = (hash * 31 + ch.charCodeAt(0)) >>> 0;
     return `10.244.0.${(hash % 250) + 2}`;
-}
-
-export function ignoreNotFound(error: unknown): void {
-    if ((error as { code?: number }).code !== 404) throw error;
 }

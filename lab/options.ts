@@ -8,9 +8,14 @@ export const LAB_DIR = path.resolve(__dirname, "..", ".lab");
 export const STATE_FILE = path.join(LAB_DIR, "state.json");
 export const KUBECONFIG_FILE = path.join(LAB_DIR, "kubeconfig");
 
-/** Built tools live outside the repo (lab/toolchain/build.sh puts them here). */
-export function toolchainBin(): string {
-    return path.join(process.env.VLLM_LAB_HOME ?? path.join(os.homedir(), ".cache", "vllm-lab"), "bin");
+/** The lab's cache root outside the repo: `$VLLM_LAB_HOME`, else ~/.cache/vllm-lab. */
+export function labHome(env: Readonly<Record<string, string | undefined>> = process.env): string {
+    return env["VLLM_LAB_HOME"] ?? path.join(os.homedir(), ".cache", "vllm-lab");
+}
+
+/** Built tools live here (lab/toolchain/build.sh puts them there). */
+export function toolchainBin(env: Readonly<Record<string, string | undefined>> = process.env): string {
+    return path.join(labHome(env), "bin");
 }
 
 function defaultClusterName(): string {

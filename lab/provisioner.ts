@@ -1,6 +1,6 @@
 import * as k8s from "@kubernetes/client-node";
 import { provisionedVolume, PROVISIONER } from "./manifests";
-import { ignoreNotFound } from "./kubelet";
+import { ignoreStatus } from "./api-errors";
 
 const SELECTED_NODE = "volume.kubernetes.io/selected-node";
 
@@ -23,14 +23,12 @@ export class LabProvisioner {
             if (claim.status?.phase !== "Pending" || claim.spec?.storageClassName !== "local-path" || !node) continue;
             const volume = provisionedVolume(claim, node);
             if (existing.has(volume.metadata?.name)) continue;
-            await this.core.createPersistentVolume({ body: volume }).catch((e: unknown) => {
-                if ((e as { code?: number }).code !== 409) throw e;
-            });
+            await this.core.createPersistentVolume({ body: volume }).catch(ignoreStatus(409));
         }
         for (const volume of volumes.items) {
             const ours = volume.metadata?.annotations?.["pv.kubernetes.io/provisioned-by"] === PROVISIONER;
             if (ours && volume.status?.phase === "Released") {
-                await this.core.deletePersistentVolume({ name: volume.metadata!.name! }).catch(ignoreNotFound);
+                await this.core.deletePersistentVolume({ name: volume.metadata!.name! }).catch(ignoreStatus(404));
             }
         }
     }

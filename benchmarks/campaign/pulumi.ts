@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
+import { labHome } from "../../lab/options";
 
 /**
  * The campaign's only seam to Pulumi: deploy a stack and return its outputs, or destroy it.
@@ -60,10 +60,7 @@ export function pulumiEnv(input: EnvInput, inherited: Readonly<Record<string, st
     return env;
 }
 
-/** The lab's cache root: `$VLLM_LAB_HOME`, else ~/.cache/vllm-lab (lab/toolchain/build.sh installs there). */
-export function labHome(env: Readonly<Record<string, string | undefined>> = process.env): string {
-    return env["VLLM_LAB_HOME"] ?? path.join(os.homedir(), ".cache", "vllm-lab");
-}
+export { labHome };
 
 /** The first `pulumi` on PATH, or null. */
 export function pulumiOnPath(pathVar: string | undefined, exists: (p: string) => boolean = fs.existsSync): string | null {

@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { createServer } from "node:net";
-import { homedir } from "node:os";
 import { delimiter, join } from "node:path";
+import { toolchainBin } from "../../../lab/options";
 
 const NAME = "llm-d-inference-sim";
 
@@ -19,7 +19,7 @@ function executable(path: string): boolean {
 export function locateSimulator(env: NodeJS.ProcessEnv = process.env): string | null {
   const explicit = env["LLM_D_INFERENCE_SIM"];
   if (explicit) return executable(explicit) ? explicit : null;
-  const lab = join(env["VLLM_LAB_HOME"] ?? join(homedir(), ".cache", "vllm-lab"), "bin", NAME);
+  const lab = join(toolchainBin(env), NAME);
   if (executable(lab)) return lab;
   for (const dir of (env["PATH"] ?? "").split(delimiter)) {
     if (dir && executable(join(dir, NAME))) return join(dir, NAME);
