@@ -25,7 +25,6 @@ function binaryFlags(): string[] {
  * kwok heartbeats the node and runs ordinary pods; the vLLM pods' status is left to the lab's own
  * kubelet (lab/kubelet.ts), which ties Ready to a simulated model load and a serving simulator.
  */
-
 function writeKwokConfig(): string {
     const file = path.join(LAB_DIR, "kwok.yaml");
     fs.writeFileSync(
