@@ -9,21 +9,28 @@ const stack = pulumi.getStack();
 
 const ns = new Namespace("vllm", { name: candidate.namespace });
 const cache = new ModelCache("model-cache", { config: candidate, namespace: ns.name });
-const server = new VllmServer("vllm", { config: candidate, namespace: ns.name, stack, hfToken, apiKey }, { dependsOn: [cache] });
+const server = new VllmServer(
+  "vllm",
+  { config: candidate, namespace: ns.name, stack, hfToken, apiKey },
+  { dependsOn: [cache] },
+);
 
 const record = stackOutputs(candidate, { stack, hfToken: hfToken !== undefined, apiKey: apiKey !== undefined });
 const assignedNodePort = server.service.spec.ports.apply((ports) => ports[0]?.nodePort ?? null);
 
 if (candidate.benchmarkOnDeploy) {
-    new PostDeployBenchmark("post-deploy", {
-        deployment: server.deployment,
-        outputs: assignedNodePort.apply((port) => ({ ...record, nodePort: port })),
-        // Without an explicit URL, the NodePort on this machine (pulumi runs on the k3s node).
-        endpoint: candidate.benchmarkEndpoint !== "" ? candidate.benchmarkEndpoint : assignedNodePort.apply((port) => `http://127.0.0.1:${port}`),
-        scenario: candidate.benchmarkScenario,
-        stack,
-        projectDir: process.cwd(),
-    });
+  new PostDeployBenchmark("post-deploy", {
+    deployment: server.deployment,
+    outputs: assignedNodePort.apply((port) => ({ ...record, nodePort: port })),
+    // Without an explicit URL, the NodePort on this machine (pulumi runs on the k3s node).
+    endpoint:
+      candidate.benchmarkEndpoint !== ""
+        ? candidate.benchmarkEndpoint
+        : assignedNodePort.apply((port) => `http://127.0.0.1:${port}`),
+    scenario: candidate.benchmarkScenario,
+    stack,
+    projectDir: process.cwd(),
+  });
 }
 
 export const namespace = ns.name;

@@ -3,18 +3,17 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
-import { loadStackOutputs, resolveEndpoint } from "./config/outputs";
-import { buildScenario, PHASES, PRESETS, type PresetName, readScenarioFile } from "./config/scenario";
+import { UsageError } from "../common/usage-error";
+import { buildScenario, PHASES, PRESETS, type PresetName, readScenarioFile } from "./inputs/scenario";
+import { loadStackOutputs, resolveEndpoint } from "./inputs/stack-outputs";
+import { silentProgress, stderrProgress } from "./progress";
 import { compareResults, renderComparison } from "./report/compare";
 import { chartFromResults } from "./report/svg";
 import { fileStamp, readResult, writeResult } from "./result/files";
 import { PreflightError, runBenchmark } from "./run";
-import { silentProgress, stderrProgress } from "./progress";
 
 /** Exit codes: documented in benchmarks/README.md. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3, httpError: 4, timeout: 5, interrupted: 130 } as const;
-
-class UsageError extends Error {}
 
 const USAGE = `Usage:
   bench [run] [--stack NAME] [--outputs FILE | --outputs-json JSON] [--endpoint URL] [options]
@@ -91,7 +90,12 @@ async function runCommand(argv: string[], cwd: string): Promise<number> {
   let endpoint;
   try {
     scenario = buildScenario(layers, values.scenario ? `scenario ${values.scenario}` : "scenario");
-    outputs = await loadStackOutputs({ outputsFile: values.outputs, outputsJson: values["outputs-json"], stack: values.stack, cwd });
+    outputs = await loadStackOutputs({
+      outputsFile: values.outputs,
+      outputsJson: values["outputs-json"],
+      stack: values.stack,
+      cwd,
+    });
     endpoint = resolveEndpoint(outputs, values.endpoint);
   } catch (err) {
     throw new UsageError((err as Error).message);
@@ -102,7 +106,9 @@ async function runCommand(argv: string[], cwd: string): Promise<number> {
   const onSigint = () => {
     interrupts += 1;
     if (interrupts > 1) process.exit(EXIT.interrupted);
-    progress.log("interrupted: finishing the current request and writing a partial result (Ctrl-C again to quit at once)");
+    progress.log(
+      "interrupted: finishing the current request and writing a partial result (Ctrl-C again to quit at once)",
+    );
     controller.abort();
   };
   process.on("SIGINT", onSigint);
@@ -139,7 +145,9 @@ async function runCommand(argv: string[], cwd: string): Promise<number> {
     return EXIT.ok;
   } catch (err) {
     if (err instanceof PreflightError) {
-      process.stderr.write(`error: ${err.message}\nCheck that the server runs and --endpoint is right (e.g. kubectl port-forward), or raise --wait-ready.\n`);
+      process.stderr.write(
+        `error: ${err.message}\nCheck that the server runs and --endpoint is right (e.g. kubectl port-forward), or raise --wait-ready.\n`,
+      );
       return err.kind === "unreachable" ? EXIT.unreachable : err.kind === "timeout" ? EXIT.timeout : EXIT.httpError;
     }
     throw err;

@@ -1,5 +1,7 @@
 /** A measured figure, or null with the reason it could not be measured (never a made-up zero). */
-export type Measured<T> = { readonly value: T; readonly reason: null } | { readonly value: null; readonly reason: string };
+export type Measured<T> =
+  | { readonly value: T; readonly reason: null }
+  | { readonly value: null; readonly reason: string };
 
 export const measured = <T>(value: T): Measured<T> => ({ value, reason: null });
 export const missing = (reason: string): Measured<never> => ({ value: null, reason });

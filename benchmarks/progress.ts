@@ -23,7 +23,9 @@ export function stderrProgress(stream: NodeJS.WriteStream = process.stderr): Pro
       if (tty) {
         const width = 30;
         const full = Math.round(f * width);
-        stream.write(`\r${label} [${"#".repeat(full)}${"-".repeat(width - full)}] ${Math.round(f * 100)}% ${detail}\x1b[K`);
+        stream.write(
+          `\r${label} [${"#".repeat(full)}${"-".repeat(width - full)}] ${Math.round(f * 100)}% ${detail}\x1b[K`,
+        );
         drawn = true;
       } else if (Date.now() - lastPlain >= 10_000) {
         // Non-terminal stderr (CI, Pulumi command logs): one line every 10 s, not a flood.

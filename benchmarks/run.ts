@@ -1,11 +1,11 @@
-import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { cpus, hostname } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { redactSecrets, type StackOutputs } from "./config/outputs";
-import { PHASES, type Scenario } from "./config/scenario";
+import { gitInfo } from "../common/git-info";
 import { ApiClient, TransportError } from "./http/client";
+import { PHASES, type Scenario } from "./inputs/scenario";
+import { redactSecrets, type StackOutputs } from "./inputs/stack-outputs";
 import { apiErrorMessage, Cluster } from "./kube/cluster";
 import type { PodIdentity } from "./kube/readiness";
 import { type Measured, measured, missing } from "./measured";
@@ -54,23 +54,16 @@ export class PreflightError extends Error {
   }
 }
 
-function git(cwd: string, args: string[]): string | null {
-  try {
-    return execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
-  } catch {
-    return null;
-  }
-}
-
 function toolInfo(cwd: string): BenchmarkResult["tool"] {
   let version = "unknown";
   try {
-    version = (JSON.parse(readFileSync(join(__dirname, "..", "package.json"), "utf8")) as { version?: string }).version ?? version;
+    version =
+      (JSON.parse(readFileSync(join(__dirname, "..", "package.json"), "utf8")) as { version?: string }).version ??
+      version;
   } catch {
     // a copied benchmarks/ folder without package.json still runs
   }
-  const status = git(cwd, ["status", "--porcelain", "--untracked-files=no"]);
-  return { name: "vllm-tuner-benchmark", version, gitCommit: git(cwd, ["rev-parse", "HEAD"]), gitDirty: status === null ? null : status.length > 0 };
+  return { name: "vllm-tuner-benchmark", version, ...gitInfo(cwd) };
 }
 
 /** Polls `/health` until 200; throws PreflightError with what went wrong last. */
@@ -101,7 +94,11 @@ export async function runBenchmark(opts: RunOptions): Promise<BenchmarkResult> {
   const selected = PHASES.filter((p) => scenario.phases.includes(p));
   const model = opts.outputs.servedModelName;
   const metricsUrl = opts.metricsUrl ?? `${opts.endpoint}/metrics`;
-  const client = new ApiClient({ endpoint: opts.endpoint, apiKey: opts.apiKey, connections: Math.max(16, ...scenario.load.concurrency) + 4 });
+  const client = new ApiClient({
+    endpoint: opts.endpoint,
+    apiKey: opts.apiKey,
+    connections: Math.max(16, ...scenario.load.concurrency) + 4,
+  });
   const ctx: PhaseContext = { client, model, scenario, signal, progress };
   const phases: BenchmarkResult["phases"] = {};
 
@@ -110,7 +107,16 @@ export async function runBenchmark(opts: RunOptions): Promise<BenchmarkResult> {
     if (opts.noCluster) cluster = missing("cluster access disabled (--no-cluster)");
     else {
       try {
-        cluster = measured(await Cluster.connect({ namespace: opts.outputs.namespace, deploymentName: opts.outputs.deploymentName, cacheClaimName: opts.outputs.cacheClaimName }, opts.kubeconfig));
+        cluster = measured(
+          await Cluster.connect(
+            {
+              namespace: opts.outputs.namespace,
+              deploymentName: opts.outputs.deploymentName,
+              cacheClaimName: opts.outputs.cacheClaimName,
+            },
+            opts.kubeconfig,
+          ),
+        );
       } catch (err) {
         if (opts.requireCluster) throw err;
         cluster = missing(apiErrorMessage(err));
@@ -134,12 +140,31 @@ export async function runBenchmark(opts: RunOptions): Promise<BenchmarkResult> {
       switch (phase) {
         case "readiness": {
           const t = nowIso();
-          if (cluster.value === null) phases.readiness = { status: "unavailable", error: `no cluster access: ${cluster.reason}`, startedAt: t, finishedAt: nowIso(), report: null };
+          if (cluster.value === null)
+            phases.readiness = {
+              status: "unavailable",
+              error: `no cluster access: ${cluster.reason}`,
+              startedAt: t,
+              finishedAt: nowIso(),
+              report: null,
+            };
           else {
             try {
-              phases.readiness = { status: "ok", error: null, startedAt: t, finishedAt: nowIso(), report: await cluster.value.readiness() };
+              phases.readiness = {
+                status: "ok",
+                error: null,
+                startedAt: t,
+                finishedAt: nowIso(),
+                report: await cluster.value.readiness(),
+              };
             } catch (err) {
-              phases.readiness = { status: "failed", error: apiErrorMessage(err), startedAt: t, finishedAt: nowIso(), report: null };
+              phases.readiness = {
+                status: "failed",
+                error: apiErrorMessage(err),
+                startedAt: t,
+                finishedAt: nowIso(),
+                report: null,
+              };
             }
           }
           break;
@@ -166,7 +191,12 @@ export async function runBenchmark(opts: RunOptions): Promise<BenchmarkResult> {
           phases.context = await contextPhase(ctx, phases.identity?.servedModel?.maxModelLen ?? null);
           break;
         case "load":
-          phases.load = await loadPhase(ctx, { metricsUrl, gpu: opts.gpu ?? {}, namespace: opts.outputs.namespace, podIdentity });
+          phases.load = await loadPhase(ctx, {
+            metricsUrl,
+            gpu: opts.gpu ?? {},
+            namespace: opts.outputs.namespace,
+            podIdentity,
+          });
           break;
         case "inputLength":
           phases.inputLength = await inputLengthPhase(ctx);
@@ -206,13 +236,20 @@ export async function runBenchmark(opts: RunOptions): Promise<BenchmarkResult> {
     if (signal.aborted) invalidReasons.push("interrupted (SIGINT): partial result");
     if (stoppedReason) invalidReasons.push(stoppedReason);
     for (const [name, p] of Object.entries(phases) as Array<[string, PhaseBase]>) {
-      if (p.status === "failed" || p.status === "incomplete") invalidReasons.push(`phase ${name} ${p.status}: ${p.error ?? ""}`);
+      if (p.status === "failed" || p.status === "incomplete")
+        invalidReasons.push(`phase ${name} ${p.status}: ${p.error ?? ""}`);
     }
     for (const level of phases.load?.levels ?? []) {
       if (!level.valid) invalidReasons.push(`load c=${level.concurrency} invalid: ${level.invalidReasons.join("; ")}`);
     }
-    if (pod0.value && pod1.value && (pod0.value.uid !== pod1.value.uid || pod0.value.restartCount !== pod1.value.restartCount)) {
-      invalidReasons.push(`pod changed or restarted during the run (${pod0.value.name}/${pod0.value.restartCount} -> ${pod1.value.name}/${pod1.value.restartCount})`);
+    if (
+      pod0.value &&
+      pod1.value &&
+      (pod0.value.uid !== pod1.value.uid || pod0.value.restartCount !== pod1.value.restartCount)
+    ) {
+      invalidReasons.push(
+        `pod changed or restarted during the run (${pod0.value.name}/${pod0.value.restartCount} -> ${pod1.value.name}/${pod1.value.restartCount})`,
+      );
     }
     const complete = !signal.aborted && stoppedReason === null && selected.every((p) => phases[p] !== undefined);
     const pod = pod1.value ?? pod0.value;
@@ -220,14 +257,25 @@ export async function runBenchmark(opts: RunOptions): Promise<BenchmarkResult> {
       schemaVersion: SCHEMA_VERSION,
       kind: RESULT_KIND,
       tool: toolInfo(cwd),
-      environment: { node: process.version, platform: process.platform, arch: process.arch, hostname: hostname(), cpus: cpus().length },
+      environment: {
+        node: process.version,
+        platform: process.platform,
+        arch: process.arch,
+        hostname: hostname(),
+        cpus: cpus().length,
+      },
       stack: opts.stack,
       startedAt,
       finishedAt: nowIso(),
       complete,
       valid: complete && invalidReasons.length === 0,
       invalidReasons,
-      target: { endpoint: opts.endpoint, metricsUrl, servedModelName: model, kubernetesServer: cluster.value?.server ?? null },
+      target: {
+        endpoint: opts.endpoint,
+        metricsUrl,
+        servedModelName: model,
+        kubernetesServer: cluster.value?.server ?? null,
+      },
       cluster: cluster.value ? measured({ server: cluster.value.server }) : missing(cluster.reason),
       image: opts.outputs.image ?? null,
       vllmVersion: phases.identity?.vllmVersion.value ?? null,

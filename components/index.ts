@@ -1,5 +1,5 @@
-export * from "./namespace";
 export * from "./model-cache";
-export * from "./vllm-server";
+export * from "./namespace";
 export * from "./post-deploy-benchmark";
 export * as render from "./render";
+export * from "./vllm-server";

@@ -1,13 +1,16 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { CandidateConfig } from "../config/schema";
+import type { CandidateConfig } from "../config/schema";
 import { cacheClaimLabels, cacheClaimSpec } from "./render/cache-claim";
 import { coldClaimName, SHARED_OBJECT_ANNOTATIONS } from "./render/names";
 
 export interface ModelCacheArgs {
-    readonly config: Pick<CandidateConfig, "cacheMode" | "cacheClaimName" | "cacheRunId" | "cacheStorageClass" | "cacheSizeGi">;
-    /** Namespace the claims live in. */
-    readonly namespace: pulumi.Input<string>;
+  readonly config: Pick<
+    CandidateConfig,
+    "cacheMode" | "cacheClaimName" | "cacheRunId" | "cacheStorageClass" | "cacheSizeGi"
+  >;
+  /** Namespace the claims live in. */
+  readonly namespace: pulumi.Input<string>;
 }
 
 /**
@@ -16,45 +19,50 @@ export interface ModelCacheArgs {
  * claim named after its run id, which exists to measure a cold start and goes with its stack.
  */
 export class ModelCache extends pulumi.ComponentResource {
-    readonly warmClaim: k8s.core.v1.PersistentVolumeClaim;
-    readonly coldClaim: k8s.core.v1.PersistentVolumeClaim | undefined;
-    /** The claim this candidate's pod mounts. */
-    readonly mountedClaimName: pulumi.Output<string>;
+  readonly warmClaim: k8s.core.v1.PersistentVolumeClaim;
+  readonly coldClaim: k8s.core.v1.PersistentVolumeClaim | undefined;
+  /** The claim this candidate's pod mounts. */
+  readonly mountedClaimName: pulumi.Output<string>;
 
-    constructor(name: string, args: ModelCacheArgs, opts?: pulumi.ComponentResourceOptions) {
-        super("vllm-tuner:cache:ModelCache", name, {}, opts);
-        const c = args.config;
-        // local-path binds on first consumer: waiting for Bound here would deadlock against the pod
-        // that is created after this claim. The Deployment's readiness wait covers binding instead.
-        const annotations = { ...SHARED_OBJECT_ANNOTATIONS, "pulumi.com/skipAwait": "true" };
+  constructor(name: string, args: ModelCacheArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("vllm-tuner:cache:ModelCache", name, {}, opts);
+    const c = args.config;
+    // local-path binds on first consumer: waiting for Bound here would deadlock against the pod
+    // that is created after this claim. The Deployment's readiness wait covers binding instead.
+    const annotations = { ...SHARED_OBJECT_ANNOTATIONS, "pulumi.com/skipAwait": "true" };
 
-        this.warmClaim = new k8s.core.v1.PersistentVolumeClaim(
-            `${name}-warm`,
+    this.warmClaim = new k8s.core.v1.PersistentVolumeClaim(
+      `${name}-warm`,
+      {
+        metadata: {
+          name: c.cacheClaimName,
+          namespace: args.namespace,
+          labels: cacheClaimLabels("warm", ""),
+          annotations,
+        },
+        spec: cacheClaimSpec(c),
+      },
+      { parent: this, retainOnDelete: true, deleteBeforeReplace: true },
+    );
+
+    this.coldClaim =
+      c.cacheMode === "cold"
+        ? new k8s.core.v1.PersistentVolumeClaim(
+            `${name}-cold`,
             {
-                metadata: { name: c.cacheClaimName, namespace: args.namespace, labels: cacheClaimLabels("warm", ""), annotations },
-                spec: cacheClaimSpec(c),
+              metadata: {
+                name: coldClaimName(c),
+                namespace: args.namespace,
+                labels: cacheClaimLabels("cold", c.cacheRunId),
+                annotations,
+              },
+              spec: cacheClaimSpec(c),
             },
-            { parent: this, retainOnDelete: true, deleteBeforeReplace: true },
-        );
+            { parent: this, deleteBeforeReplace: true },
+          )
+        : undefined;
 
-        this.coldClaim =
-            c.cacheMode === "cold"
-                ? new k8s.core.v1.PersistentVolumeClaim(
-                      `${name}-cold`,
-                      {
-                          metadata: {
-                              name: coldClaimName(c),
-                              namespace: args.namespace,
-                              labels: cacheClaimLabels("cold", c.cacheRunId),
-                              annotations,
-                          },
-                          spec: cacheClaimSpec(c),
-                      },
-                      { parent: this, deleteBeforeReplace: true },
-                  )
-                : undefined;
-
-        this.mountedClaimName = (this.coldClaim ?? this.warmClaim).metadata.name;
-        this.registerOutputs({ mountedClaimName: this.mountedClaimName });
-    }
+    this.mountedClaimName = (this.coldClaim ?? this.warmClaim).metadata.name;
+    this.registerOutputs({ mountedClaimName: this.mountedClaimName });
+  }
 }

@@ -1,20 +1,20 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { CandidateConfig } from "../config/schema";
-import { deploymentSpec, SecretRefs } from "./render/deployment";
+import type { CandidateConfig } from "../config/schema";
+import { deploymentSpec, type SecretRefs } from "./render/deployment";
 import { apiKeySecretName, commonLabels, hfTokenSecretName, SHARED_OBJECT_ANNOTATIONS } from "./render/names";
 import { serviceSpec } from "./render/service";
 
 export interface VllmServerArgs {
-    readonly config: CandidateConfig;
-    /** Namespace to deploy into. */
-    readonly namespace: pulumi.Input<string>;
-    /** Name of the stack applying this candidate; recorded on the Deployment so the live object says who set it. */
-    readonly stack: string;
-    /** Hugging Face token (a Pulumi secret); omitted for public checkpoints. */
-    readonly hfToken?: pulumi.Input<string>;
-    /** Key clients must send; vLLM reads it from VLLM_API_KEY. */
-    readonly apiKey?: pulumi.Input<string>;
+  readonly config: CandidateConfig;
+  /** Namespace to deploy into. */
+  readonly namespace: pulumi.Input<string>;
+  /** Name of the stack applying this candidate; recorded on the Deployment so the live object says who set it. */
+  readonly stack: string;
+  /** Hugging Face token (a Pulumi secret); omitted for public checkpoints. */
+  readonly hfToken?: pulumi.Input<string>;
+  /** Key clients must send; vLLM reads it from VLLM_API_KEY. */
+  readonly apiKey?: pulumi.Input<string>;
 }
 
 /**
@@ -23,56 +23,70 @@ export interface VllmServerArgs {
  * Pulumi's own (no skipAwait): `pulumi up` returns when the new pod is Ready, not before.
  */
 export class VllmServer extends pulumi.ComponentResource {
-    readonly deployment: k8s.apps.v1.Deployment;
-    readonly service: k8s.core.v1.Service;
-    readonly hfTokenSecret: k8s.core.v1.Secret | undefined;
-    readonly apiKeySecret: k8s.core.v1.Secret | undefined;
+  readonly deployment: k8s.apps.v1.Deployment;
+  readonly service: k8s.core.v1.Service;
+  readonly hfTokenSecret: k8s.core.v1.Secret | undefined;
+  readonly apiKeySecret: k8s.core.v1.Secret | undefined;
 
-    constructor(name: string, args: VllmServerArgs, opts?: pulumi.ComponentResourceOptions) {
-        super("vllm-tuner:serving:VllmServer", name, {}, opts);
-        const c = args.config;
-        const shared = { parent: this, retainOnDelete: true, deleteBeforeReplace: true };
-        const metadata = (objectName: string) => ({
-            name: objectName,
-            namespace: args.namespace,
-            labels: commonLabels(c),
-            annotations: { ...SHARED_OBJECT_ANNOTATIONS },
-        });
+  constructor(name: string, args: VllmServerArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("vllm-tuner:serving:VllmServer", name, {}, opts);
+    const c = args.config;
+    const shared = { parent: this, retainOnDelete: true, deleteBeforeReplace: true };
+    const metadata = (objectName: string) => ({
+      name: objectName,
+      namespace: args.namespace,
+      labels: commonLabels(c),
+      annotations: { ...SHARED_OBJECT_ANNOTATIONS },
+    });
 
-        this.hfTokenSecret = args.hfToken === undefined ? undefined : new k8s.core.v1.Secret(
+    this.hfTokenSecret =
+      args.hfToken === undefined
+        ? undefined
+        : new k8s.core.v1.Secret(
             `${name}-hf-token`,
-            { metadata: metadata(hfTokenSecretName(c)), type: "Opaque", stringData: { token: pulumi.secret(args.hfToken) } },
-            shared,
-        );
-        this.apiKeySecret = args.apiKey === undefined ? undefined : new k8s.core.v1.Secret(
-            `${name}-api-key`,
-            { metadata: metadata(apiKeySecretName(c)), type: "Opaque", stringData: { key: pulumi.secret(args.apiKey) } },
-            shared,
-        );
-        const secrets: SecretRefs = { hfToken: this.hfTokenSecret !== undefined, apiKey: this.apiKeySecret !== undefined };
-        const secretDeps = [this.hfTokenSecret, this.apiKeySecret].filter((s): s is k8s.core.v1.Secret => s !== undefined);
-
-        // Pulumi's rollout wait must outlast a cold start; its default (10 min) does not.
-        const rolloutMinutes = `${Math.ceil((c.startupBudgetSeconds + 300) / 60)}m`;
-        this.deployment = new k8s.apps.v1.Deployment(
-            `${name}-deployment`,
             {
-                metadata: {
-                    ...metadata(c.deploymentName),
-                    annotations: { ...SHARED_OBJECT_ANNOTATIONS, "vllm-tuner/stack": args.stack },
-                },
-                spec: deploymentSpec(c, secrets),
+              metadata: metadata(hfTokenSecretName(c)),
+              type: "Opaque",
+              stringData: { token: pulumi.secret(args.hfToken) },
             },
-            { ...shared, dependsOn: secretDeps, customTimeouts: { create: rolloutMinutes, update: rolloutMinutes } },
-        );
+            shared,
+          );
+    this.apiKeySecret =
+      args.apiKey === undefined
+        ? undefined
+        : new k8s.core.v1.Secret(
+            `${name}-api-key`,
+            {
+              metadata: metadata(apiKeySecretName(c)),
+              type: "Opaque",
+              stringData: { key: pulumi.secret(args.apiKey) },
+            },
+            shared,
+          );
+    const secrets: SecretRefs = { hfToken: this.hfTokenSecret !== undefined, apiKey: this.apiKeySecret !== undefined };
+    const secretDeps = [this.hfTokenSecret, this.apiKeySecret].filter((s): s is k8s.core.v1.Secret => s !== undefined);
 
-        this.service = new k8s.core.v1.Service(
-            `${name}-service`,
-            { metadata: metadata(c.deploymentName), spec: serviceSpec(c) },
-            // After the Deployment, so the Service's wait for endpoints starts when a pod is Ready.
-            { ...shared, dependsOn: [this.deployment] },
-        );
+    // Pulumi's rollout wait must outlast a cold start; its default (10 min) does not.
+    const rolloutMinutes = `${Math.ceil((c.startupBudgetSeconds + 300) / 60)}m`;
+    this.deployment = new k8s.apps.v1.Deployment(
+      `${name}-deployment`,
+      {
+        metadata: {
+          ...metadata(c.deploymentName),
+          annotations: { ...SHARED_OBJECT_ANNOTATIONS, "vllm-tuner/stack": args.stack },
+        },
+        spec: deploymentSpec(c, secrets),
+      },
+      { ...shared, dependsOn: secretDeps, customTimeouts: { create: rolloutMinutes, update: rolloutMinutes } },
+    );
 
-        this.registerOutputs({ deploymentName: this.deployment.metadata.name, serviceName: this.service.metadata.name });
-    }
+    this.service = new k8s.core.v1.Service(
+      `${name}-service`,
+      { metadata: metadata(c.deploymentName), spec: serviceSpec(c) },
+      // After the Deployment, so the Service's wait for endpoints starts when a pod is Ready.
+      { ...shared, dependsOn: [this.deployment] },
+    );
+
+    this.registerOutputs({ deploymentName: this.deployment.metadata.name, serviceName: this.service.metadata.name });
+  }
 }

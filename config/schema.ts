@@ -14,18 +14,18 @@ export const PROJECT = "vllm-tuner";
 
 /** Flags the typed knobs render; `extraArgs` may not repeat them. */
 export const TYPED_FLAGS = [
-    "--model",
-    "--revision",
-    "--served-model-name",
-    "--dtype",
-    "--max-model-len",
-    "--max-num-seqs",
-    "--gpu-memory-utilization",
-    "--max-num-batched-tokens",
-    "--limit-mm-per-prompt",
-    "--port",
-    "--host",
-    "--api-key",
+  "--model",
+  "--revision",
+  "--served-model-name",
+  "--dtype",
+  "--max-model-len",
+  "--max-num-seqs",
+  "--gpu-memory-utilization",
+  "--max-num-batched-tokens",
+  "--limit-mm-per-prompt",
+  "--port",
+  "--host",
+  "--api-key",
 ] as const;
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -33,96 +33,142 @@ const QUANTITY = /^([0-9]+(\.[0-9]+)?)(m|Ki|Mi|Gi|Ti)?$/;
 
 /** A field: how its config string becomes a value, and the sentence that says what is allowed. */
 interface Field<T extends z.ZodTypeAny> {
-    readonly schema: T;
-    readonly allowed: string;
+  readonly schema: T;
+  readonly allowed: string;
 }
 
 function field<T extends z.ZodTypeAny>(allowed: string, schema: T): Field<T> {
-    return { schema, allowed };
+  return { schema, allowed };
 }
 
 function integer(min: number, max: number) {
-    return z
-        .string()
-        .trim()
-        .regex(/^-?[0-9]+$/)
-        .transform(Number)
-        .pipe(z.number().int().min(min).max(max));
+  return z
+    .string()
+    .trim()
+    .regex(/^-?[0-9]+$/)
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
 }
 
 function text(pattern?: RegExp, maxLength = 253) {
-    const base = z.string().trim().min(1).max(maxLength);
-    return pattern ? base.regex(pattern) : base;
+  const base = z.string().trim().min(1).max(maxLength);
+  return pattern ? base.regex(pattern) : base;
 }
 
 function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
-    return z.string().trim().pipe(z.enum(values));
+  return z.string().trim().pipe(z.enum(values));
 }
 
 function jsonOf<T extends z.ZodTypeAny>(inner: T) {
-    return z.string().transform((raw, ctx) => {
-        try {
-            return JSON.parse(raw) as unknown;
-        } catch {
-            ctx.addIssue({ code: "custom", message: "not valid JSON" });
-            return z.NEVER;
-        }
-    }).pipe(inner);
+  return z
+    .string()
+    .transform((raw, ctx) => {
+      try {
+        return JSON.parse(raw) as unknown;
+      } catch {
+        ctx.addIssue({ code: "custom", message: "not valid JSON" });
+        return z.NEVER;
+      }
+    })
+    .pipe(inner);
 }
 
-const booleanString = z.string().trim().pipe(z.enum(["true", "false"])).transform((v) => v === "true");
+const booleanString = z
+  .string()
+  .trim()
+  .pipe(z.enum(["true", "false"]))
+  .transform((v) => v === "true");
 
 /** `--gpu-memory-utilization`: a fraction of the GPU's memory, kept as vLLM reads it. */
 const utilization = z
-    .string()
-    .trim()
-    .regex(/^(0(\.[0-9]+)?|1(\.0+)?)$/)
-    .transform(Number)
-    .pipe(z.number().gt(0.05).lte(1));
+  .string()
+  .trim()
+  .regex(/^(0(\.[0-9]+)?|1(\.0+)?)$/)
+  .transform(Number)
+  .pipe(z.number().gt(0.05).lte(1));
 
 /** `--limit-mm-per-prompt`: a JSON object of modality to a non-negative count. */
 const modalityLimits = jsonOf(z.record(z.string().regex(/^[a-z_]+$/), z.number().int().min(0).max(64)));
 
 export const FIELDS = {
-    image: field("a container image reference pinned by tag or digest (not :latest), e.g. vllm/vllm-openai:v0.24.0",
-        text(/^[a-z0-9][a-z0-9./_:@-]*$/, 512).refine((v) => /[:@]/.test(v.split("/").pop() ?? "") && !v.endsWith(":latest"))),
-    model: field("a Hugging Face repo id such as google/gemma-4-12B-it-qat-w4a16-ct, or an absolute path",
-        text(/^(\/[^\s]+|[A-Za-z0-9][\w.-]*\/[\w.-]+)$/, 256)),
-    revision: field("a 40-hex-digit commit of the model repo (pins exactly what is downloaded) or a branch/tag name",
-        text(/^[A-Za-z0-9._\-/]+$/, 128)),
-    servedModelName: field("the model id the API reports, letters, digits and . _ -", text(/^[A-Za-z0-9][\w.-]*$/, 128)),
-    dtype: field("one of auto, half, float16, bfloat16, float, float32", oneOf(["auto", "half", "float16", "bfloat16", "float", "float32"])),
-    maxModelLen: field("an integer from 256 to 1048576 (tokens of prompt + output)", integer(256, 1_048_576)),
-    maxNumSeqs: field("an integer from 1 to 1024 (sequences the scheduler runs at once)", integer(1, 1024)),
-    gpuMemoryUtilization: field("a decimal string above 0.05 and at most 1, e.g. \"0.80\"", utilization),
-    maxNumBatchedTokens: field("0 (leave vLLM's default; the flag is not rendered) or an integer from 256 to 1048576",
-        integer(0, 1_048_576).refine((v) => v === 0 || v >= 256)),
-    limitMmPerPrompt: field("a JSON object of modality to count 0-64, e.g. {\"image\": 0, \"audio\": 0}", modalityLimits),
-    extraArgs: field("a JSON array of strings, each flag starting with -- and none of the typed flags (" + TYPED_FLAGS.join(" ") + ")",
-        jsonOf(z.array(z.string().min(1).max(1024)).max(64))),
-    namespace: field("a DNS label (lowercase letters, digits, -; at most 63)", text(DNS_LABEL, 63)),
-    deploymentName: field("a DNS label (lowercase letters, digits, -; at most 63)", text(DNS_LABEL, 63)),
-    cacheMode: field("warm (mount the shared cache claim) or cold (a fresh claim per cacheRunId)", oneOf(["warm", "cold"])),
-    cacheClaimName: field("a DNS label (lowercase letters, digits, -; at most 63)", text(DNS_LABEL, 63)),
-    cacheStorageClass: field("a storage class name (k3s: local-path)", text(DNS_LABEL, 63)),
-    cacheSizeGi: field("an integer number of GiB from 1 to 4096", integer(1, 4096)),
-    cacheRunId: field("empty, or with cacheMode cold a DNS label naming this cold run (e.g. 20261129a)",
-        z.string().trim().max(20).refine((v) => v === "" || DNS_LABEL.test(v))),
-    gpuCount: field("an integer from 1 to 8 (nvidia.com/gpu limit)", integer(1, 8)),
-    cpuRequest: field("a CPU quantity such as 4 or 3500m", text(QUANTITY, 32).refine((v) => !/(Ki|Mi|Gi|Ti)$/.test(v))),
-    memoryRequestGi: field("an integer number of GiB from 1 to 1024", integer(1, 1024)),
-    memoryLimitGi: field("an integer number of GiB from 1 to 1024, not below memoryRequestGi", integer(1, 1024)),
-    shmSizeGi: field("an integer number of GiB from 1 to 256 (/dev/shm size)", integer(1, 256)),
-    serviceType: field("ClusterIP or NodePort", oneOf(["ClusterIP", "NodePort"])),
-    servicePort: field("a port from 1 to 65535 (vLLM listens on it too)", integer(1, 65535)),
-    serviceNodePort: field("0 (Kubernetes picks one) or a port from 1 to 65535 the cluster's node-port range allows; only with serviceType NodePort",
-        integer(0, 65535)),
-    startupBudgetSeconds: field("an integer from 60 to 14400: how long a pod may take to become Ready (cold downloads included)",
-        integer(60, 14_400)),
-    benchmarkOnDeploy: field("true or false", booleanString),
-    benchmarkEndpoint: field("empty, or the http(s) URL the post-deploy benchmark reaches vLLM at",
-        z.string().trim().refine((v) => v === "" || /^https?:\/\/[^\s]+$/.test(v))),
-    benchmarkScenario: field("empty (the seed's scenario) or a path to a scenario file, relative to the project", z.string().trim().max(512)),
+  image: field(
+    "a container image reference pinned by tag or digest (not :latest), e.g. vllm/vllm-openai:v0.24.0",
+    text(/^[a-z0-9][a-z0-9./_:@-]*$/, 512).refine(
+      (v) => /[:@]/.test(v.split("/").pop() ?? "") && !v.endsWith(":latest"),
+    ),
+  ),
+  model: field(
+    "a Hugging Face repo id such as google/gemma-4-12B-it-qat-w4a16-ct, or an absolute path",
+    text(/^(\/[^\s]+|[A-Za-z0-9][\w.-]*\/[\w.-]+)$/, 256),
+  ),
+  revision: field(
+    "a 40-hex-digit commit of the model repo (pins exactly what is downloaded) or a branch/tag name",
+    text(/^[A-Za-z0-9._\-/]+$/, 128),
+  ),
+  servedModelName: field("the model id the API reports, letters, digits and . _ -", text(/^[A-Za-z0-9][\w.-]*$/, 128)),
+  dtype: field(
+    "one of auto, half, float16, bfloat16, float, float32",
+    oneOf(["auto", "half", "float16", "bfloat16", "float", "float32"]),
+  ),
+  maxModelLen: field("an integer from 256 to 1048576 (tokens of prompt + output)", integer(256, 1_048_576)),
+  maxNumSeqs: field("an integer from 1 to 1024 (sequences the scheduler runs at once)", integer(1, 1024)),
+  gpuMemoryUtilization: field('a decimal string above 0.05 and at most 1, e.g. "0.80"', utilization),
+  maxNumBatchedTokens: field(
+    "0 (leave vLLM's default; the flag is not rendered) or an integer from 256 to 1048576",
+    integer(0, 1_048_576).refine((v) => v === 0 || v >= 256),
+  ),
+  limitMmPerPrompt: field('a JSON object of modality to count 0-64, e.g. {"image": 0, "audio": 0}', modalityLimits),
+  extraArgs: field(
+    "a JSON array of strings, each flag starting with -- and none of the typed flags (" + TYPED_FLAGS.join(" ") + ")",
+    jsonOf(z.array(z.string().min(1).max(1024)).max(64)),
+  ),
+  namespace: field("a DNS label (lowercase letters, digits, -; at most 63)", text(DNS_LABEL, 63)),
+  deploymentName: field("a DNS label (lowercase letters, digits, -; at most 63)", text(DNS_LABEL, 63)),
+  cacheMode: field(
+    "warm (mount the shared cache claim) or cold (a fresh claim per cacheRunId)",
+    oneOf(["warm", "cold"]),
+  ),
+  cacheClaimName: field("a DNS label (lowercase letters, digits, -; at most 63)", text(DNS_LABEL, 63)),
+  cacheStorageClass: field("a storage class name (k3s: local-path)", text(DNS_LABEL, 63)),
+  cacheSizeGi: field("an integer number of GiB from 1 to 4096", integer(1, 4096)),
+  cacheRunId: field(
+    "empty, or with cacheMode cold a DNS label naming this cold run (e.g. 20261129a)",
+    z
+      .string()
+      .trim()
+      .max(20)
+      .refine((v) => v === "" || DNS_LABEL.test(v)),
+  ),
+  gpuCount: field("an integer from 1 to 8 (nvidia.com/gpu limit)", integer(1, 8)),
+  cpuRequest: field(
+    "a CPU quantity such as 4 or 3500m",
+    text(QUANTITY, 32).refine((v) => !/(Ki|Mi|Gi|Ti)$/.test(v)),
+  ),
+  memoryRequestGi: field("an integer number of GiB from 1 to 1024", integer(1, 1024)),
+  memoryLimitGi: field("an integer number of GiB from 1 to 1024, not below memoryRequestGi", integer(1, 1024)),
+  shmSizeGi: field("an integer number of GiB from 1 to 256 (/dev/shm size)", integer(1, 256)),
+  serviceType: field("ClusterIP or NodePort", oneOf(["ClusterIP", "NodePort"])),
+  servicePort: field("a port from 1 to 65535 (vLLM listens on it too)", integer(1, 65535)),
+  serviceNodePort: field(
+    "0 (Kubernetes picks one) or a port from 1 to 65535 the cluster's node-port range allows; only with serviceType NodePort",
+    integer(0, 65535),
+  ),
+  startupBudgetSeconds: field(
+    "an integer from 60 to 14400: how long a pod may take to become Ready (cold downloads included)",
+    integer(60, 14_400),
+  ),
+  benchmarkOnDeploy: field("true or false", booleanString),
+  benchmarkEndpoint: field(
+    "empty, or the http(s) URL the post-deploy benchmark reaches vLLM at",
+    z
+      .string()
+      .trim()
+      .refine((v) => v === "" || /^https?:\/\/[^\s]+$/.test(v)),
+  ),
+  benchmarkScenario: field(
+    "empty (the seed's scenario) or a path to a scenario file, relative to the project",
+    z.string().trim().max(512),
+  ),
 } as const;
 
 export type FieldName = keyof typeof FIELDS;
@@ -135,4 +181,9 @@ export type SecretKey = (typeof SECRET_KEYS)[number];
 export type CandidateConfig = { readonly [K in FieldName]: z.output<(typeof FIELDS)[K]["schema"]> };
 
 /** Knobs whose values are what a candidate tries; a candidate changes at most one of them. */
-export const TUNABLE_KNOBS = ["gpuMemoryUtilization", "maxModelLen", "maxNumSeqs", "maxNumBatchedTokens"] as const satisfies readonly FieldName[];
+export const TUNABLE_KNOBS = [
+  "gpuMemoryUtilization",
+  "maxModelLen",
+  "maxNumSeqs",
+  "maxNumBatchedTokens",
+] as const satisfies readonly FieldName[];

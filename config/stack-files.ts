@@ -7,48 +7,48 @@ import { PROJECT } from "./schema";
 export type RawConfig = Record<string, string>;
 
 interface ProjectFile {
-    config?: Record<string, { default?: unknown } | undefined>;
+  config?: Record<string, { default?: unknown } | undefined>;
 }
 
 interface StackFile {
-    config?: Record<string, unknown> | null;
+  config?: Record<string, unknown> | null;
 }
 
 /** Pulumi passes every config value to programs as a string; structured values as JSON. */
 function configString(value: unknown): string {
-    return typeof value === "string" ? value : JSON.stringify(value);
+  return typeof value === "string" ? value : JSON.stringify(value);
 }
 
 /** Project-level defaults from Pulumi.yaml, keyed `vllm-tuner:<key>`. */
 export function projectDefaults(projectDir: string): RawConfig {
-    const project = parse(fs.readFileSync(path.join(projectDir, "Pulumi.yaml"), "utf8")) as ProjectFile;
-    const defaults: RawConfig = {};
-    for (const [key, declaration] of Object.entries(project.config ?? {})) {
-        if (declaration && "default" in declaration) defaults[`${PROJECT}:${key}`] = configString(declaration.default);
-    }
-    return defaults;
+  const project = parse(fs.readFileSync(path.join(projectDir, "Pulumi.yaml"), "utf8")) as ProjectFile;
+  const defaults: RawConfig = {};
+  for (const [key, declaration] of Object.entries(project.config ?? {})) {
+    if (declaration && "default" in declaration) defaults[`${PROJECT}:${key}`] = configString(declaration.default);
+  }
+  return defaults;
 }
 
 /** The keys a stack file sets, exactly as written (secure values stay opaque ciphertext objects). */
 export function stackFileConfig(projectDir: string, stack: string): RawConfig {
-    const file = path.join(projectDir, `Pulumi.${stack}.yaml`);
-    const parsed = (parse(fs.readFileSync(file, "utf8")) ?? {}) as StackFile;
-    const own: RawConfig = {};
-    for (const [key, value] of Object.entries(parsed.config ?? {})) {
-        own[key.includes(":") ? key : `${PROJECT}:${key}`] = configString(value);
-    }
-    return own;
+  const file = path.join(projectDir, `Pulumi.${stack}.yaml`);
+  const parsed = (parse(fs.readFileSync(file, "utf8")) ?? {}) as StackFile;
+  const own: RawConfig = {};
+  for (const [key, value] of Object.entries(parsed.config ?? {})) {
+    own[key.includes(":") ? key : `${PROJECT}:${key}`] = configString(value);
+  }
+  return own;
 }
 
 export function mergedStackConfig(projectDir: string, stack: string): RawConfig {
-    return { ...projectDefaults(projectDir), ...stackFileConfig(projectDir, stack) };
+  return { ...projectDefaults(projectDir), ...stackFileConfig(projectDir, stack) };
 }
 
 /** Stack names that have a Pulumi.<stack>.yaml in the project directory. */
 export function stackNames(projectDir: string): string[] {
-    return fs
-        .readdirSync(projectDir)
-        .map((f) => /^Pulumi\.(.+)\.yaml$/.exec(f)?.[1])
-        .filter((s): s is string => s !== undefined)
-        .sort();
+  return fs
+    .readdirSync(projectDir)
+    .map((f) => /^Pulumi\.(.+)\.yaml$/.exec(f)?.[1])
+    .filter((s): s is string => s !== undefined)
+    .sort();
 }

@@ -5,20 +5,25 @@ import { promisify } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import { ignoreStatus } from "./api-errors";
 import { labNode, localPathStorageClass, VLLM_POD_SELECTOR } from "./manifests";
-import { KUBECONFIG_FILE, LAB_DIR, LabOptions, LabOptionsSchema, LabState, STATE_FILE } from "./options";
+import { KUBECONFIG_FILE, LAB_DIR, type LabOptions, LabOptionsSchema, type LabState, STATE_FILE } from "./options";
 import { findTool } from "./tools";
 
 const run = promisify(execFile);
 
 /** kwokctl flags that point every component at a locally built binary (no downloads). */
 function binaryFlags(): string[] {
-    return [
-        "--kube-apiserver-binary", findTool("kube-apiserver"),
-        "--kube-controller-manager-binary", findTool("kube-controller-manager"),
-        "--kube-scheduler-binary", findTool("kube-scheduler"),
-        "--etcd-binary", findTool("etcd"),
-        "--kwok-controller-binary", findTool("kwok"),
-    ];
+  return [
+    "--kube-apiserver-binary",
+    findTool("kube-apiserver"),
+    "--kube-controller-manager-binary",
+    findTool("kube-controller-manager"),
+    "--kube-scheduler-binary",
+    findTool("kube-scheduler"),
+    "--etcd-binary",
+    findTool("etcd"),
+    "--kwok-controller-binary",
+    findTool("kwok"),
+  ];
 }
 
 /**
@@ -26,46 +31,46 @@ function binaryFlags(): string[] {
  * kubelet (lab/kubelet.ts), which ties Ready to a simulated model load and a serving simulator.
  */
 function writeKwokConfig(): string {
-    const file = path.join(LAB_DIR, "kwok.yaml");
-    fs.writeFileSync(
-        file,
-        [
-            // Every component listens on loopback only.
-            "apiVersion: config.kwok.x-k8s.io/v1alpha1",
-            "kind: KwokctlConfiguration",
-            "options:",
-            "  bindAddress: 127.0.0.1",
-            // Without a default route (a loopback-only network namespace) the API server cannot
-            // guess what address to advertise: tell it.
-            "componentsPatches:",
-            "- name: kube-apiserver",
-            "  extraArgs:",
-            "  - key: advertise-address",
-            "    value: 127.0.0.1",
-            "---",
-            "apiVersion: config.kwok.x-k8s.io/v1alpha1",
-            "kind: KwokConfiguration",
-            "options:",
-            `  disregardStatusWithLabelSelector: ${VLLM_POD_SELECTOR}`,
-            // A KwokConfiguration document replaces kwok's built-in defaults, so restate them.
-            "  cidr: 10.0.0.0/24",
-            "  nodeIP: 10.0.0.1",
-            "  nodeLeaseDurationSeconds: 40",
-            "  nodeLeaseParallelism: 4",
-            "  nodePlayStageParallelism: 4",
-            "  podPlayStageParallelism: 4",
-            "",
-        ].join("\n"),
-    );
-    return file;
+  const file = path.join(LAB_DIR, "kwok.yaml");
+  fs.writeFileSync(
+    file,
+    [
+      // Every component listens on loopback only.
+      "apiVersion: config.kwok.x-k8s.io/v1alpha1",
+      "kind: KwokctlConfiguration",
+      "options:",
+      "  bindAddress: 127.0.0.1",
+      // Without a default route (a loopback-only network namespace) the API server cannot
+      // guess what address to advertise: tell it.
+      "componentsPatches:",
+      "- name: kube-apiserver",
+      "  extraArgs:",
+      "  - key: advertise-address",
+      "    value: 127.0.0.1",
+      "---",
+      "apiVersion: config.kwok.x-k8s.io/v1alpha1",
+      "kind: KwokConfiguration",
+      "options:",
+      `  disregardStatusWithLabelSelector: ${VLLM_POD_SELECTOR}`,
+      // A KwokConfiguration document replaces kwok's built-in defaults, so restate them.
+      "  cidr: 10.0.0.0/24",
+      "  nodeIP: 10.0.0.1",
+      "  nodeLeaseDurationSeconds: 40",
+      "  nodeLeaseParallelism: 4",
+      "  nodePlayStageParallelism: 4",
+      "  podPlayStageParallelism: 4",
+      "",
+    ].join("\n"),
+  );
+  return file;
 }
 
 function log(message: string): void {
-    process.stderr.write(`[lab] ${message}\n`);
+  process.stderr.write(`[lab] ${message}\n`);
 }
 
 export function readLabState(): LabState | undefined {
-    return fs.existsSync(STATE_FILE) ? (JSON.parse(fs.readFileSync(STATE_FILE, "utf8")) as LabState) : undefined;
+  return fs.existsSync(STATE_FILE) ? (JSON.parse(fs.readFileSync(STATE_FILE, "utf8")) as LabState) : undefined;
 }
 
 /**
@@ -74,117 +79,131 @@ export function readLabState(): LabState | undefined {
  * Idempotent: a running lab is returned as it is.
  */
 export async function startLab(input: Partial<LabOptions> = {}): Promise<LabState> {
-    const options = LabOptionsSchema.parse(input);
-    const existing = readLabState();
-    if (existing && processAlive(existing.controllerPid) && (await nodeReady(existing.kubeconfig, existing.nodeName))) {
-        log(`already running (${existing.clusterName}); kubeconfig ${existing.kubeconfig}`);
-        return existing;
-    }
-    if (existing) await stopLab();
-    fs.mkdirSync(LAB_DIR, { recursive: true });
-    const started = Date.now();
-    const kwokctl = findTool("kwokctl");
-    await run(kwokctl, ["delete", "cluster", "--name", options.clusterName]).catch(() => undefined);
-    log(`creating cluster ${options.clusterName} (kwokctl, binary runtime, 127.0.0.1) ...`);
-    await run(
-        kwokctl,
-        [
-            "create", "cluster",
-            "--name", options.clusterName,
-            "--runtime", "binary",
-            "--kubeconfig", KUBECONFIG_FILE,
-            "--wait", "60s",
-            "--config", writeKwokConfig(),
-            ...binaryFlags(),
-        ],
-        { env: { ...process.env, KWOK_KUBE_VERSION: "v1.34.4" }, maxBuffer: 16 * 1024 * 1024 },
-    );
-    log(`cluster up in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+  const options = LabOptionsSchema.parse(input);
+  const existing = readLabState();
+  if (existing && processAlive(existing.controllerPid) && (await nodeReady(existing.kubeconfig, existing.nodeName))) {
+    log(`already running (${existing.clusterName}); kubeconfig ${existing.kubeconfig}`);
+    return existing;
+  }
+  if (existing) await stopLab();
+  fs.mkdirSync(LAB_DIR, { recursive: true });
+  const started = Date.now();
+  const kwokctl = findTool("kwokctl");
+  await run(kwokctl, ["delete", "cluster", "--name", options.clusterName]).catch(() => undefined);
+  log(`creating cluster ${options.clusterName} (kwokctl, binary runtime, 127.0.0.1) ...`);
+  await run(
+    kwokctl,
+    [
+      "create",
+      "cluster",
+      "--name",
+      options.clusterName,
+      "--runtime",
+      "binary",
+      "--kubeconfig",
+      KUBECONFIG_FILE,
+      "--wait",
+      "60s",
+      "--config",
+      writeKwokConfig(),
+      ...binaryFlags(),
+    ],
+    { env: { ...process.env, KWOK_KUBE_VERSION: "v1.34.4" }, maxBuffer: 16 * 1024 * 1024 },
+  );
+  log(`cluster up in ${((Date.now() - started) / 1000).toFixed(1)}s`);
 
-    const kc = new k8s.KubeConfig();
-    kc.loadFromFile(KUBECONFIG_FILE);
-    await applyBaseObjects(kc, options.nodeName);
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(KUBECONFIG_FILE);
+  await applyBaseObjects(kc, options.nodeName);
 
-    const controllerLog = fs.openSync(path.join(LAB_DIR, "controller.log"), "a");
-    const controller = spawn(process.execPath, ["--require", "tsx/cjs", path.join(__dirname, "controller.ts"), JSON.stringify(options)], {
-        detached: true,
-        stdio: ["ignore", controllerLog, controllerLog],
-        cwd: path.resolve(__dirname, ".."),
-    });
-    controller.unref();
-    fs.closeSync(controllerLog);
+  const controllerLog = fs.openSync(path.join(LAB_DIR, "controller.log"), "a");
+  const controller = spawn(
+    process.execPath,
+    ["--require", "tsx/cjs", path.join(__dirname, "controller.ts"), JSON.stringify(options)],
+    {
+      detached: true,
+      stdio: ["ignore", controllerLog, controllerLog],
+      cwd: path.resolve(__dirname, ".."),
+    },
+  );
+  controller.unref();
+  fs.closeSync(controllerLog);
 
-    const state: LabState = {
-        clusterName: options.clusterName,
-        nodeName: options.nodeName,
-        kubeconfig: KUBECONFIG_FILE,
-        endpoint: `http://127.0.0.1:${options.endpointPort}`,
-        controllerPid: controller.pid!,
-        options,
-        startedAt: new Date().toISOString(),
-        simulated: true,
-    };
-    fs.writeFileSync(STATE_FILE, `${JSON.stringify(state, null, 2)}\n`);
-    try {
-        await waitForNodeReady(kc, options.nodeName);
-    } catch (error) {
-        await stopLab();
-        throw error;
-    }
-    log(`ready in ${((Date.now() - started) / 1000).toFixed(1)}s: KUBECONFIG=${KUBECONFIG_FILE}, vLLM endpoint ${state.endpoint}`);
-    return state;
+  const state: LabState = {
+    clusterName: options.clusterName,
+    nodeName: options.nodeName,
+    kubeconfig: KUBECONFIG_FILE,
+    endpoint: `http://127.0.0.1:${options.endpointPort}`,
+    controllerPid: controller.pid!,
+    options,
+    startedAt: new Date().toISOString(),
+    simulated: true,
+  };
+  fs.writeFileSync(STATE_FILE, `${JSON.stringify(state, null, 2)}\n`);
+  try {
+    await waitForNodeReady(kc, options.nodeName);
+  } catch (error) {
+    await stopLab();
+    throw error;
+  }
+  log(
+    `ready in ${((Date.now() - started) / 1000).toFixed(1)}s: KUBECONFIG=${KUBECONFIG_FILE}, vLLM endpoint ${state.endpoint}`,
+  );
+  return state;
 }
 
 /** Stops the node agent (and with it every simulator) and deletes the cluster. */
 export async function stopLab(): Promise<void> {
-    const state = readLabState();
-    if (state && processAlive(state.controllerPid)) {
-        process.kill(state.controllerPid, "SIGTERM");
-        for (let i = 0; i < 50 && processAlive(state.controllerPid); i++) await sleep(100);
-        if (processAlive(state.controllerPid)) process.kill(state.controllerPid, "SIGKILL");
-    }
-    const name = state?.clusterName ?? LabOptionsSchema.parse({}).clusterName;
-    await run(findTool("kwokctl"), ["delete", "cluster", "--name", name]).catch((e: Error) => log(`kwokctl delete: ${e.message}`));
-    fs.rmSync(STATE_FILE, { force: true });
-    log("stopped");
+  const state = readLabState();
+  if (state && processAlive(state.controllerPid)) {
+    process.kill(state.controllerPid, "SIGTERM");
+    for (let i = 0; i < 50 && processAlive(state.controllerPid); i++) await sleep(100);
+    if (processAlive(state.controllerPid)) process.kill(state.controllerPid, "SIGKILL");
+  }
+  const name = state?.clusterName ?? LabOptionsSchema.parse({}).clusterName;
+  await run(findTool("kwokctl"), ["delete", "cluster", "--name", name]).catch((e: Error) =>
+    log(`kwokctl delete: ${e.message}`),
+  );
+  fs.rmSync(STATE_FILE, { force: true });
+  log("stopped");
 }
 
 async function applyBaseObjects(kc: k8s.KubeConfig, nodeName: string): Promise<void> {
-    const core = kc.makeApiClient(k8s.CoreV1Api);
-    const storage = kc.makeApiClient(k8s.StorageV1Api);
-    await core.createNode({ body: labNode(nodeName) }).catch(ignoreStatus(409));
-    await storage.createStorageClass({ body: localPathStorageClass() }).catch(ignoreStatus(409));
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const storage = kc.makeApiClient(k8s.StorageV1Api);
+  await core.createNode({ body: labNode(nodeName) }).catch(ignoreStatus(409));
+  await storage.createStorageClass({ body: localPathStorageClass() }).catch(ignoreStatus(409));
 }
 
 async function waitForNodeReady(kc: k8s.KubeConfig, nodeName: string): Promise<void> {
-    const core = kc.makeApiClient(k8s.CoreV1Api);
-    const deadline = Date.now() + 60_000;
-    while (Date.now() < deadline) {
-        const node = await core.readNode({ name: nodeName }).catch(() => undefined);
-        if (node?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")) return;
-        await sleep(250);
-    }
-    throw new Error(`node ${nodeName} did not become Ready within 60s; see .lab/controller.log and kwokctl logs`);
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const node = await core.readNode({ name: nodeName }).catch(() => undefined);
+    if (node?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")) return;
+    await sleep(250);
+  }
+  throw new Error(`node ${nodeName} did not become Ready within 60s; see .lab/controller.log and kwokctl logs`);
 }
 
 async function nodeReady(kubeconfig: string, nodeName: string): Promise<boolean> {
-    try {
-        const kc = new k8s.KubeConfig();
-        kc.loadFromFile(kubeconfig);
-        const node = await kc.makeApiClient(k8s.CoreV1Api).readNode({ name: nodeName });
-        return node.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
-    } catch {
-        return false;
-    }
+  try {
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(kubeconfig);
+    const node = await kc.makeApiClient(k8s.CoreV1Api).readNode({ name: nodeName });
+    return node.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+  } catch {
+    return false;
+  }
 }
 
 function processAlive(pid: number): boolean {
-    try {
-        process.kill(pid, 0);
-        return true;
-    } catch {
-        return false;
-    }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

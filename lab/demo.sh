@@ -51,7 +51,7 @@ FRESH=(--fresh)
 [[ "${DEMO_RESUME:-0}" == 1 ]] && FRESH=()
 say "running the campaign on the lab: $STACKS (order $ORDER, short load windows)"
 set +e
-npx --no-install tsx benchmarks/campaign/cli.ts run --lab --short --scenario benchmarks/campaign/demo-scenario.yaml --stacks "$STACKS" --order "$ORDER" "${FRESH[@]}" "$@"
+npx --no-install tsx campaign/cli.ts run --lab --short --scenario campaign/demo-scenario.yaml --stacks "$STACKS" --order "$ORDER" "${FRESH[@]}" "$@"
 status=$?
 set -e
 

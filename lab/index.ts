@@ -1,4 +1,4 @@
-export { startLab, stopLab, readLabState } from "./cluster";
+export { readLabState, startLab, stopLab } from "./cluster";
+export type { LabEvent } from "./kubelet";
 export type { LabOptions, LabState } from "./options";
 export { KUBECONFIG_FILE, LAB_DIR, STATE_FILE } from "./options";
-export type { LabEvent } from "./kubelet";

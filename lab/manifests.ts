@@ -1,4 +1,11 @@
-import type { V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod, V1PodStatus, V1StorageClass } from "@kubernetes/client-node";
+import type {
+  V1Node,
+  V1PersistentVolume,
+  V1PersistentVolumeClaim,
+  V1Pod,
+  V1PodStatus,
+  V1StorageClass,
+} from "@kubernetes/client-node";
 
 /** The PV annotation that says a volume already holds the model (a warm cache). */
 export const MODEL_CACHED_ANNOTATION = "lab.vllm-tuner/model-cached";
@@ -11,58 +18,73 @@ export const VLLM_POD_SELECTOR = "app.kubernetes.io/name=vllm";
  * `nvidia.com/gpu` (the device plugin's resource), so a second vLLM pod cannot be scheduled.
  */
 export function labNode(name: string): V1Node {
-    const resources = { cpu: "16", memory: "64Gi", pods: "110", "nvidia.com/gpu": "1", "ephemeral-storage": "500Gi" };
-    return {
-        apiVersion: "v1",
-        kind: "Node",
-        metadata: {
-            name,
-            // kwok manages (heartbeats) nodes carrying this annotation.
-            annotations: { "kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0" },
-            labels: {
-                "kubernetes.io/hostname": name,
-                "kubernetes.io/os": "linux",
-                "kubernetes.io/arch": "amd64",
-                "nvidia.com/gpu.present": "true",
-                "nvidia.com/gpu.product": "NVIDIA-GeForce-RTX-4090",
-                type: "kwok",
-            },
-        },
-        spec: {},
-        status: { capacity: resources, allocatable: resources },
-    };
+  const resources = { cpu: "16", memory: "64Gi", pods: "110", "nvidia.com/gpu": "1", "ephemeral-storage": "500Gi" };
+  return {
+    apiVersion: "v1",
+    kind: "Node",
+    metadata: {
+      name,
+      // kwok manages (heartbeats) nodes carrying this annotation.
+      annotations: { "kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0" },
+      labels: {
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        "nvidia.com/gpu.present": "true",
+        "nvidia.com/gpu.product": "NVIDIA-GeForce-RTX-4090",
+        type: "kwok",
+      },
+    },
+    spec: {},
+    status: { capacity: resources, allocatable: resources },
+  };
 }
 
 /** k3s's default storage class: node-local volumes bound when the first pod is scheduled. */
 export function localPathStorageClass(): V1StorageClass {
-    return {
-        apiVersion: "storage.k8s.io/v1",
-        kind: "StorageClass",
-        metadata: { name: "local-path", annotations: { "storageclass.kubernetes.io/is-default-class": "true" } },
-        provisioner: PROVISIONER,
-        reclaimPolicy: "Delete",
-        volumeBindingMode: "WaitForFirstConsumer",
-    };
+  return {
+    apiVersion: "storage.k8s.io/v1",
+    kind: "StorageClass",
+    metadata: { name: "local-path", annotations: { "storageclass.kubernetes.io/is-default-class": "true" } },
+    provisioner: PROVISIONER,
+    reclaimPolicy: "Delete",
+    volumeBindingMode: "WaitForFirstConsumer",
+  };
 }
 
 /** The PV local-path-provisioner would create for a claim, pinned to the node the scheduler chose. */
 export function provisionedVolume(claim: V1PersistentVolumeClaim, node: string): V1PersistentVolume {
-    const ns = claim.metadata?.namespace ?? "default";
-    const name = `pvc-${claim.metadata?.uid}`;
-    return {
+  const ns = claim.metadata?.namespace ?? "default";
+  const name = `pvc-${claim.metadata?.uid}`;
+  return {
+    apiVersion: "v1",
+    kind: "PersistentVolume",
+    metadata: { name, annotations: { "pv.kubernetes.io/provisioned-by": PROVISIONER } },
+    spec: {
+      capacity: { storage: claim.spec?.resources?.requests?.storage ?? "1Gi" },
+      accessModes: claim.spec?.accessModes ?? ["ReadWriteOnce"],
+      persistentVolumeReclaimPolicy: "Delete",
+      storageClassName: claim.spec?.storageClassName ?? "local-path",
+      claimRef: {
         apiVersion: "v1",
-        kind: "PersistentVolume",
-        metadata: { name, annotations: { "pv.kubernetes.io/provisioned-by": PROVISIONER } },
-        spec: {
-            capacity: { storage: claim.spec?.resources?.requests?.storage ?? "1Gi" },
-            accessModes: claim.spec?.accessModes ?? ["ReadWriteOnce"],
-            persistentVolumeReclaimPolicy: "Delete",
-            storageClassName: claim.spec?.storageClassName ?? "local-path",
-            claimRef: { apiVersion: "v1", kind: "PersistentVolumeClaim", namespace: ns, name: claim.metadata?.name, uid: claim.metadata?.uid },
-            hostPath: { path: `/var/lib/rancher/k3s/storage/${name}_${ns}_${claim.metadata?.name}`, type: "DirectoryOrCreate" },
-            nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: "kubernetes.io/hostname", operator: "In", values: [node] }] }] } },
+        kind: "PersistentVolumeClaim",
+        namespace: ns,
+        name: claim.metadata?.name,
+        uid: claim.metadata?.uid,
+      },
+      hostPath: {
+        path: `/var/lib/rancher/k3s/storage/${name}_${ns}_${claim.metadata?.name}`,
+        type: "DirectoryOrCreate",
+      },
+      nodeAffinity: {
+        required: {
+          nodeSelectorTerms: [
+            { matchExpressions: [{ key: "kubernetes.io/hostname", operator: "In", values: [node] }] },
+          ],
         },
-    };
+      },
+    },
+  };
 }
 
 export type PodPhaseStep = "started" | "ready" | "crashed";
@@ -71,36 +93,46 @@ export type PodPhaseStep = "started" | "ready" | "crashed";
  * The status a kubelet would report for a single-container pod at each step. `startedAt` is when
  * the container (re)started; `restarts` counts restarts after a crash.
  */
-export function podStatusAt(pod: V1Pod, step: PodPhaseStep, at: { startedAt: Date; now: Date; restarts: number; podIP: string; hostIP: string }): V1PodStatus {
-    const ready = step === "ready";
-    const condition = (type: string, status: boolean, time: Date) => ({ type, status: status ? "True" : "False", lastTransitionTime: time });
-    const scheduledAt = pod.status?.conditions?.find((c) => c.type === "PodScheduled")?.lastTransitionTime ?? at.startedAt;
-    const containers = (pod.spec?.containers ?? []).map((c) => ({
-        name: c.name,
-        image: c.image ?? "",
-        imageID: `lab://${c.image}`,
-        containerID: `lab://${pod.metadata?.uid}/${c.name}/${at.restarts}`,
-        ready,
-        started: step !== "crashed",
-        restartCount: at.restarts,
-        state: step === "crashed"
-            ? { waiting: { reason: "CrashLoopBackOff", message: "simulated server exited" } }
-            : { running: { startedAt: at.startedAt } },
-    }));
-    return {
-        phase: "Running",
-        hostIP: at.hostIP,
-        hostIPs: [{ ip: at.hostIP }],
-        podIP: at.podIP,
-        podIPs: [{ ip: at.podIP }],
-        startTime: pod.status?.startTime ?? at.startedAt,
-        qosClass: pod.status?.qosClass ?? "Burstable",
-        conditions: [
-            condition("PodScheduled", true, new Date(scheduledAt)),
-            condition("Initialized", true, at.startedAt),
-            condition("ContainersReady", ready, at.now),
-            condition("Ready", ready, at.now),
-        ],
-        containerStatuses: containers,
-    };
+export function podStatusAt(
+  pod: V1Pod,
+  step: PodPhaseStep,
+  at: { startedAt: Date; now: Date; restarts: number; podIP: string; hostIP: string },
+): V1PodStatus {
+  const ready = step === "ready";
+  const condition = (type: string, status: boolean, time: Date) => ({
+    type,
+    status: status ? "True" : "False",
+    lastTransitionTime: time,
+  });
+  const scheduledAt =
+    pod.status?.conditions?.find((c) => c.type === "PodScheduled")?.lastTransitionTime ?? at.startedAt;
+  const containers = (pod.spec?.containers ?? []).map((c) => ({
+    name: c.name,
+    image: c.image ?? "",
+    imageID: `lab://${c.image}`,
+    containerID: `lab://${pod.metadata?.uid}/${c.name}/${at.restarts}`,
+    ready,
+    started: step !== "crashed",
+    restartCount: at.restarts,
+    state:
+      step === "crashed"
+        ? { waiting: { reason: "CrashLoopBackOff", message: "simulated server exited" } }
+        : { running: { startedAt: at.startedAt } },
+  }));
+  return {
+    phase: "Running",
+    hostIP: at.hostIP,
+    hostIPs: [{ ip: at.hostIP }],
+    podIP: at.podIP,
+    podIPs: [{ ip: at.podIP }],
+    startTime: pod.status?.startTime ?? at.startedAt,
+    qosClass: pod.status?.qosClass ?? "Burstable",
+    conditions: [
+      condition("PodScheduled", true, new Date(scheduledAt)),
+      condition("Initialized", true, at.startedAt),
+      condition("ContainersReady", ready, at.now),
+      condition("Ready", ready, at.now),
+    ],
+    containerStatuses: containers,
+  };
 }

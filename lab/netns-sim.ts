@@ -11,8 +11,8 @@ import { splice } from "./splice";
 
 const [socketPath, port, binary, ...args] = process.argv.slice(2);
 if (!socketPath || !port || !binary) {
-    process.stderr.write("usage: netns-sim.ts SOCKET PORT BINARY [ARGS...]\n");
-    process.exit(2);
+  process.stderr.write("usage: netns-sim.ts SOCKET PORT BINARY [ARGS...]\n");
+  process.exit(2);
 }
 spawnSync("ip", ["link", "set", "lo", "up"], { stdio: "inherit" });
 const sim = spawn(binary, args, { stdio: "inherit" });
@@ -23,7 +23,7 @@ const stop = () => sim.kill("SIGTERM");
 process.on("SIGTERM", stop);
 process.on("SIGINT", stop);
 sim.on("exit", (code, signal) => {
-    server.close();
-    fs.rmSync(socketPath, { force: true });
-    process.exit(code ?? (signal ? 1 : 0));
+  server.close();
+  fs.rmSync(socketPath, { force: true });
+  process.exit(code ?? (signal ? 1 : 0));
 });

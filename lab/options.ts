@@ -10,16 +10,16 @@ export const KUBECONFIG_FILE = path.join(LAB_DIR, "kubeconfig");
 
 /** The lab's cache root outside the repo: `$VLLM_LAB_HOME`, else ~/.cache/vllm-lab. */
 export function labHome(env: Readonly<Record<string, string | undefined>> = process.env): string {
-    return env["VLLM_LAB_HOME"] ?? path.join(os.homedir(), ".cache", "vllm-lab");
+  return env["VLLM_LAB_HOME"] ?? path.join(os.homedir(), ".cache", "vllm-lab");
 }
 
 /** Built tools live here (lab/toolchain/build.sh puts them there). */
 export function toolchainBin(env: Readonly<Record<string, string | undefined>> = process.env): string {
-    return path.join(labHome(env), "bin");
+  return path.join(labHome(env), "bin");
 }
 
 function defaultClusterName(): string {
-    return `vllm-lab-${createHash("sha256").update(LAB_DIR).digest("hex").slice(0, 8)}`;
+  return `vllm-lab-${createHash("sha256").update(LAB_DIR).digest("hex").slice(0, 8)}`;
 }
 
 /**
@@ -27,31 +27,45 @@ function defaultClusterName(): string {
  * to Ready on the RTX 4090 node), so cold stays slower than warm by the same ratio.
  */
 export const LabOptionsSchema = z.object({
-    /** kwokctl keeps clusters in ~/.kwok by name; one per checkout keeps two clones' labs apart. */
-    clusterName: z.string().regex(/^[a-z0-9-]+$/).default(defaultClusterName()),
-    nodeName: z.string().regex(/^[a-z0-9-]+$/).default("gpu-node-0"),
-    /** Seconds from container start to Ready on an empty model cache (seed: 270 s). */
-    coldStartSeconds: z.number().positive().max(3600).default(270 / 30),
-    /** Seconds from container start to Ready on a filled model cache (seed: 171 s). */
-    warmStartSeconds: z.number().positive().max(3600).default(171 / 30),
-    /** Loopback port where the Ready vLLM pod's simulator serves (the seed reached vLLM on 8100). */
-    endpointPort: z.number().int().min(1024).max(65535).default(8100),
-    /** Simulated time to first token and inter-token latency, in ms. */
-    timeToFirstTokenMs: z.number().int().min(0).max(10_000).default(100),
-    interTokenLatencyMs: z.number().int().min(0).max(1000).default(10),
+  /** kwokctl keeps clusters in ~/.kwok by name; one per checkout keeps two clones' labs apart. */
+  clusterName: z
+    .string()
+    .regex(/^[a-z0-9-]+$/)
+    .default(defaultClusterName()),
+  nodeName: z
+    .string()
+    .regex(/^[a-z0-9-]+$/)
+    .default("gpu-node-0"),
+  /** Seconds from container start to Ready on an empty model cache (seed: 270 s). */
+  coldStartSeconds: z
+    .number()
+    .positive()
+    .max(3600)
+    .default(270 / 30),
+  /** Seconds from container start to Ready on a filled model cache (seed: 171 s). */
+  warmStartSeconds: z
+    .number()
+    .positive()
+    .max(3600)
+    .default(171 / 30),
+  /** Loopback port where the Ready vLLM pod's simulator serves (the seed reached vLLM on 8100). */
+  endpointPort: z.number().int().min(1024).max(65535).default(8100),
+  /** Simulated time to first token and inter-token latency, in ms. */
+  timeToFirstTokenMs: z.number().int().min(0).max(10_000).default(100),
+  interTokenLatencyMs: z.number().int().min(0).max(1000).default(10),
 });
 export type LabOptions = z.infer<typeof LabOptionsSchema>;
 
 /** What `lab up` leaves behind for the benchmark, the campaign and the tests. */
 export interface LabState {
-    readonly clusterName: string;
-    readonly nodeName: string;
-    readonly kubeconfig: string;
-    /** Where the current Ready vLLM pod's simulator answers. */
-    readonly endpoint: string;
-    readonly controllerPid: number;
-    readonly options: LabOptions;
-    readonly startedAt: string;
-    /** Every figure from the lab is simulated; results carry this note. */
-    readonly simulated: true;
+  readonly clusterName: string;
+  readonly nodeName: string;
+  readonly kubeconfig: string;
+  /** Where the current Ready vLLM pod's simulator answers. */
+  readonly endpoint: string;
+  readonly controllerPid: number;
+  readonly options: LabOptions;
+  readonly startedAt: string;
+  /** Every figure from the lab is simulated; results carry this note. */
+  readonly simulated: true;
 }

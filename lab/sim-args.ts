@@ -5,40 +5,57 @@
  * dropped and listed, so a report can say what the lab did not model.
  */
 export interface SimTranslation {
-    readonly args: string[];
-    readonly ignored: string[];
+  readonly args: string[];
+  readonly ignored: string[];
 }
 
 export interface SimTiming {
-    readonly port: number;
-    readonly timeToFirstTokenMs: number;
-    readonly interTokenLatencyMs: number;
+  readonly port: number;
+  readonly timeToFirstTokenMs: number;
+  readonly interTokenLatencyMs: number;
 }
 
 /** vLLM flags the simulator understands under the same name. */
-const SAME_NAME = new Set(["--served-model-name", "--max-num-seqs", "--max-model-len", "--max-loras", "--max-lora-rank"]);
+const SAME_NAME = new Set([
+  "--served-model-name",
+  "--max-num-seqs",
+  "--max-model-len",
+  "--max-loras",
+  "--max-lora-rank",
+]);
 /** vLLM flags that take no value. */
-const BOOLEAN_FLAGS = new Set(["--enforce-eager", "--trust-remote-code", "--enable-prefix-caching", "--no-enable-prefix-caching", "--enable-chunked-prefill"]);
+const BOOLEAN_FLAGS = new Set([
+  "--enforce-eager",
+  "--trust-remote-code",
+  "--enable-prefix-caching",
+  "--no-enable-prefix-caching",
+  "--enable-chunked-prefill",
+]);
 
 export function simArgsFor(vllmArgs: readonly string[], timing: SimTiming): SimTranslation {
-    const [model, ...rest] = vllmArgs;
-    if (model === undefined || model.startsWith("--")) throw new Error("vllm args must start with the model");
-    const args = ["--model", model];
-    const ignored: string[] = [];
-    for (let i = 0; i < rest.length; i++) {
-        const token = rest[i]!;
-        const [flag, inlineValue] = token.includes("=") ? [token.slice(0, token.indexOf("=")), token.slice(token.indexOf("=") + 1)] : [token, undefined];
-        const takesValue = !BOOLEAN_FLAGS.has(flag) && inlineValue === undefined;
-        const value = inlineValue ?? (takesValue ? rest[++i] : undefined);
-        if (SAME_NAME.has(flag) && value !== undefined) args.push(flag, value);
-        else if (flag !== "--port") ignored.push(value === undefined ? flag : `${flag} ${value}`);
-    }
-    args.push(
-        "--port", String(timing.port),
-        "--time-to-first-token", `${timing.timeToFirstTokenMs}ms`,
-        "--inter-token-latency", `${timing.interTokenLatencyMs}ms`,
-        // The lab has no Hugging Face access; a dummy tokenizer counts tokens deterministically.
-        "--force-dummy-tokenizer",
-    );
-    return { args, ignored };
+  const [model, ...rest] = vllmArgs;
+  if (model === undefined || model.startsWith("--")) throw new Error("vllm args must start with the model");
+  const args = ["--model", model];
+  const ignored: string[] = [];
+  for (let i = 0; i < rest.length; i++) {
+    const token = rest[i]!;
+    const [flag, inlineValue] = token.includes("=")
+      ? [token.slice(0, token.indexOf("=")), token.slice(token.indexOf("=") + 1)]
+      : [token, undefined];
+    const takesValue = !BOOLEAN_FLAGS.has(flag) && inlineValue === undefined;
+    const value = inlineValue ?? (takesValue ? rest[++i] : undefined);
+    if (SAME_NAME.has(flag) && value !== undefined) args.push(flag, value);
+    else if (flag !== "--port") ignored.push(value === undefined ? flag : `${flag} ${value}`);
+  }
+  args.push(
+    "--port",
+    String(timing.port),
+    "--time-to-first-token",
+    `${timing.timeToFirstTokenMs}ms`,
+    "--inter-token-latency",
+    `${timing.interTokenLatencyMs}ms`,
+    // The lab has no Hugging Face access; a dummy tokenizer counts tokens deterministically.
+    "--force-dummy-tokenizer",
+  );
+  return { args, ignored };
 }

@@ -6,33 +6,33 @@ import { splice } from "./splice";
  * current simulator's Unix socket (or refuses it while no vLLM pod is running).
  */
 export class SimEndpoint {
-    private target: string | undefined;
-    private readonly server: net.Server;
+  private target: string | undefined;
+  private readonly server: net.Server;
 
-    constructor(private readonly port: number) {
-        this.server = net.createServer((client) => {
-            if (!this.target) {
-                client.destroy();
-                return;
-            }
-            splice(client, net.connect(this.target));
-        });
-    }
+  constructor(private readonly port: number) {
+    this.server = net.createServer((client) => {
+      if (!this.target) {
+        client.destroy();
+        return;
+      }
+      splice(client, net.connect(this.target));
+    });
+  }
 
-    /** Listens on 127.0.0.1 and resolves with the port (the given one, or the one picked for 0). */
-    listen(): Promise<number> {
-        return new Promise((resolve, reject) => {
-            this.server.once("error", reject);
-            this.server.listen(this.port, "127.0.0.1", () => resolve((this.server.address() as net.AddressInfo).port));
-        });
-    }
+  /** Listens on 127.0.0.1 and resolves with the port (the given one, or the one picked for 0). */
+  listen(): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.once("error", reject);
+      this.server.listen(this.port, "127.0.0.1", () => resolve((this.server.address() as net.AddressInfo).port));
+    });
+  }
 
-    /** Points the endpoint at a simulator's socket, or at nothing. */
-    route(socketPath: string | undefined): void {
-        this.target = socketPath;
-    }
+  /** Points the endpoint at a simulator's socket, or at nothing. */
+  route(socketPath: string | undefined): void {
+    this.target = socketPath;
+  }
 
-    close(): void {
-        this.server.close();
-    }
+  close(): void {
+    this.server.close();
+  }
 }

@@ -1,4 +1,4 @@
-import { Agent, request, type Dispatcher } from "undici";
+import { Agent, type Dispatcher, request } from "undici";
 
 /** Why a request failed before an HTTP status could be read. */
 export type TransportFailure = "unreachable" | "timeout" | "aborted" | "protocol";
@@ -33,7 +33,16 @@ export interface HttpResponse {
   readonly elapsedMs: number;
 }
 
-const UNREACHABLE = new Set(["ECONNREFUSED", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN", "ECONNRESET", "EPIPE", "UND_ERR_SOCKET"]);
+const UNREACHABLE = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EAI_AGAIN",
+  "ECONNRESET",
+  "EPIPE",
+  "UND_ERR_SOCKET",
+]);
 const TIMEOUT = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "ETIMEDOUT"]);
 
 /** Maps undici/Node errors onto the three failures a user can act on. */
@@ -41,8 +50,10 @@ export function classifyError(err: unknown, url: string): TransportError {
   if (err instanceof TransportError) return err;
   const e = err as { code?: string; name?: string; message?: string; cause?: { code?: string } };
   const code = e.code ?? e.cause?.code ?? "";
-  if (e.name === "TimeoutError" || TIMEOUT.has(code)) return new TransportError("timeout", url, `${url} timed out (${code || e.name})`);
-  if (e.name === "AbortError" || code === "UND_ERR_ABORTED") return new TransportError("aborted", url, `${url}: request aborted`);
+  if (e.name === "TimeoutError" || TIMEOUT.has(code))
+    return new TransportError("timeout", url, `${url} timed out (${code || e.name})`);
+  if (e.name === "AbortError" || code === "UND_ERR_ABORTED")
+    return new TransportError("aborted", url, `${url}: request aborted`);
   if (UNREACHABLE.has(code)) return new TransportError("unreachable", url, `${url} is unreachable (${code})`);
   return new TransportError("protocol", url, `${url}: ${e.message ?? String(err)}`);
 }
@@ -101,7 +112,13 @@ export class ApiClient {
   }
 
   /** Any status is returned; only transport failures throw. */
-  async send(method: "GET" | "POST", path: string, body: unknown, timeoutMs: number, signal?: AbortSignal): Promise<HttpResponse> {
+  async send(
+    method: "GET" | "POST",
+    path: string,
+    body: unknown,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<HttpResponse> {
     const t0 = performance.now();
     const sig = signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
     const res = await this.raw(method, path, body, sig);
@@ -121,7 +138,11 @@ export class ApiClient {
     try {
       return JSON.parse(res.text);
     } catch {
-      throw new TransportError("protocol", this.url(path), `${this.url(path)} did not return JSON: ${res.text.slice(0, 200)}`);
+      throw new TransportError(
+        "protocol",
+        this.url(path),
+        `${this.url(path)} did not return JSON: ${res.text.slice(0, 200)}`,
+      );
     }
   }
 

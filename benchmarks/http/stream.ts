@@ -1,4 +1,4 @@
-import { ApiClient, classifyError, errorMessageOf } from "./client";
+import { type ApiClient, classifyError, errorMessageOf } from "./client";
 
 /** Splits a server-sent-events byte stream into `data:` payloads; tolerant of any chunking. */
 export class SseParser {
@@ -77,7 +77,12 @@ interface ChunkShape {
  * Sends one streaming chat completion and times it. Never throws: failures become samples.
  * `signal` aborts (end of window, SIGINT); `timeoutMs` bounds the whole request.
  */
-export async function streamChat(client: ApiClient, req: ChatRequest, timeoutMs: number, signal: AbortSignal): Promise<RequestSample> {
+export async function streamChat(
+  client: ApiClient,
+  req: ChatRequest,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<RequestSample> {
   const startEpochMs = performance.timeOrigin + performance.now();
   const t0 = performance.now();
   let status: number | null = null;
@@ -89,7 +94,9 @@ export async function streamChat(client: ApiClient, req: ChatRequest, timeoutMs:
   const done = (outcome: RequestSample["outcome"], error: string | null): RequestSample => {
     const out = outputTokens ?? (contentChunks > 0 ? contentChunks : null);
     const itlMs =
-      firstTokenAt !== null && lastTokenAt !== null && out !== null && out > 1 ? (lastTokenAt - firstTokenAt) / (out - 1) : null;
+      firstTokenAt !== null && lastTokenAt !== null && out !== null && out > 1
+        ? (lastTokenAt - firstTokenAt) / (out - 1)
+        : null;
     return {
       startEpochMs,
       outcome,

@@ -1,5 +1,13 @@
 import { AppsV1Api, CoreV1Api, KubeConfig, type V1PersistentVolumeClaim } from "@kubernetes/client-node";
-import { cacheClaimOf, currentPod, currentReplicaSet, podIdentity, type PodIdentity, readinessReport, type ReadinessReport } from "./readiness";
+import {
+  cacheClaimOf,
+  currentPod,
+  currentReplicaSet,
+  type PodIdentity,
+  podIdentity,
+  type ReadinessReport,
+  readinessReport,
+} from "./readiness";
 
 /** What the benchmark knows about the Deployment it measures. */
 export interface DeploymentRef {
@@ -15,7 +23,10 @@ const API_TIMEOUT_MS = 10_000;
 async function withTimeout<T>(p: Promise<T>, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer from the Kubernetes API within ${API_TIMEOUT_MS / 1000} s`)), API_TIMEOUT_MS);
+    timer = setTimeout(
+      () => reject(new Error(`${what}: no answer from the Kubernetes API within ${API_TIMEOUT_MS / 1000} s`)),
+      API_TIMEOUT_MS,
+    );
   });
   try {
     return await Promise.race([p, timeout]);
@@ -30,7 +41,10 @@ export function apiErrorMessage(err: unknown): string {
   if (typeof e.code === "number") {
     let reason = "";
     try {
-      const body = typeof e.body === "string" ? (JSON.parse(e.body) as { message?: string }) : (e.body as { message?: string } | undefined);
+      const body =
+        typeof e.body === "string"
+          ? (JSON.parse(e.body) as { message?: string })
+          : (e.body as { message?: string } | undefined);
       reason = body?.message ?? "";
     } catch {
       reason = String(e.body).slice(0, 200);
@@ -57,20 +71,35 @@ export class Cluster {
     const server = kc.getCurrentCluster()?.server ?? "(no cluster in kubeconfig)";
     const cluster = new Cluster(kc.makeApiClient(AppsV1Api), kc.makeApiClient(CoreV1Api), server, ref);
     try {
-      await withTimeout(cluster.apps.readNamespacedDeployment({ name: ref.deploymentName, namespace: ref.namespace }), "read Deployment");
+      await withTimeout(
+        cluster.apps.readNamespacedDeployment({ name: ref.deploymentName, namespace: ref.namespace }),
+        "read Deployment",
+      );
     } catch (err) {
-      throw new Error(`cannot read deployment ${ref.namespace}/${ref.deploymentName} at ${server}: ${apiErrorMessage(err)}`);
+      throw new Error(
+        `cannot read deployment ${ref.namespace}/${ref.deploymentName} at ${server}: ${apiErrorMessage(err)}`,
+      );
     }
     return cluster;
   }
 
   private async podAndContext() {
     const { namespace, deploymentName } = this.ref;
-    const deployment = await withTimeout(this.apps.readNamespacedDeployment({ name: deploymentName, namespace }), "read Deployment");
+    const deployment = await withTimeout(
+      this.apps.readNamespacedDeployment({ name: deploymentName, namespace }),
+      "read Deployment",
+    );
     const match = deployment.spec?.selector?.matchLabels ?? {};
-    const labelSelector = Object.entries(match).map(([k, v]) => `${k}=${v}`).join(",");
-    const rsList = await withTimeout(this.apps.listNamespacedReplicaSet({ namespace, labelSelector }), "list ReplicaSets");
-    const replicaSets = rsList.items.filter((rs) => rs.metadata?.ownerReferences?.some((o) => o.uid === deployment.metadata?.uid));
+    const labelSelector = Object.entries(match)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(",");
+    const rsList = await withTimeout(
+      this.apps.listNamespacedReplicaSet({ namespace, labelSelector }),
+      "list ReplicaSets",
+    );
+    const replicaSets = rsList.items.filter((rs) =>
+      rs.metadata?.ownerReferences?.some((o) => o.uid === deployment.metadata?.uid),
+    );
     const pods = await withTimeout(this.core.listNamespacedPod({ namespace, labelSelector }), "list Pods");
     const pod = currentPod(pods.items, currentReplicaSet(replicaSets));
     if (pod === null) throw new Error(`deployment ${namespace}/${deploymentName} has no pod of its current revision`);
@@ -87,18 +116,28 @@ export class Cluster {
     const claimName = cacheClaimOf(pod, this.ref.cacheClaimName);
     let claim: V1PersistentVolumeClaim | null = null;
     if (claimName !== null) {
-      claim = await withTimeout(this.core.readNamespacedPersistentVolumeClaim({ name: claimName, namespace: this.ref.namespace }), "read PVC");
+      claim = await withTimeout(
+        this.core.readNamespacedPersistentVolumeClaim({ name: claimName, namespace: this.ref.namespace }),
+        "read PVC",
+      );
     }
     const volumeName = claim?.spec?.volumeName;
     // Reading a PersistentVolume needs cluster-scope access; without it the claim's age decides alone.
-    const volume = volumeName ? await withTimeout(this.core.readPersistentVolume({ name: volumeName }), "read PV").catch(() => null) : null;
+    const volume = volumeName
+      ? await withTimeout(this.core.readPersistentVolume({ name: volumeName }), "read PV").catch(() => null)
+      : null;
     return readinessReport({ deployment, replicaSets, pod, claim, volume, containerName: this.ref.containerName });
   }
 
   /** The log of the current pod's container since it started (vLLM prints capacity once). */
   async podLog(pod: PodIdentity): Promise<string> {
     return withTimeout(
-      this.core.readNamespacedPodLog({ name: pod.name, namespace: this.ref.namespace, container: this.ref.containerName, limitBytes: 8 * 1024 * 1024 }),
+      this.core.readNamespacedPodLog({
+        name: pod.name,
+        namespace: this.ref.namespace,
+        container: this.ref.containerName,
+        limitBytes: 8 * 1024 * 1024,
+      }),
       "read pod log",
     );
   }

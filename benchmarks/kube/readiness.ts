@@ -1,4 +1,10 @@
-import type { V1Deployment, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod, V1ReplicaSet } from "@kubernetes/client-node";
+import type {
+  V1Deployment,
+  V1PersistentVolume,
+  V1PersistentVolumeClaim,
+  V1Pod,
+  V1ReplicaSet,
+} from "@kubernetes/client-node";
 
 const REVISION = "deployment.kubernetes.io/revision";
 
@@ -57,7 +63,12 @@ export function currentPod(pods: readonly V1Pod[], rs: V1ReplicaSet | null): V1P
   const candidates = pods
     .filter((p) => p.metadata?.deletionTimestamp === undefined || p.metadata?.deletionTimestamp === null)
     .filter((p) => hash === undefined || p.metadata?.labels?.["pod-template-hash"] === hash);
-  return candidates.sort((a, b) => Date.parse(iso(b.metadata?.creationTimestamp) ?? "0") - Date.parse(iso(a.metadata?.creationTimestamp) ?? "0"))[0] ?? null;
+  return (
+    candidates.sort(
+      (a, b) =>
+        Date.parse(iso(b.metadata?.creationTimestamp) ?? "0") - Date.parse(iso(a.metadata?.creationTimestamp) ?? "0"),
+    )[0] ?? null
+  );
 }
 
 export function podIdentity(pod: V1Pod): PodIdentity {
@@ -72,7 +83,9 @@ export function podIdentity(pod: V1Pod): PodIdentity {
 
 /** First claim mounted by the pod, preferring the one the stack names as the model cache. */
 export function cacheClaimOf(pod: V1Pod, preferred: string | undefined): string | null {
-  const claims = (pod.spec?.volumes ?? []).map((v) => v.persistentVolumeClaim?.claimName).filter((c): c is string => !!c);
+  const claims = (pod.spec?.volumes ?? [])
+    .map((v) => v.persistentVolumeClaim?.claimName)
+    .filter((c): c is string => !!c);
   if (preferred !== undefined && claims.includes(preferred)) return preferred;
   return claims[0] ?? null;
 }
@@ -113,7 +126,11 @@ export function readinessReport(input: ReadinessInput): ReadinessReport {
     if (previousAt !== null && Date.parse(claimCreatedAt) > Date.parse(previousAt)) {
       cacheState = "cold";
       cacheStateReason = `claim created ${claimCreatedAt}, after the previous revision (${previousAt}): fresh`;
-    } else if (volumeCreatedAt !== null && changeAppliedAt !== null && Date.parse(volumeCreatedAt) >= Date.parse(changeAppliedAt)) {
+    } else if (
+      volumeCreatedAt !== null &&
+      changeAppliedAt !== null &&
+      Date.parse(volumeCreatedAt) >= Date.parse(changeAppliedAt)
+    ) {
       // Binding on first consumer (local-path) provisions the volume when the first pod is scheduled:
       // a volume no older than this revision was empty when this pod started.
       cacheState = "cold";

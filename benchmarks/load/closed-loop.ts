@@ -67,7 +67,8 @@ export async function runClosedLoop(opts: ClosedLoopOptions): Promise<ClosedLoop
         stoppedBy = reason;
         windowAbort.abort();
       }
-      if (s.status === null && s.outcome === "errored") await sleep(opts.transportBackoffMs ?? 100, undefined, { signal: stopAll }).catch(() => {});
+      if (s.status === null && s.outcome === "errored")
+        await sleep(opts.transportBackoffMs ?? 100, undefined, { signal: stopAll }).catch(() => {});
     }
   };
 
@@ -80,7 +81,11 @@ export async function runClosedLoop(opts: ClosedLoopOptions): Promise<ClosedLoop
     await opts.onWindowEnd?.();
   };
   const edges = (async () => {
-    const wait = (until: number) => sleep(Math.max(0, until - nowEpoch()), undefined, { signal: stopAll }).then(() => true, () => false);
+    const wait = (until: number) =>
+      sleep(Math.max(0, until - nowEpoch()), undefined, { signal: stopAll }).then(
+        () => true,
+        () => false,
+      );
     if (!(await wait(windowStart))) return;
     windowStarted = true;
     await opts.onWindowStart?.();

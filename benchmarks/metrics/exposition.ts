@@ -80,6 +80,10 @@ export function parseExposition(text: string): MetricSample[] {
 }
 
 /** Samples of `name` whose labels include every pair of `match`. */
-export function select(samples: readonly MetricSample[], name: string, match: Readonly<Record<string, string>> = {}): MetricSample[] {
+export function select(
+  samples: readonly MetricSample[],
+  name: string,
+  match: Readonly<Record<string, string>> = {},
+): MetricSample[] {
   return samples.filter((s) => s.name === name && Object.entries(match).every(([k, v]) => s.labels[k] === v));
 }

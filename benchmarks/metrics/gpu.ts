@@ -1,6 +1,6 @@
 import type { ApiClient } from "../http/client";
-import { type MetricSample, select } from "./exposition";
 import { type Measured, measured, missing } from "../measured";
+import { type MetricSample, select } from "./exposition";
 import { peakOf, type ScrapeSeries } from "./scraper";
 
 /** Where GPU figures come from; both unset means GPU figures are null with a reason. */
@@ -70,11 +70,29 @@ interface RangeResponse {
 }
 
 /** Runs a range query over exactly [startMs, endMs] at 1 s steps; all points, numeric. */
-async function queryRange(client: ApiClient, base: string, query: string, startMs: number, endMs: number): Promise<Array<[number, number]>> {
-  const params = new URLSearchParams({ query, start: (startMs / 1000).toFixed(3), end: (endMs / 1000).toFixed(3), step: "1" });
-  const body = (await client.json("GET", `${base.replace(/\/+$/, "")}/api/v1/query_range?${params}`, undefined, 15_000)) as RangeResponse;
+async function queryRange(
+  client: ApiClient,
+  base: string,
+  query: string,
+  startMs: number,
+  endMs: number,
+): Promise<Array<[number, number]>> {
+  const params = new URLSearchParams({
+    query,
+    start: (startMs / 1000).toFixed(3),
+    end: (endMs / 1000).toFixed(3),
+    step: "1",
+  });
+  const body = (await client.json(
+    "GET",
+    `${base.replace(/\/+$/, "")}/api/v1/query_range?${params}`,
+    undefined,
+    15_000,
+  )) as RangeResponse;
   if (body.status !== "success") throw new Error(`Prometheus: ${body.error ?? "query failed"}`);
-  return (body.data?.result ?? []).flatMap((r) => (r.values ?? []).map(([t, v]): [number, number] => [t * 1000, Number(v)]));
+  return (body.data?.result ?? []).flatMap((r) =>
+    (r.values ?? []).map(([t, v]): [number, number] => [t * 1000, Number(v)]),
+  );
 }
 
 /** GPU peaks from Prometheus for one pod and one window (no `[5m]` range that mixes pods). */
@@ -86,11 +104,21 @@ export async function gpuFromPrometheus(
   startMs: number,
   endMs: number,
 ): Promise<GpuWindow> {
-  if (pod === null) return gpuUnavailable("pod unknown (no cluster access), so a pod-scoped Prometheus query is impossible");
-  const one = async (template: string, what: string): Promise<{ m: Measured<number>; pts: Array<[number, number]> }> => {
+  if (pod === null)
+    return gpuUnavailable("pod unknown (no cluster access), so a pod-scoped Prometheus query is impossible");
+  const one = async (
+    template: string,
+    what: string,
+  ): Promise<{ m: Measured<number>; pts: Array<[number, number]> }> => {
     try {
       const pts = await queryRange(client, opts.prometheusUrl, fillQuery(template, namespace, pod), startMs, endMs);
-      if (pts.length === 0) return { m: missing(`Prometheus returned no ${what} samples for pod ${pod} in the window (scrape interval longer than the window?)`), pts };
+      if (pts.length === 0)
+        return {
+          m: missing(
+            `Prometheus returned no ${what} samples for pod ${pod} in the window (scrape interval longer than the window?)`,
+          ),
+          pts,
+        };
       return { m: measured(Math.max(...pts.map(([, v]) => v))), pts };
     } catch (err) {
       return { m: missing(`Prometheus ${what} query failed: ${(err as Error).message}`), pts: [] };

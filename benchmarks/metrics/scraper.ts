@@ -78,12 +78,13 @@ export class WindowScraper<T> {
   }
 }
 
-
 /** Peak of one field over a series; null with a reason when no scrape carried it. */
 export function peakOf<T>(series: ScrapeSeries<T>, get: (v: T) => number | null, what: string): Measured<number> {
   const values = series.points.map((p) => get(p.values)).filter((v): v is number => v !== null);
   if (series.points.length === 0) {
-    return missing(`no successful scrape of ${series.url} in the window (${series.failedScrapes} failed: ${series.firstError ?? "?"})`);
+    return missing(
+      `no successful scrape of ${series.url} in the window (${series.failedScrapes} failed: ${series.firstError ?? "?"})`,
+    );
   }
   if (values.length === 0) return missing(`${what} not exported by ${series.url}`);
   return measured(Math.max(...values));

@@ -53,7 +53,11 @@ export interface ClientMeasurement {
   readonly clientCpuMicrosPerRequest: number;
 }
 
-async function measure(name: string, seconds: number, fn: () => Promise<{ requests: number; errors: number }>): Promise<ClientMeasurement> {
+async function measure(
+  name: string,
+  seconds: number,
+  fn: () => Promise<{ requests: number; errors: number }>,
+): Promise<ClientMeasurement> {
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const { requests, errors } = await fn();
@@ -75,21 +79,42 @@ export async function compareLoadgen(opts: { durationSeconds: number; connection
     const req = { model: "m", prompt: "hello", maxTokens: opts.tokens, ignoreEos: false };
     const client = new ApiClient({ endpoint: url, connections: opts.connections });
     // A short warm-up of both paths (JIT, sockets) so neither pays it in its window.
-    await runClosedLoop({ concurrency: opts.connections, warmupMs: 0, durationMs: 500, maxRequests: 1e6, signal: new AbortController().signal, send: (s) => streamChat(client, req, 5000, s) });
-    await autocannon({ url: `${url}/v1/chat/completions`, method: "POST", body: JSON.stringify(chatBody(req, true)), headers: { "content-type": "application/json" }, connections: opts.connections, duration: 0.5 });
-
-    const ours = await measure("vllm-tuner closed loop (undici, SSE parsed, per-token timing)", opts.durationSeconds, async () => {
-      const r = await runClosedLoop({
-        concurrency: opts.connections,
-        warmupMs: 0,
-        durationMs: opts.durationSeconds * 1000,
-        maxRequests: 10_000_000,
-        signal: new AbortController().signal,
-        send: (s) => streamChat(client, req, 5000, s),
-      });
-      const inWindow = r.samples.filter((s) => s.window);
-      return { requests: inWindow.filter((s) => s.outcome === "succeeded").length, errors: inWindow.filter((s) => s.outcome === "errored").length };
+    await runClosedLoop({
+      concurrency: opts.connections,
+      warmupMs: 0,
+      durationMs: 500,
+      maxRequests: 1e6,
+      signal: new AbortController().signal,
+      send: (s) => streamChat(client, req, 5000, s),
     });
+    await autocannon({
+      url: `${url}/v1/chat/completions`,
+      method: "POST",
+      body: JSON.stringify(chatBody(req, true)),
+      headers: { "content-type": "application/json" },
+      connections: opts.connections,
+      duration: 0.5,
+    });
+
+    const ours = await measure(
+      "vllm-tuner closed loop (undici, SSE parsed, per-token timing)",
+      opts.durationSeconds,
+      async () => {
+        const r = await runClosedLoop({
+          concurrency: opts.connections,
+          warmupMs: 0,
+          durationMs: opts.durationSeconds * 1000,
+          maxRequests: 10_000_000,
+          signal: new AbortController().signal,
+          send: (s) => streamChat(client, req, 5000, s),
+        });
+        const inWindow = r.samples.filter((s) => s.window);
+        return {
+          requests: inWindow.filter((s) => s.outcome === "succeeded").length,
+          errors: inWindow.filter((s) => s.outcome === "errored").length,
+        };
+      },
+    );
     await client.destroy();
     const peer = await measure("autocannon 9 (raw HTTP/1.1, no body parsing)", opts.durationSeconds, async () => {
       const r = await autocannon({
@@ -117,14 +142,22 @@ if (require.main === module) {
       json: { type: "boolean", default: false },
     },
   });
-  void compareLoadgen({ durationSeconds: Number(values["duration-seconds"]), connections: Number(values.connections), tokens: Number(values.tokens) }).then(
+  void compareLoadgen({
+    durationSeconds: Number(values["duration-seconds"]),
+    connections: Number(values.connections),
+    tokens: Number(values.tokens),
+  }).then(
     (r) => {
       if (values.json) process.stdout.write(`${JSON.stringify(r)}\n`);
       else {
         for (const m of [r.ours, r.autocannon]) {
-          process.stdout.write(`${m.name}: ${m.requestsPerSecond.toFixed(0)} req/s, ${m.clientCpuMicrosPerRequest.toFixed(1)} µs client CPU/request, ${m.errors} errors\n`);
+          process.stdout.write(
+            `${m.name}: ${m.requestsPerSecond.toFixed(0)} req/s, ${m.clientCpuMicrosPerRequest.toFixed(1)} µs client CPU/request, ${m.errors} errors\n`,
+          );
         }
-        process.stdout.write(`ratio (ours / autocannon): ${r.ratio.toFixed(3)} at ${r.connections} connections, ${r.tokens} SSE chunks per response, ${r.durationSeconds} s each\n`);
+        process.stdout.write(
+          `ratio (ours / autocannon): ${r.ratio.toFixed(3)} at ${r.connections} connections, ${r.tokens} SSE chunks per response, ${r.durationSeconds} s each\n`,
+        );
       }
     },
     (err: Error) => {

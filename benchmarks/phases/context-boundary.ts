@@ -1,4 +1,4 @@
-import { repeatSentence } from "../config/scenario";
+import { repeatSentence } from "../inputs/scenario";
 import { measured, missing } from "../measured";
 import type { ContextPhase, ContextProbe } from "../result/types";
 import { nowIso, type PhaseContext, plainChat, Tokenizer } from "./shared";
@@ -67,7 +67,9 @@ export async function contextPhase(ctx: PhaseContext, maxModelLenFromModels: num
     const asExpected = p.status === p.expectedStatus && (p.status !== 400 || p.mentionsContextLength === true);
     const done = { ...p, asExpected };
     probes.push(done);
-    ctx.progress.log(`context ${label}: ${promptTokens}+${maxTokens} tokens vs ${L} -> HTTP ${r.status ?? "none"}${asExpected ? "" : " (UNEXPECTED)"}`);
+    ctx.progress.log(
+      `context ${label}: ${promptTokens}+${maxTokens} tokens vs ${L} -> HTTP ${r.status ?? "none"}${asExpected ? "" : " (UNEXPECTED)"}`,
+    );
     return done;
   };
 
@@ -96,7 +98,8 @@ export async function contextPhase(ctx: PhaseContext, maxModelLenFromModels: num
     let requests = 0;
     const accepts = async (w: number): Promise<boolean> => {
       if (ctx.signal.aborted) throw new Error("interrupted");
-      if (++requests > maxBisectionRequests) throw new Error(`boundary not found within ${maxBisectionRequests} requests`);
+      if (++requests > maxBisectionRequests)
+        throw new Error(`boundary not found within ${maxBisectionRequests} requests`);
       const p = await probe(`bisect ${w} words`, wordsPrompt(sentence, w), null);
       if (p.status === 200) return true;
       if (p.status === 400 && p.mentionsContextLength) return false;
@@ -159,10 +162,14 @@ export function violationsOf(probes: readonly ContextProbe[]): string[] {
   const out: string[] = [];
   for (const p of probes) {
     if (!p.asExpected) {
-      out.push(`${p.label}: ${p.promptTokens}+${p.maxTokens} tokens expected HTTP ${p.expectedStatus}, got ${p.status ?? "none"}${p.status === 400 && !p.mentionsContextLength ? " without a context-length message" : ""}`);
+      out.push(
+        `${p.label}: ${p.promptTokens}+${p.maxTokens} tokens expected HTTP ${p.expectedStatus}, got ${p.status ?? "none"}${p.status === 400 && !p.mentionsContextLength ? " without a context-length message" : ""}`,
+      );
     }
     if (p.status === 200 && p.usagePromptTokens !== null && p.usagePromptTokens !== p.promptTokens) {
-      out.push(`${p.label}: /tokenize counted ${p.promptTokens} prompt tokens, the completion's usage ${p.usagePromptTokens}`);
+      out.push(
+        `${p.label}: /tokenize counted ${p.promptTokens} prompt tokens, the completion's usage ${p.usagePromptTokens}`,
+      );
     }
   }
   return out;

@@ -1,5 +1,5 @@
 import type { ApiClient } from "../http/client";
-import { measured, missing, type Measured } from "../measured";
+import { type Measured, measured, missing } from "../measured";
 import { parseExposition } from "../metrics/exposition";
 import { vllmSnapshot } from "../metrics/vllm";
 
@@ -11,7 +11,13 @@ const POLL_MS = 250;
  * the next level's peaks: the between-levels form of the seed's "previous peak leaked" trap.
  * Resolves with the seconds it waited, or null with the reason when idleness cannot be seen.
  */
-export async function waitForIdle(client: ApiClient, metricsUrl: string, model: string, timeoutMs: number, signal: AbortSignal): Promise<Measured<number>> {
+export async function waitForIdle(
+  client: ApiClient,
+  metricsUrl: string,
+  model: string,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<Measured<number>> {
   const started = performance.now();
   for (let polls = 0; polls < Math.ceil(timeoutMs / POLL_MS) + 1; polls++) {
     if (signal.aborted) return missing("interrupted while waiting for the server to go idle");
@@ -23,7 +29,8 @@ export async function waitForIdle(client: ApiClient, metricsUrl: string, model: 
     } catch (err) {
       return missing(`${metricsUrl}: ${(err as Error).message}`);
     }
-    if (snapshot.running === null || snapshot.waiting === null) return missing(`running/waiting gauges not exported by ${metricsUrl}`);
+    if (snapshot.running === null || snapshot.waiting === null)
+      return missing(`running/waiting gauges not exported by ${metricsUrl}`);
     if (snapshot.running === 0 && snapshot.waiting === 0) return measured((performance.now() - started) / 1000);
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }

@@ -22,7 +22,11 @@ export async function identityPhase(ctx: PhaseContext, inputs: IdentityInputs): 
   const timeout = ctx.scenario.requestTimeoutMs;
 
   const health: IdentityPhase["health"] = await client.send("GET", "/health", undefined, timeout, ctx.signal).then(
-    (r) => ({ status: r.status, elapsedMs: r.elapsedMs, error: r.status === 200 ? null : errorMessageOf(r.text).slice(0, 200) }),
+    (r) => ({
+      status: r.status,
+      elapsedMs: r.elapsedMs,
+      error: r.status === 200 ? null : errorMessageOf(r.text).slice(0, 200),
+    }),
     (err: Error) => ({ status: null, elapsedMs: null, error: err.message }),
   );
 
@@ -30,7 +34,11 @@ export async function identityPhase(ctx: PhaseContext, inputs: IdentityInputs): 
   let modelsError: string | null = null;
   try {
     const body = (await client.json("GET", "/v1/models", undefined, timeout)) as ModelsShape;
-    models = (body.data ?? []).map((m) => ({ id: m.id ?? "", root: m.root ?? null, maxModelLen: m.max_model_len ?? null }));
+    models = (body.data ?? []).map((m) => ({
+      id: m.id ?? "",
+      root: m.root ?? null,
+      maxModelLen: m.max_model_len ?? null,
+    }));
   } catch (err) {
     modelsError = `/v1/models: ${(err as Error).message}`;
   }
@@ -40,7 +48,10 @@ export async function identityPhase(ctx: PhaseContext, inputs: IdentityInputs): 
   try {
     const res = await client.send("GET", "/version", undefined, timeout, ctx.signal);
     const version = res.status === 200 ? (JSON.parse(res.text) as { version?: unknown }).version : undefined;
-    vllmVersion = typeof version === "string" ? measured(version) : missing(`/version answered HTTP ${res.status} without a version`);
+    vllmVersion =
+      typeof version === "string"
+        ? measured(version)
+        : missing(`/version answered HTTP ${res.status} without a version`);
   } catch (err) {
     vllmVersion = missing(`/version: ${(err as Error).message}`);
   }
@@ -50,7 +61,9 @@ export async function identityPhase(ctx: PhaseContext, inputs: IdentityInputs): 
   if (log.value === null) kvCapacityLog = missing(log.reason);
   else {
     const parsed = parseKvCapacityLog(log.value);
-    kvCapacityLog = parsed ? measured(parsed) : missing("the pod log has no 'KV cache size: N tokens' line (log rotated, or not vLLM)");
+    kvCapacityLog = parsed
+      ? measured(parsed)
+      : missing("the pod log has no 'KV cache size: N tokens' line (log rotated, or not vLLM)");
   }
 
   let cacheInfo: Measured<Record<string, string>>;
@@ -68,7 +81,9 @@ export async function identityPhase(ctx: PhaseContext, inputs: IdentityInputs): 
   const problems = [
     health.status !== 200 ? `/health: ${health.status ?? health.error}` : null,
     modelsError,
-    modelsError === null && servedModel === null ? `served model ${ctx.model} not in /v1/models (${models.map((m) => m.id).join(", ") || "none"})` : null,
+    modelsError === null && servedModel === null
+      ? `served model ${ctx.model} not in /v1/models (${models.map((m) => m.id).join(", ") || "none"})`
+      : null,
   ].filter((p): p is string => p !== null);
   return {
     status: problems.length === 0 ? "ok" : "failed",

@@ -1,14 +1,22 @@
-import { repeatSentence } from "../config/scenario";
-import { waitForIdle } from "./drain";
 import { type ChatRequest, type RequestSample, streamChat } from "../http/stream";
+import { repeatSentence } from "../inputs/scenario";
 import type { PodIdentity } from "../kube/readiness";
 import { runClosedLoop } from "../load/closed-loop";
 import type { Measured } from "../measured";
-import { dcgmPoint, gpuFromDcgm, gpuFromPrometheus, type GpuPoint, type GpuSourceOptions, gpuUnavailable, type GpuWindow } from "../metrics/gpu";
+import {
+  dcgmPoint,
+  type GpuPoint,
+  type GpuSourceOptions,
+  type GpuWindow,
+  gpuFromDcgm,
+  gpuFromPrometheus,
+  gpuUnavailable,
+} from "../metrics/gpu";
 import { deltaOf, peakOf, type ScrapeSeries, WindowScraper } from "../metrics/scraper";
-import { vllmSnapshot, type VllmSnapshot } from "../metrics/vllm";
+import { type VllmSnapshot, vllmSnapshot } from "../metrics/vllm";
 import type { LoadLevel, LoadPhase, ServerWindow } from "../result/types";
 import { summarize } from "../stats";
+import { waitForIdle } from "./drain";
 import { nowIso, type PhaseContext, Tokenizer } from "./shared";
 
 export interface LoadInputs {
@@ -39,7 +47,9 @@ export function hopeless(concurrency: number) {
 function failedSummary(samples: readonly RequestSample[]): string | null {
   const failed = samples.filter((s) => s.outcome === "errored");
   const first = failed[0];
-  return first ? `${failed.length} requests failed (first: ${first.status === null ? "" : `HTTP ${first.status} `}${first.error ?? ""})` : null;
+  return first
+    ? `${failed.length} requests failed (first: ${first.status === null ? "" : `HTTP ${first.status} `}${first.error ?? ""})`
+    : null;
 }
 
 function serverWindow(series: ScrapeSeries<VllmSnapshot>): ServerWindow {
@@ -55,7 +65,11 @@ function serverWindow(series: ScrapeSeries<VllmSnapshot>): ServerWindow {
     peakWaiting: peakOf(series, (v) => v.waiting, "vllm:num_requests_waiting"),
     peakKvCacheUsagePercent: kv.value === null ? kv : { value: kv.value * 100, reason: null },
     kvCacheMetric: kvMetric,
-    preemptionsDelta: deltaOf(series, (v) => v.preemptions, `preemption counter (${preMetric ?? "vllm:num_preemptions[_total]"})`),
+    preemptionsDelta: deltaOf(
+      series,
+      (v) => v.preemptions,
+      `preemption counter (${preMetric ?? "vllm:num_preemptions[_total]"})`,
+    ),
     series: series.points.map((p) => ({
       tEpochMs: p.tEpochMs,
       running: p.values.running,
@@ -67,24 +81,47 @@ function serverWindow(series: ScrapeSeries<VllmSnapshot>): ServerWindow {
 }
 
 /** Pure: pod identity before vs after a window; any change invalidates the window. */
-export function podChange(before: Measured<PodIdentity>, after: Measured<PodIdentity>): { check: string; invalid: string | null } {
-  if (before.value === null || after.value === null) return { check: `not checked: ${before.reason ?? after.reason}`, invalid: null };
-  if (before.value.uid !== after.value.uid) return { check: "pod replaced", invalid: `pod changed during the window (${before.value.name} -> ${after.value.name})` };
+export function podChange(
+  before: Measured<PodIdentity>,
+  after: Measured<PodIdentity>,
+): { check: string; invalid: string | null } {
+  if (before.value === null || after.value === null)
+    return { check: `not checked: ${before.reason ?? after.reason}`, invalid: null };
+  if (before.value.uid !== after.value.uid)
+    return {
+      check: "pod replaced",
+      invalid: `pod changed during the window (${before.value.name} -> ${after.value.name})`,
+    };
   if (before.value.restartCount !== after.value.restartCount) {
-    return { check: "container restarted", invalid: `restarts went ${before.value.restartCount} -> ${after.value.restartCount} during the window` };
+    return {
+      check: "container restarted",
+      invalid: `restarts went ${before.value.restartCount} -> ${after.value.restartCount} during the window`,
+    };
   }
-  return { check: `same pod ${after.value.name} (uid ${after.value.uid}), ${after.value.restartCount} restarts`, invalid: null };
+  return {
+    check: `same pod ${after.value.name} (uid ${after.value.uid}), ${after.value.restartCount} restarts`,
+    invalid: null,
+  };
 }
 
 /** How long a level waits for the previous one's requests to leave the server. */
 const IDLE_TIMEOUT_MS = 120_000;
 
-async function runLevel(ctx: PhaseContext, inputs: LoadInputs, req: ChatRequest, concurrency: number): Promise<LoadLevel> {
+async function runLevel(
+  ctx: PhaseContext,
+  inputs: LoadInputs,
+  req: ChatRequest,
+  concurrency: number,
+): Promise<LoadLevel> {
   const cfg = ctx.scenario.load;
   const podBefore = await inputs.podIdentity();
   const pod = podBefore.value?.name ?? null;
-  const vllm = new WindowScraper(ctx.client, inputs.metricsUrl, cfg.metricsIntervalMs, (s) => vllmSnapshot(s, ctx.model));
-  const dcgm = inputs.gpu.dcgmUrl ? new WindowScraper<GpuPoint>(ctx.client, inputs.gpu.dcgmUrl, cfg.metricsIntervalMs, (s) => dcgmPoint(s, pod)) : null;
+  const vllm = new WindowScraper(ctx.client, inputs.metricsUrl, cfg.metricsIntervalMs, (s) =>
+    vllmSnapshot(s, ctx.model),
+  );
+  const dcgm = inputs.gpu.dcgmUrl
+    ? new WindowScraper<GpuPoint>(ctx.client, inputs.gpu.dcgmUrl, cfg.metricsIntervalMs, (s) => dcgmPoint(s, pod))
+    : null;
   let vllmSeries: ScrapeSeries<VllmSnapshot> | null = null;
   let dcgmSeries: ScrapeSeries<GpuPoint> | null = null;
   const label = `load c=${concurrency}`;
@@ -119,22 +156,39 @@ async function runLevel(ctx: PhaseContext, inputs: LoadInputs, req: ChatRequest,
   }
   const server = vllmSeries
     ? serverWindow(vllmSeries)
-    : serverWindow({ url: inputs.metricsUrl, intervalMs: cfg.metricsIntervalMs, points: [], failedScrapes: 0, firstError: "the window never opened" });
+    : serverWindow({
+        url: inputs.metricsUrl,
+        intervalMs: cfg.metricsIntervalMs,
+        points: [],
+        failedScrapes: 0,
+        firstError: "the window never opened",
+      });
   let gpu: GpuWindow;
   if (dcgmSeries) gpu = gpuFromDcgm(dcgmSeries);
   else if (inputs.gpu.prometheusUrl) {
-    gpu = await gpuFromPrometheus(ctx.client, { ...inputs.gpu, prometheusUrl: inputs.gpu.prometheusUrl }, inputs.namespace, pod, loop.windowStartEpochMs, loop.windowEndEpochMs);
+    gpu = await gpuFromPrometheus(
+      ctx.client,
+      { ...inputs.gpu, prometheusUrl: inputs.gpu.prometheusUrl },
+      inputs.namespace,
+      pod,
+      loop.windowStartEpochMs,
+      loop.windowEndEpochMs,
+    );
   } else gpu = gpuUnavailable("no GPU source configured (pass --dcgm-url or --prometheus-url)");
 
   const pc = podChange(podBefore, podAfter);
   const plannedSeconds = cfg.durationSeconds;
   const invalidReasons = [
     pc.invalid,
-    idleBefore.reason?.startsWith("server still busy") ? `${idleBefore.reason} before the level: its peaks would include earlier requests` : null,
+    idleBefore.reason?.startsWith("server still busy")
+      ? `${idleBefore.reason} before the level: its peaks would include earlier requests`
+      : null,
     loop.stoppedBy,
     loop.interrupted ? "interrupted (SIGINT)" : null,
     loop.hitMaxRequests ? `stopped at the request cap (${cfg.maxRequestsPerLevel})` : null,
-    windowSeconds < plannedSeconds * 0.999 ? `window lasted ${windowSeconds.toFixed(2)} s of ${plannedSeconds} s` : null,
+    windowSeconds < plannedSeconds * 0.999
+      ? `window lasted ${windowSeconds.toFixed(2)} s of ${plannedSeconds} s`
+      : null,
     failedSummary(loop.samples),
     ok.length === 0 ? "no request succeeded in the window" : null,
   ].filter((r): r is string => r !== null);
@@ -171,7 +225,11 @@ async function runLevel(ctx: PhaseContext, inputs: LoadInputs, req: ChatRequest,
 }
 
 /** The seed's step 5, done right: per-level windows with pod-scoped metrics of exactly that window. */
-export async function loadPhase(ctx: PhaseContext, inputs: LoadInputs, onLevel?: (levels: LoadLevel[]) => void): Promise<LoadPhase> {
+export async function loadPhase(
+  ctx: PhaseContext,
+  inputs: LoadInputs,
+  onLevel?: (levels: LoadLevel[]) => void,
+): Promise<LoadPhase> {
   const startedAt = nowIso();
   const cfg = ctx.scenario.load;
   const prompt = repeatSentence(ctx.scenario.context.sentence, cfg.promptRepeats);

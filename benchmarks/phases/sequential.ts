@@ -1,16 +1,31 @@
-import { repeatSentence } from "../config/scenario";
+import { repeatSentence } from "../inputs/scenario";
 import type { InputLengthCase, InputLengthPhase, PlainRun, SequentialPhase } from "../result/types";
 import { mean } from "../stats";
 import { nowIso, type PhaseContext, plainChat, Tokenizer } from "./shared";
 
 /** N back-to-back requests of one prompt; stops early only on SIGINT. */
-async function runSeries(ctx: PhaseContext, prompt: string, maxTokens: number, runs: number, label: string): Promise<PlainRun[]> {
+async function runSeries(
+  ctx: PhaseContext,
+  prompt: string,
+  maxTokens: number,
+  runs: number,
+  label: string,
+): Promise<PlainRun[]> {
   const out: PlainRun[] = [];
   for (let run = 1; run <= runs && !ctx.signal.aborted; run++) {
     const r = await plainChat(ctx, prompt, maxTokens);
     if (ctx.signal.aborted) break;
-    out.push({ run, status: r.status, elapsedMs: r.elapsedMs, promptTokens: r.promptTokens, completionTokens: r.completionTokens, error: r.message });
-    ctx.progress.log(`${label} run ${run}/${runs}: ${r.status ?? "no response"} in ${(r.elapsedMs / 1000).toFixed(3)} s`);
+    out.push({
+      run,
+      status: r.status,
+      elapsedMs: r.elapsedMs,
+      promptTokens: r.promptTokens,
+      completionTokens: r.completionTokens,
+      error: r.message,
+    });
+    ctx.progress.log(
+      `${label} run ${run}/${runs}: ${r.status ?? "no response"} in ${(r.elapsedMs / 1000).toFixed(3)} s`,
+    );
   }
   return out;
 }
@@ -31,7 +46,11 @@ export async function sequentialPhase(ctx: PhaseContext): Promise<SequentialPhas
   const interrupted = runs.length < n;
   return {
     status: interrupted ? "incomplete" : ok.length === runs.length ? "ok" : "failed",
-    error: interrupted ? "interrupted" : ok.length === runs.length ? null : `${runs.length - ok.length} of ${runs.length} requests failed (first: ${firstFailure(runs)})`,
+    error: interrupted
+      ? "interrupted"
+      : ok.length === runs.length
+        ? null
+        : `${runs.length - ok.length} of ${runs.length} requests failed (first: ${firstFailure(runs)})`,
     startedAt,
     finishedAt: nowIso(),
     maxTokens,
@@ -74,7 +93,11 @@ export async function inputLengthPhase(ctx: PhaseContext): Promise<InputLengthPh
   const interrupted = ctx.signal.aborted;
   return {
     status: interrupted ? "incomplete" : good === total ? "ok" : "failed",
-    error: interrupted ? "interrupted" : good === total ? null : `${total - good} of ${total} requests failed (first: ${firstFailure(cases.flatMap((c) => c.runs))})`,
+    error: interrupted
+      ? "interrupted"
+      : good === total
+        ? null
+        : `${total - good} of ${total} requests failed (first: ${firstFailure(cases.flatMap((c) => c.runs))})`,
     startedAt,
     finishedAt: nowIso(),
     maxTokens,

@@ -1,6 +1,6 @@
-import type { Scenario } from "../config/scenario";
 import { type ApiClient, errorMessageOf } from "../http/client";
 import { chatBody } from "../http/stream";
+import type { Scenario } from "../inputs/scenario";
 import type { Progress } from "../progress";
 
 /** What every phase gets from the run. */
@@ -76,7 +76,13 @@ export async function plainChat(ctx: PhaseContext, prompt: string, maxTokens: nu
     const res = await ctx.client.send("POST", "/v1/chat/completions", body, ctx.scenario.requestTimeoutMs, ctx.signal);
     const elapsedMs = performance.now() - t0;
     if (res.status !== 200) {
-      return { status: res.status, elapsedMs, message: errorMessageOf(res.text), promptTokens: null, completionTokens: null };
+      return {
+        status: res.status,
+        elapsedMs,
+        message: errorMessageOf(res.text),
+        promptTokens: null,
+        completionTokens: null,
+      };
     }
     const parsed = JSON.parse(res.text) as { usage?: { prompt_tokens?: number; completion_tokens?: number } };
     return {

@@ -1,3 +1,4 @@
+import { markdownTableLines } from "../../common/markdown-table";
 import type { BenchmarkResult, LoadLevel } from "../result/types";
 import { num } from "./markdown";
 
@@ -65,10 +66,12 @@ export function judge(result: BenchmarkResult, rule: CompareRule, file: string |
     if (l.concurrency < rule.targetConcurrency) {
       const w = l.server.peakWaiting;
       if (w.value === null) unverified.push(`waiting at c=${l.concurrency}: ${w.reason}`);
-      else if (w.value > 0) out.push(`${w.value} requests waiting at c=${l.concurrency} (< target ${rule.targetConcurrency})`);
+      else if (w.value > 0)
+        out.push(`${w.value} requests waiting at c=${l.concurrency} (< target ${rule.targetConcurrency})`);
     }
     const pre = l.server.preemptionsDelta;
-    if (pre.value === null) unverifiedPreemptions.set(pre.reason, [...(unverifiedPreemptions.get(pre.reason) ?? []), l.concurrency]);
+    if (pre.value === null)
+      unverifiedPreemptions.set(pre.reason, [...(unverifiedPreemptions.get(pre.reason) ?? []), l.concurrency]);
     else if (pre.value > 0) out.push(`${pre.value} preemptions at c=${l.concurrency}`);
     if (!l.valid && l !== at) out.push(`level c=${l.concurrency} invalid: ${l.invalidReasons.join("; ")}`);
   }
@@ -107,7 +110,10 @@ export function judge(result: BenchmarkResult, rule: CompareRule, file: string |
 }
 
 /** Pure: judges every result and picks one by the rule, with the reasons. */
-export function compareResults(results: ReadonlyArray<{ result: BenchmarkResult; file?: string }>, rule: CompareRule): Comparison {
+export function compareResults(
+  results: ReadonlyArray<{ result: BenchmarkResult; file?: string }>,
+  rule: CompareRule,
+): Comparison {
   const candidates = results.map((r) => judge(r.result, rule, r.file ?? null));
   const eligible = candidates
     .filter((c) => c.eligible && c.requestsPerSecond !== null)
@@ -116,11 +122,16 @@ export function compareResults(results: ReadonlyArray<{ result: BenchmarkResult;
   const reasons: string[] = [];
   if (best === null) reasons.push("no candidate satisfies the rule; see the disqualifications");
   else {
-    reasons.push(`${best.stack}: ${num(best.requestsPerSecond, 3)} req/s at concurrency ${rule.targetConcurrency}, e2e p95 ${num(best.e2eP95Ms, 1)} ms`);
+    reasons.push(
+      `${best.stack}: ${num(best.requestsPerSecond, 3)} req/s at concurrency ${rule.targetConcurrency}, e2e p95 ${num(best.e2eP95Ms, 1)} ms`,
+    );
     for (const other of eligible.slice(1)) {
-      reasons.push(`beats ${other.stack} (${num(other.requestsPerSecond, 3)} req/s, e2e p95 ${num(other.e2eP95Ms, 1)} ms)`);
+      reasons.push(
+        `beats ${other.stack} (${num(other.requestsPerSecond, 3)} req/s, e2e p95 ${num(other.e2eP95Ms, 1)} ms)`,
+      );
     }
-    for (const out of candidates.filter((c) => !c.eligible)) reasons.push(`${out.stack} excluded: ${out.disqualified.join("; ")}`);
+    for (const out of candidates.filter((c) => !c.eligible))
+      reasons.push(`${out.stack} excluded: ${out.disqualified.join("; ")}`);
     if (best.unverified.length > 0) reasons.push(`not verifiable for ${best.stack}: ${best.unverified.join("; ")}`);
   }
   return { rule, ruleText: describeRule(rule), candidates, recommended: best?.stack ?? null, reasons };
@@ -131,11 +142,27 @@ export function renderComparison(c: Comparison): string {
   const lines = [
     `Rule: ${c.ruleText}.`,
     "",
-    `| stack | req/s @c=${c.rule.targetConcurrency} | out tok/s | e2e p95 ms | TTFT p95 ms | KV peak % | GPU mem peak MiB | eligible |`,
-    "| --- | --- | --- | --- | --- | --- | --- | --- |",
-    ...c.candidates.map(
-      (x) =>
-        `| ${x.stack} | ${num(x.requestsPerSecond, 3)} | ${num(x.outputTokensPerSecond, 1)} | ${num(x.e2eP95Ms, 1)} | ${num(x.ttftP95Ms, 1)} | ${num(x.peakKvCacheUsagePercent, 2)} | ${num(x.peakGpuMemoryMiB, 0)} | ${x.eligible ? "yes" : `no: ${x.disqualified.join("; ")}`} |`,
+    ...markdownTableLines(
+      [
+        "stack",
+        `req/s @c=${c.rule.targetConcurrency}`,
+        "out tok/s",
+        "e2e p95 ms",
+        "TTFT p95 ms",
+        "KV peak %",
+        "GPU mem peak MiB",
+        "eligible",
+      ],
+      c.candidates.map((x) => [
+        x.stack,
+        num(x.requestsPerSecond, 3),
+        num(x.outputTokensPerSecond, 1),
+        num(x.e2eP95Ms, 1),
+        num(x.ttftP95Ms, 1),
+        num(x.peakKvCacheUsagePercent, 2),
+        num(x.peakGpuMemoryMiB, 0),
+        x.eligible ? "yes" : `no: ${x.disqualified.join("; ")}`,
+      ]),
     ),
     "",
     c.recommended ? `Recommendation: **${c.recommended}**` : "Recommendation: none",

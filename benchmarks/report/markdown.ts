@@ -1,3 +1,4 @@
+import { markdownTableLines } from "../../common/markdown-table";
 import type { Measured } from "../measured";
 import type { BenchmarkResult, LoadLevel } from "../result/types";
 
@@ -26,9 +27,7 @@ class Notes {
   }
 }
 
-function table(head: string[], rows: string[][]): string[] {
-  return [`| ${head.join(" | ")} |`, `| ${head.map(() => "---").join(" | ")} |`, ...rows.map((r) => `| ${r.join(" | ")} |`)];
-}
+const table = markdownTableLines;
 
 function loadRow(l: LoadLevel, notes: Notes): string[] {
   return [
@@ -64,14 +63,25 @@ export function renderMarkdown(r: BenchmarkResult): string {
         ["vLLM version", r.vllmVersion ?? "n/a"],
         ["pod / node", `${r.pod?.name ?? "n/a"} / ${r.node ?? "n/a"}`],
         ["started / finished", `${r.startedAt} / ${r.finishedAt}`],
-        ["tool", `${r.tool.name} ${r.tool.version} @ ${r.tool.gitCommit ?? "unknown commit"}${r.tool.gitDirty ? " (dirty)" : ""}`],
+        [
+          "tool",
+          `${r.tool.name} ${r.tool.version} @ ${r.tool.gitCommit ?? "unknown commit"}${r.tool.gitDirty ? " (dirty)" : ""}`,
+        ],
         ["complete / valid", `${r.complete ? "yes" : "NO"} / ${r.valid ? "yes" : "NO"}`],
       ],
     ),
   );
   if (r.invalidReasons.length > 0) out.push("", "**Not valid:**", ...r.invalidReasons.map((x) => `- ${x}`));
   const config = (r.outputs["config"] ?? {}) as Record<string, unknown>;
-  out.push("", "## Candidate config", "", ...table(["key", "value"], Object.entries(config).map(([k, v]) => [k, JSON.stringify(v)])));
+  out.push(
+    "",
+    "## Candidate config",
+    "",
+    ...table(
+      ["key", "value"],
+      Object.entries(config).map(([k, v]) => [k, JSON.stringify(v)]),
+    ),
+  );
 
   if (p.readiness) {
     out.push("", "## Readiness", "");
@@ -80,8 +90,34 @@ export function renderMarkdown(r: BenchmarkResult): string {
     else {
       out.push(
         ...table(
-          ["change applied", "pod created", "scheduled", "initialised", "container started", "Ready", "change → Ready (s)", "pod → Ready (s)", "restarts", "cache PVC", "cache"],
-          [[rep.changeAppliedAt ?? "n/a", rep.podCreatedAt ?? "n/a", rep.scheduledAt ?? "n/a", rep.initializedAt ?? "n/a", rep.containerStartedAt ?? "n/a", rep.readyAt ?? "n/a", num(rep.changeToReadySeconds, 1), num(rep.podCreatedToReadySeconds, 1), String(rep.restarts), rep.cacheClaim ?? "n/a", rep.cacheState ?? "n/a"]],
+          [
+            "change applied",
+            "pod created",
+            "scheduled",
+            "initialised",
+            "container started",
+            "Ready",
+            "change → Ready (s)",
+            "pod → Ready (s)",
+            "restarts",
+            "cache PVC",
+            "cache",
+          ],
+          [
+            [
+              rep.changeAppliedAt ?? "n/a",
+              rep.podCreatedAt ?? "n/a",
+              rep.scheduledAt ?? "n/a",
+              rep.initializedAt ?? "n/a",
+              rep.containerStartedAt ?? "n/a",
+              rep.readyAt ?? "n/a",
+              num(rep.changeToReadySeconds, 1),
+              num(rep.podCreatedToReadySeconds, 1),
+              String(rep.restarts),
+              rep.cacheClaim ?? "n/a",
+              rep.cacheState ?? "n/a",
+            ],
+          ],
         ),
         "",
         `Cache state: ${rep.cacheStateReason}`,
@@ -92,7 +128,13 @@ export function renderMarkdown(r: BenchmarkResult): string {
     const id = p.identity;
     out.push("", "## Identity and capacity", "");
     out.push(`/health: ${id.health.status ?? id.health.error}`, "");
-    out.push(...table(["id", "root", "max_model_len"], id.models.map((m) => [m.id, m.root ?? "n/a", num(m.maxModelLen, 0)])), "");
+    out.push(
+      ...table(
+        ["id", "root", "max_model_len"],
+        id.models.map((m) => [m.id, m.root ?? "n/a", num(m.maxModelLen, 0)]),
+      ),
+      "",
+    );
     out.push(`- vLLM version: ${id.vllmVersion.value ?? `n/a (${id.vllmVersion.reason})`}`);
     const kv = id.kvCapacityLog;
     out.push(
@@ -101,18 +143,54 @@ export function renderMarkdown(r: BenchmarkResult): string {
         : `- KV cache log line: n/a (${kv.reason})`,
     );
     const ci = id.cacheConfigInfo;
-    out.push(ci.value ? `- vllm:cache_config_info: ${Object.entries(ci.value).map(([k, v]) => `${k}=${v}`).join(", ")}` : `- vllm:cache_config_info: n/a (${ci.reason})`);
+    out.push(
+      ci.value
+        ? `- vllm:cache_config_info: ${Object.entries(ci.value)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(", ")}`
+        : `- vllm:cache_config_info: n/a (${ci.reason})`,
+    );
   }
   if (p.sequential) {
     const s = p.sequential;
     out.push("", `## Sequential (${s.runs.length} runs, max_tokens ${s.maxTokens})`, "");
-    out.push(...table(["run", "HTTP", "seconds", "prompt tokens", "completion tokens"], s.runs.map((x) => [String(x.run), String(x.status ?? x.error), sec(x.elapsedMs), num(x.promptTokens, 0), num(x.completionTokens, 0)])));
-    out.push("", `${s.succeeded}/${s.runs.length} HTTP 200; first / mean of the rest: **${sec(s.firstMs)} s / ${sec(s.meanRestMs)} s**`);
+    out.push(
+      ...table(
+        ["run", "HTTP", "seconds", "prompt tokens", "completion tokens"],
+        s.runs.map((x) => [
+          String(x.run),
+          String(x.status ?? x.error),
+          sec(x.elapsedMs),
+          num(x.promptTokens, 0),
+          num(x.completionTokens, 0),
+        ]),
+      ),
+    );
+    out.push(
+      "",
+      `${s.succeeded}/${s.runs.length} HTTP 200; first / mean of the rest: **${sec(s.firstMs)} s / ${sec(s.meanRestMs)} s**`,
+    );
   }
   if (p.context) {
     const c = p.context;
-    out.push("", `## Context boundary (max_model_len ${num(c.maxModelLen, 0)}, max_tokens ${c.maxTokens}, counted by /tokenize ${c.tokenizeMode ?? "n/a"})`, "");
-    out.push(...table(["probe", "prompt tokens", "+ max_tokens", "expected", "HTTP", "as expected"], c.probes.map((x) => [x.label, String(x.promptTokens), String(x.promptTokens + x.maxTokens), String(x.expectedStatus), String(x.status ?? "none"), x.asExpected ? "yes" : "NO"])));
+    out.push(
+      "",
+      `## Context boundary (max_model_len ${num(c.maxModelLen, 0)}, max_tokens ${c.maxTokens}, counted by /tokenize ${c.tokenizeMode ?? "n/a"})`,
+      "",
+    );
+    out.push(
+      ...table(
+        ["probe", "prompt tokens", "+ max_tokens", "expected", "HTTP", "as expected"],
+        c.probes.map((x) => [
+          x.label,
+          String(x.promptTokens),
+          String(x.promptTokens + x.maxTokens),
+          String(x.expectedStatus),
+          String(x.status ?? "none"),
+          x.asExpected ? "yes" : "NO",
+        ]),
+      ),
+    );
     const b = c.boundary;
     out.push(
       "",
@@ -124,10 +202,29 @@ export function renderMarkdown(r: BenchmarkResult): string {
   }
   if (p.load) {
     const notes = new Notes();
-    out.push("", `## Load sweep (closed loop, prompt ${num(p.load.promptTokens, 0)} tokens, max_tokens ${p.load.maxTokens}, window ${r.scenario.load.durationSeconds} s after ${r.scenario.load.warmupSeconds} s warm-up)`, "");
+    out.push(
+      "",
+      `## Load sweep (closed loop, prompt ${num(p.load.promptTokens, 0)} tokens, max_tokens ${p.load.maxTokens}, window ${r.scenario.load.durationSeconds} s after ${r.scenario.load.warmupSeconds} s warm-up)`,
+      "",
+    );
     out.push(
       ...table(
-        ["c", "req/s", "out tok/s", "TTFT p50/p90/p99 ms", "ITL p50 ms", "e2e p50/p90/p99/max ms", "ok / err", "running peak", "waiting peak", "KV cache peak %", "preemptions", "GPU mem peak MiB", "GPU util peak %", "valid"],
+        [
+          "c",
+          "req/s",
+          "out tok/s",
+          "TTFT p50/p90/p99 ms",
+          "ITL p50 ms",
+          "e2e p50/p90/p99/max ms",
+          "ok / err",
+          "running peak",
+          "waiting peak",
+          "KV cache peak %",
+          "preemptions",
+          "GPU mem peak MiB",
+          "GPU util peak %",
+          "valid",
+        ],
         p.load.levels.map((l) => loadRow(l, notes)),
       ),
     );
@@ -136,7 +233,18 @@ export function renderMarkdown(r: BenchmarkResult): string {
   }
   if (p.inputLength) {
     out.push("", `## Input length (max_tokens ${p.inputLength.maxTokens})`, "");
-    out.push(...table(["prompt tokens", "runs", "HTTP 200", "mean s", "warm mean s (runs 2..N)"], p.inputLength.cases.map((c) => [num(c.promptTokens, 0), String(c.runs.length), String(c.succeeded), sec(c.meanMs), sec(c.warmMeanMs)])));
+    out.push(
+      ...table(
+        ["prompt tokens", "runs", "HTTP 200", "mean s", "warm mean s (runs 2..N)"],
+        p.inputLength.cases.map((c) => [
+          num(c.promptTokens, 0),
+          String(c.runs.length),
+          String(c.succeeded),
+          sec(c.meanMs),
+          sec(c.warmMeanMs),
+        ]),
+      ),
+    );
   }
   return `${out.join("\n")}\n`;
 }

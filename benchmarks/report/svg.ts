@@ -40,9 +40,12 @@ function panel(x0: number, title: string, unit: string, series: readonly ChartSe
     const v = (yMax * i) / 4;
     const y = yPos(v);
     parts.push(`<line x1="${left - 4}" y1="${y}" x2="${left + plotW}" y2="${y}" stroke="#ddd"/>`);
-    parts.push(`<text x="${left - 6}" y="${y + 4}" text-anchor="end" font-size="10">${Number(v.toPrecision(3))}</text>`);
+    parts.push(
+      `<text x="${left - 6}" y="${y + 4}" text-anchor="end" font-size="10">${Number(v.toPrecision(3))}</text>`,
+    );
   }
-  for (const c of xs) parts.push(`<text x="${xPos(c)}" y="${top + plotH + 15}" text-anchor="middle" font-size="10">${c}</text>`);
+  for (const c of xs)
+    parts.push(`<text x="${xPos(c)}" y="${top + plotH + 15}" text-anchor="middle" font-size="10">${c}</text>`);
   series.forEach((s, i) => {
     const color = PALETTE[i % PALETTE.length]!;
     const segments: string[][] = [[]];
@@ -62,7 +65,11 @@ function panel(x0: number, title: string, unit: string, series: readonly ChartSe
 }
 
 /** Pure renderer: throughput and latency against concurrency, one line per candidate. */
-export function renderChartSvg(throughput: readonly ChartSeries[], latency: readonly ChartSeries[], latencyLabel = "e2e p50 (ms)"): string {
+export function renderChartSvg(
+  throughput: readonly ChartSeries[],
+  latency: readonly ChartSeries[],
+  latencyLabel = "e2e p50 (ms)",
+): string {
   const xs = [...new Set([...throughput, ...latency].flatMap((s) => s.points.map(([c]) => c)))].sort((a, b) => a - b);
   const n = Math.max(throughput.length, latency.length);
   const legendH = 18 * n + 10;
@@ -89,7 +96,13 @@ export function chartFromResults(results: readonly BenchmarkResult[]): string {
   const levels = (r: BenchmarkResult) => r.phases.load?.levels ?? [];
   const label = (r: BenchmarkResult) => `${r.stack}${r.valid ? "" : " (invalid)"}`;
   return renderChartSvg(
-    results.map((r) => ({ name: label(r), points: levels(r).map((l) => [l.concurrency, l.counts.succeeded > 0 ? l.requestsPerSecond : null] as const) })),
-    results.map((r) => ({ name: label(r), points: levels(r).map((l) => [l.concurrency, l.e2eMs?.p50 ?? null] as const) })),
+    results.map((r) => ({
+      name: label(r),
+      points: levels(r).map((l) => [l.concurrency, l.counts.succeeded > 0 ? l.requestsPerSecond : null] as const),
+    })),
+    results.map((r) => ({
+      name: label(r),
+      points: levels(r).map((l) => [l.concurrency, l.e2eMs?.p50 ?? null] as const),
+    })),
   );
 }

@@ -1,6 +1,7 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { formatIssues } from "../config/scenario";
+import { writeFileAtomic as writeAtomic } from "../../common/atomic-write";
+import { formatIssues } from "../inputs/scenario";
 import { renderMarkdown } from "../report/markdown";
 import { type BenchmarkResult, ResultFileSchema } from "./types";
 
@@ -14,16 +15,9 @@ export function safeName(name: string): string {
   return name.replace(/[^A-Za-z0-9._-]/g, "_") || "unnamed";
 }
 
-function writeAtomic(path: string, text: string): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, path);
-}
-
 /** Writes `<outDir>/<stack>/<timestamp>.json` and `.md`; returns both paths. */
 export function writeResult(result: BenchmarkResult, outDir: string): { json: string; markdown: string } {
   const dir = join(outDir, safeName(result.stack));
-  mkdirSync(dir, { recursive: true });
   const base = join(dir, fileStamp(result.startedAt));
   const json = `${base}.json`;
   const markdown = `${base}.md`;
@@ -41,6 +35,7 @@ export function readResult(path: string): BenchmarkResult {
     throw new Error(`${path}: not a readable JSON file (${(err as Error).message})`);
   }
   const parsed = ResultFileSchema.safeParse(raw);
-  if (!parsed.success) throw new Error(`${path} is not a benchmark result of this schema version:\n${formatIssues(parsed.error)}`);
+  if (!parsed.success)
+    throw new Error(`${path} is not a benchmark result of this schema version:\n${formatIssues(parsed.error)}`);
   return raw as BenchmarkResult;
 }

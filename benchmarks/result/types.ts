@@ -1,6 +1,6 @@
 import { z } from "zod";
-import type { Scenario } from "../config/scenario";
 import type { RequestSample } from "../http/stream";
+import type { Scenario } from "../inputs/scenario";
 import type { PodIdentity, ReadinessReport } from "../kube/readiness";
 import type { Measured } from "../measured";
 import type { GpuWindow } from "../metrics/gpu";
@@ -101,7 +101,13 @@ export interface ServerWindow {
   readonly peakKvCacheUsagePercent: Measured<number>;
   readonly kvCacheMetric: string | null;
   readonly preemptionsDelta: Measured<number>;
-  readonly series: Array<{ tEpochMs: number; running: number | null; waiting: number | null; kvCacheUsagePercent: number | null; preemptions: number | null }>;
+  readonly series: Array<{
+    tEpochMs: number;
+    running: number | null;
+    waiting: number | null;
+    kvCacheUsagePercent: number | null;
+    preemptions: number | null;
+  }>;
 }
 
 export interface LoadLevel {
@@ -165,8 +171,19 @@ export interface ReadinessPhase extends PhaseBase {
 export interface BenchmarkResult {
   readonly schemaVersion: typeof SCHEMA_VERSION;
   readonly kind: typeof RESULT_KIND;
-  readonly tool: { readonly name: string; readonly version: string; readonly gitCommit: string | null; readonly gitDirty: boolean | null };
-  readonly environment: { readonly node: string; readonly platform: string; readonly arch: string; readonly hostname: string; readonly cpus: number };
+  readonly tool: {
+    readonly name: string;
+    readonly version: string;
+    readonly gitCommit: string | null;
+    readonly gitDirty: boolean | null;
+  };
+  readonly environment: {
+    readonly node: string;
+    readonly platform: string;
+    readonly arch: string;
+    readonly hostname: string;
+    readonly cpus: number;
+  };
   readonly stack: string;
   readonly startedAt: string;
   readonly finishedAt: string;
@@ -174,7 +191,12 @@ export interface BenchmarkResult {
   readonly complete: boolean;
   readonly valid: boolean;
   readonly invalidReasons: string[];
-  readonly target: { readonly endpoint: string; readonly metricsUrl: string; readonly servedModelName: string; readonly kubernetesServer: string | null };
+  readonly target: {
+    readonly endpoint: string;
+    readonly metricsUrl: string;
+    readonly servedModelName: string;
+    readonly kubernetesServer: string | null;
+  };
   readonly cluster: Measured<{ readonly server: string }>;
   readonly image: string | null;
   readonly vllmVersion: string | null;

@@ -1,7 +1,7 @@
 import type * as k8s from "@pulumi/kubernetes";
-import { CandidateConfig } from "../../config/schema";
-import { renderVllmArgs } from "./vllm-args";
+import type { CandidateConfig } from "../../config/schema";
 import { apiKeySecretName, commonLabels, HF_HOME, hfTokenSecretName, mountedClaimName, selectorLabels } from "./names";
+import { renderVllmArgs } from "./vllm-args";
 
 type ContainerInput = k8s.types.input.core.v1.Container;
 type PodSpecInput = k8s.types.input.core.v1.PodSpec;
@@ -11,92 +11,98 @@ type ProbeInput = k8s.types.input.core.v1.Probe;
 
 /** Which secrets exist for this stack (their values never pass through here). */
 export interface SecretRefs {
-    readonly hfToken: boolean;
-    readonly apiKey: boolean;
+  readonly hfToken: boolean;
+  readonly apiKey: boolean;
 }
 
 export const CONTAINER_NAME = "vllm";
 export const STARTUP_PROBE_PERIOD_SECONDS = 10;
 
 /** The probes: startup covers the whole budget (a cold download), then readiness and liveness take over. */
-export function probes(c: Pick<CandidateConfig, "startupBudgetSeconds">): { startup: ProbeInput; readiness: ProbeInput; liveness: ProbeInput } {
-    const health = { httpGet: { path: "/health", port: "http" } };
-    return {
-        startup: {
-            ...health,
-            periodSeconds: STARTUP_PROBE_PERIOD_SECONDS,
-            timeoutSeconds: 5,
-            failureThreshold: Math.ceil(c.startupBudgetSeconds / STARTUP_PROBE_PERIOD_SECONDS),
-        },
-        readiness: { ...health, periodSeconds: 5, timeoutSeconds: 5, failureThreshold: 3 },
-        // Generous: a restart costs a warm start (minutes on the seed's node), so only a dead engine triggers it.
-        liveness: { ...health, periodSeconds: 15, timeoutSeconds: 10, failureThreshold: 8 },
-    };
+export function probes(c: Pick<CandidateConfig, "startupBudgetSeconds">): {
+  startup: ProbeInput;
+  readiness: ProbeInput;
+  liveness: ProbeInput;
+} {
+  const health = { httpGet: { path: "/health", port: "http" } };
+  return {
+    startup: {
+      ...health,
+      periodSeconds: STARTUP_PROBE_PERIOD_SECONDS,
+      timeoutSeconds: 5,
+      failureThreshold: Math.ceil(c.startupBudgetSeconds / STARTUP_PROBE_PERIOD_SECONDS),
+    },
+    readiness: { ...health, periodSeconds: 5, timeoutSeconds: 5, failureThreshold: 3 },
+    // Generous: a restart costs a warm start (minutes on the seed's node), so only a dead engine triggers it.
+    liveness: { ...health, periodSeconds: 15, timeoutSeconds: 10, failureThreshold: 8 },
+  };
 }
 
 export function containerEnv(c: CandidateConfig, secrets: SecretRefs): EnvVarInput[] {
-    const env: EnvVarInput[] = [{ name: "HF_HOME", value: HF_HOME }];
-    if (secrets.hfToken) env.push({ name: "HF_TOKEN", valueFrom: { secretKeyRef: { name: hfTokenSecretName(c), key: "token" } } });
-    if (secrets.apiKey) env.push({ name: "VLLM_API_KEY", valueFrom: { secretKeyRef: { name: apiKeySecretName(c), key: "key" } } });
-    return env;
+  const env: EnvVarInput[] = [{ name: "HF_HOME", value: HF_HOME }];
+  if (secrets.hfToken)
+    env.push({ name: "HF_TOKEN", valueFrom: { secretKeyRef: { name: hfTokenSecretName(c), key: "token" } } });
+  if (secrets.apiKey)
+    env.push({ name: "VLLM_API_KEY", valueFrom: { secretKeyRef: { name: apiKeySecretName(c), key: "key" } } });
+  return env;
 }
 
 export function containerResources(c: CandidateConfig): k8s.types.input.core.v1.ResourceRequirements {
-    const gpus = String(c.gpuCount);
-    return {
-        requests: { cpu: c.cpuRequest, memory: `${c.memoryRequestGi}Gi`, "nvidia.com/gpu": gpus },
-        // No CPU limit: throttling the API server's event loop shows up as latency, not as safety.
-        limits: { memory: `${c.memoryLimitGi}Gi`, "nvidia.com/gpu": gpus },
-    };
+  const gpus = String(c.gpuCount);
+  return {
+    requests: { cpu: c.cpuRequest, memory: `${c.memoryRequestGi}Gi`, "nvidia.com/gpu": gpus },
+    // No CPU limit: throttling the API server's event loop shows up as latency, not as safety.
+    limits: { memory: `${c.memoryLimitGi}Gi`, "nvidia.com/gpu": gpus },
+  };
 }
 
 export function vllmContainer(c: CandidateConfig, secrets: SecretRefs): ContainerInput {
-    const p = probes(c);
-    return {
-        name: CONTAINER_NAME,
-        image: c.image,
-        imagePullPolicy: "IfNotPresent",
-        args: renderVllmArgs(c),
-        ports: [{ name: "http", containerPort: c.servicePort, protocol: "TCP" }],
-        env: containerEnv(c, secrets),
-        resources: containerResources(c),
-        volumeMounts: [
-            { name: "model-cache", mountPath: HF_HOME },
-            { name: "dshm", mountPath: "/dev/shm" },
-        ],
-        startupProbe: p.startup,
-        readinessProbe: p.readiness,
-        livenessProbe: p.liveness,
-    };
+  const p = probes(c);
+  return {
+    name: CONTAINER_NAME,
+    image: c.image,
+    imagePullPolicy: "IfNotPresent",
+    args: renderVllmArgs(c),
+    ports: [{ name: "http", containerPort: c.servicePort, protocol: "TCP" }],
+    env: containerEnv(c, secrets),
+    resources: containerResources(c),
+    volumeMounts: [
+      { name: "model-cache", mountPath: HF_HOME },
+      { name: "dshm", mountPath: "/dev/shm" },
+    ],
+    startupProbe: p.startup,
+    readinessProbe: p.readiness,
+    livenessProbe: p.liveness,
+  };
 }
 
 export function podSpec(c: CandidateConfig, secrets: SecretRefs): PodSpecInput {
-    return {
-        // Service links inject <SERVICE>_PORT=tcp://...; a Service named vllm would set VLLM_PORT,
-        // which vLLM reads as its own setting and refuses to start on.
-        enableServiceLinks: false,
-        terminationGracePeriodSeconds: 60,
-        containers: [vllmContainer(c, secrets)],
-        volumes: [
-            { name: "model-cache", persistentVolumeClaim: { claimName: mountedClaimName(c) } },
-            // PyTorch and NCCL use /dev/shm; the container runtime's default 64 MiB is too small.
-            { name: "dshm", emptyDir: { medium: "Memory", sizeLimit: `${c.shmSizeGi}Gi` } },
-        ],
-    };
+  return {
+    // Service links inject <SERVICE>_PORT=tcp://...; a Service named vllm would set VLLM_PORT,
+    // which vLLM reads as its own setting and refuses to start on.
+    enableServiceLinks: false,
+    terminationGracePeriodSeconds: 60,
+    containers: [vllmContainer(c, secrets)],
+    volumes: [
+      { name: "model-cache", persistentVolumeClaim: { claimName: mountedClaimName(c) } },
+      // PyTorch and NCCL use /dev/shm; the container runtime's default 64 MiB is too small.
+      { name: "dshm", emptyDir: { medium: "Memory", sizeLimit: `${c.shmSizeGi}Gi` } },
+    ],
+  };
 }
 
 export function deploymentSpec(c: CandidateConfig, secrets: SecretRefs): DeploymentSpecInput {
-    return {
-        replicas: 1,
-        // One GPU cannot hold the old and the new pod: a rolling update would wait forever for the GPU.
-        strategy: { type: "Recreate" },
-        revisionHistoryLimit: 5,
-        // A cold start downloads ~10 GiB before Ready; the rollout must not be declared failed before the startup budget.
-        progressDeadlineSeconds: c.startupBudgetSeconds + 120,
-        selector: { matchLabels: selectorLabels(c) },
-        template: {
-            metadata: { labels: commonLabels(c) },
-            spec: podSpec(c, secrets),
-        },
-    };
+  return {
+    replicas: 1,
+    // One GPU cannot hold the old and the new pod: a rolling update would wait forever for the GPU.
+    strategy: { type: "Recreate" },
+    revisionHistoryLimit: 5,
+    // A cold start downloads ~10 GiB before Ready; the rollout must not be declared failed before the startup budget.
+    progressDeadlineSeconds: c.startupBudgetSeconds + 120,
+    selector: { matchLabels: selectorLabels(c) },
+    template: {
+      metadata: { labels: commonLabels(c) },
+      spec: podSpec(c, secrets),
+    },
+  };
 }

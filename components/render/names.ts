@@ -1,4 +1,4 @@
-import { CandidateConfig } from "../../config/schema";
+import type { CandidateConfig } from "../../config/schema";
 
 /** Where vLLM keeps the Hugging Face cache inside the pod; the cache claim is mounted here. */
 export const HF_HOME = "/models/huggingface";
@@ -12,26 +12,26 @@ export const FIELD_MANAGER = "vllm-tuner";
 
 /** Annotations that make an apply take the shared objects back from whoever changed them. */
 export const SHARED_OBJECT_ANNOTATIONS: Readonly<Record<string, string>> = {
-    "pulumi.com/patchForce": "true",
-    "pulumi.com/patchFieldManager": FIELD_MANAGER,
+  "pulumi.com/patchForce": "true",
+  "pulumi.com/patchFieldManager": FIELD_MANAGER,
 };
 
 export function selectorLabels(c: Pick<CandidateConfig, "deploymentName">): Record<string, string> {
-    return { "app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": c.deploymentName };
+  return { "app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": c.deploymentName };
 }
 
 export function commonLabels(c: Pick<CandidateConfig, "deploymentName">): Record<string, string> {
-    return { ...selectorLabels(c), "app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/part-of": "vllm-tuner" };
+  return { ...selectorLabels(c), "app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/part-of": "vllm-tuner" };
 }
 
 /** The claim a cold run mounts: new per run id, so its first start downloads the model. */
 export function coldClaimName(c: Pick<CandidateConfig, "cacheClaimName" | "cacheRunId">): string {
-    return `${c.cacheClaimName}-cold-${c.cacheRunId}`.slice(0, 63).replace(/-+$/, "");
+  return `${c.cacheClaimName}-cold-${c.cacheRunId}`.slice(0, 63).replace(/-+$/, "");
 }
 
 /** The claim the Deployment mounts for this candidate. */
 export function mountedClaimName(c: Pick<CandidateConfig, "cacheMode" | "cacheClaimName" | "cacheRunId">): string {
-    return c.cacheMode === "cold" ? coldClaimName(c) : c.cacheClaimName;
+  return c.cacheMode === "cold" ? coldClaimName(c) : c.cacheClaimName;
 }
 
 export const hfTokenSecretName = (c: Pick<CandidateConfig, "deploymentName">) => `${c.deploymentName}-hf-token`;

@@ -1,4 +1,4 @@
-import { CandidateConfig } from "../../config/schema";
+import type { CandidateConfig } from "../../config/schema";
 import { containerEnv, containerResources } from "./deployment";
 import { mountedClaimName } from "./names";
 import { clusterEndpoint } from "./service";
@@ -10,23 +10,23 @@ import { renderVllmArgs } from "./vllm-args";
  * are left out on purpose: the token's is a secret, and names are what a reviewer compares.
  */
 export function stackOutputs(c: CandidateConfig, present: { stack: string; hfToken: boolean; apiKey: boolean }) {
-    return {
-        stack: present.stack,
-        namespace: c.namespace,
-        deploymentName: c.deploymentName,
-        serviceName: c.deploymentName,
-        servicePort: c.servicePort,
-        serviceType: c.serviceType,
-        clusterEndpoint: clusterEndpoint(c),
-        servedModelName: c.servedModelName,
-        image: c.image,
-        args: renderVllmArgs(c),
-        envNames: containerEnv(c, { hfToken: present.hfToken, apiKey: present.apiKey }).map((e) => e.name as string),
-        resources: containerResources(c),
-        cacheClaimName: mountedClaimName(c),
-        cacheMode: c.cacheMode,
-        config: { ...c },
-    };
+  return {
+    stack: present.stack,
+    namespace: c.namespace,
+    deploymentName: c.deploymentName,
+    serviceName: c.deploymentName,
+    servicePort: c.servicePort,
+    serviceType: c.serviceType,
+    clusterEndpoint: clusterEndpoint(c),
+    servedModelName: c.servedModelName,
+    image: c.image,
+    args: renderVllmArgs(c),
+    envNames: containerEnv(c, { hfToken: present.hfToken, apiKey: present.apiKey }).map((e) => e.name as string),
+    resources: containerResources(c),
+    cacheClaimName: mountedClaimName(c),
+    cacheMode: c.cacheMode,
+    config: { ...c },
+  };
 }
 
 export type StackOutputs = ReturnType<typeof stackOutputs>;

@@ -1,72 +1,95 @@
 import * as assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { execFileSync } from "node:child_process";
 import { diffKnobs, mergedStackConfig, oneKnobViolation, stackNames } from "../../config";
 import { PROJECT_DIR } from "./helpers/program";
 
 const baseline = mergedStackConfig(PROJECT_DIR, "baseline");
 
 describe("one knob per candidate", () => {
-    it("ships exactly the seed's ten stacks", () => {
-        assert.deepEqual(stackNames(PROJECT_DIR), ["baseline", "cold", "ctx16384", "ctx4096", "mem070", "mem075", "mem085", "seqs1", "seqs2", "seqs4"]);
-    });
+  it("ships exactly the seed's ten stacks", () => {
+    assert.deepEqual(stackNames(PROJECT_DIR), [
+      "baseline",
+      "cold",
+      "ctx16384",
+      "ctx4096",
+      "mem070",
+      "mem075",
+      "mem085",
+      "seqs1",
+      "seqs2",
+      "seqs4",
+    ]);
+  });
 
-    const expectedKnob: Record<string, string[]> = {
-        baseline: [],
-        seqs4: [], // the control: maxNumSeqs set to baseline's own value, so no knob differs
-        mem070: ["gpuMemoryUtilization"],
-        mem075: ["gpuMemoryUtilization"],
-        mem085: ["gpuMemoryUtilization"],
-        ctx4096: ["maxModelLen"],
-        ctx16384: ["maxModelLen"],
-        seqs1: ["maxNumSeqs"],
-        seqs2: ["maxNumSeqs"],
-        cold: ["cache"],
-    };
-    for (const [stack, knobs] of Object.entries(expectedKnob)) {
-        it(`${stack} changes ${knobs.length === 0 ? "nothing" : knobs.join(", ")} and nothing else`, () => {
-            const diff = diffKnobs(baseline, mergedStackConfig(PROJECT_DIR, stack));
-            assert.deepEqual(diff, { knobs, otherKeys: [] });
-            assert.equal(oneKnobViolation(stack, diff), undefined);
-        });
+  const expectedKnob: Record<string, string[]> = {
+    baseline: [],
+    seqs4: [], // the control: maxNumSeqs set to baseline's own value, so no knob differs
+    mem070: ["gpuMemoryUtilization"],
+    mem075: ["gpuMemoryUtilization"],
+    mem085: ["gpuMemoryUtilization"],
+    ctx4096: ["maxModelLen"],
+    ctx16384: ["maxModelLen"],
+    seqs1: ["maxNumSeqs"],
+    seqs2: ["maxNumSeqs"],
+    cold: ["cache"],
+  };
+  for (const [stack, knobs] of Object.entries(expectedKnob)) {
+    it(`${stack} changes ${knobs.length === 0 ? "nothing" : knobs.join(", ")} and nothing else`, () => {
+      const diff = diffKnobs(baseline, mergedStackConfig(PROJECT_DIR, stack));
+      assert.deepEqual(diff, { knobs, otherKeys: [] });
+      assert.equal(oneKnobViolation(stack, diff), undefined);
+    });
+  }
+
+  it("says the seqs4 control is the same as baseline on purpose", () => {
+    assert.match(
+      fs.readFileSync(path.join(PROJECT_DIR, "Pulumi.seqs4.yaml"), "utf8"),
+      /CONTROL: the same value as baseline/,
+    );
+  });
+
+  it("rejects a candidate that turns two knobs", () => {
+    const raw = { ...baseline, "vllm-tuner:maxNumSeqs": "2", "vllm-tuner:maxModelLen": "4096" };
+    assert.equal(
+      oneKnobViolation("twoknobs", diffKnobs(baseline, raw)),
+      "stack twoknobs changes 2 knobs (maxModelLen, maxNumSeqs); a candidate changes one, so split it into one stack per knob",
+    );
+  });
+
+  it("rejects a candidate that changes something that is not a knob", () => {
+    const raw = { ...baseline, "vllm-tuner:image": "vllm/vllm-openai:v0.25.0" };
+    assert.equal(
+      oneKnobViolation("newimage", diffKnobs(baseline, raw)),
+      "stack newimage changes image, which is not a tunable knob; change it in Pulumi.yaml (for every stack) or not at all",
+    );
+  });
+
+  it("fails `npm run check:stacks` on a stack file that changes two knobs", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stacks-"));
+    for (const f of ["Pulumi.yaml", "Pulumi.baseline.yaml"])
+      fs.copyFileSync(path.join(PROJECT_DIR, f), path.join(dir, f));
+    fs.writeFileSync(
+      path.join(dir, "Pulumi.bad.yaml"),
+      'config:\n  vllm-tuner:maxNumSeqs: 2\n  vllm-tuner:gpuMemoryUtilization: "0.90"\n',
+    );
+    let stderr = "";
+    let status = 0;
+    try {
+      execFileSync(process.execPath, ["--import", "tsx", path.join(PROJECT_DIR, "scripts/check-stacks.ts"), dir], {
+        stdio: "pipe",
+      });
+    } catch (error) {
+      const e = error as { status: number; stderr: Buffer };
+      status = e.status;
+      stderr = e.stderr.toString();
     }
-
-    it("says the seqs4 control is the same as baseline on purpose", () => {
-        assert.match(fs.readFileSync(path.join(PROJECT_DIR, "Pulumi.seqs4.yaml"), "utf8"), /CONTROL: the same value as baseline/);
-    });
-
-    it("rejects a candidate that turns two knobs", () => {
-        const raw = { ...baseline, "vllm-tuner:maxNumSeqs": "2", "vllm-tuner:maxModelLen": "4096" };
-        assert.equal(
-            oneKnobViolation("twoknobs", diffKnobs(baseline, raw)),
-            "stack twoknobs changes 2 knobs (maxModelLen, maxNumSeqs); a candidate changes one, so split it into one stack per knob",
-        );
-    });
-
-    it("rejects a candidate that changes something that is not a knob", () => {
-        const raw = { ...baseline, "vllm-tuner:image": "vllm/vllm-openai:v0.25.0" };
-        assert.equal(
-            oneKnobViolation("newimage", diffKnobs(baseline, raw)),
-            "stack newimage changes image, which is not a tunable knob; change it in Pulumi.yaml (for every stack) or not at all",
-        );
-    });
-
-    it("fails `npm run check:stacks` on a stack file that changes two knobs", () => {
-        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stacks-"));
-        for (const f of ["Pulumi.yaml", "Pulumi.baseline.yaml"]) fs.copyFileSync(path.join(PROJECT_DIR, f), path.join(dir, f));
-        fs.writeFileSync(path.join(dir, "Pulumi.bad.yaml"), "config:\n  vllm-tuner:maxNumSeqs: 2\n  vllm-tuner:gpuMemoryUtilization: \"0.90\"\n");
-        let stderr = "";
-        let status = 0;
-        try {
-            execFileSync(process.execPath, ["--import", "tsx", path.join(PROJECT_DIR, "scripts/check-stacks.ts"), dir], { stdio: "pipe" });
-        } catch (error) {
-            const e = error as { status: number; stderr: Buffer };
-            status = e.status;
-            stderr = e.stderr.toString();
-        }
-        assert.equal(status, 1);
-        assert.equal(stderr.trim(), "bad: stack bad changes 2 knobs (gpuMemoryUtilization, maxNumSeqs); a candidate changes one, so split it into one stack per knob");
-    });
+    assert.equal(status, 1);
+    assert.equal(
+      stderr.trim(),
+      "bad: stack bad changes 2 knobs (gpuMemoryUtilization, maxNumSeqs); a candidate changes one, so split it into one stack per knob",
+    );
+  });
 });

@@ -3,15 +3,26 @@ import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { main } from "../../../benchmarks/cli";
-import { buildScenario } from "../../../benchmarks/config/scenario";
+import { buildScenario } from "../../../benchmarks/inputs/scenario";
 import type { BenchmarkResult, LoadLevel } from "../../../benchmarks/result/types";
 import { runBenchmark } from "../../../benchmarks/run";
-import { requireSimulator, type RunningSim, type SimOptions, startSimulator } from "./simulator";
+import { type RunningSim, requireSimulator, type SimOptions, startSimulator } from "./simulator";
 
-const SIM: SimOptions = { model: "sim-model", maxNumSeqs: 2, maxModelLen: 2048, timeToFirstTokenMs: 100, interTokenLatencyMs: 10 };
+const SIM: SimOptions = {
+  model: "sim-model",
+  maxNumSeqs: 2,
+  maxModelLen: 2048,
+  timeToFirstTokenMs: 100,
+  interTokenLatencyMs: 10,
+};
 const MAX_TOKENS = 20;
 const WINDOW_SECONDS = 4;
-const outputs = { namespace: "bench-test", deploymentName: "sim", servedModelName: SIM.model, config: { maxNumSeqs: SIM.maxNumSeqs, maxModelLen: SIM.maxModelLen } };
+const outputs = {
+  namespace: "bench-test",
+  deploymentName: "sim",
+  servedModelName: SIM.model,
+  config: { maxNumSeqs: SIM.maxNumSeqs, maxModelLen: SIM.maxModelLen },
+};
 
 /**
  * What the simulator's configuration implies for a closed loop of `c` clients:
@@ -55,7 +66,10 @@ export function tolerance(c: number) {
 }
 
 function within(name: string, measured: number, lo: number, hi: number): void {
-  assert.ok(measured >= lo && measured <= hi, `${name}: measured ${measured.toFixed(2)} not in [${lo.toFixed(2)}, ${hi.toFixed(2)}]`);
+  assert.ok(
+    measured >= lo && measured <= hi,
+    `${name}: measured ${measured.toFixed(2)} not in [${lo.toFixed(2)}, ${hi.toFixed(2)}]`,
+  );
 }
 
 describe("benchmark against llm-d-inference-sim", function () {
@@ -72,7 +86,14 @@ describe("benchmark against llm-d-inference-sim", function () {
         ignoreEos: true,
         sequential: { runs: 3, maxTokens: 8 },
         context: { repeats: [8, 64], maxTokens: 16 },
-        load: { concurrency: [1, 2, 4], durationSeconds: WINDOW_SECONDS, warmupSeconds: 1, promptRepeats: 8, maxTokens: MAX_TOKENS, metricsIntervalMs: 200 },
+        load: {
+          concurrency: [1, 2, 4],
+          durationSeconds: WINDOW_SECONDS,
+          warmupSeconds: 1,
+          promptRepeats: 8,
+          maxTokens: MAX_TOKENS,
+          metricsIntervalMs: 200,
+        },
         inputLength: { repeats: [8, 32, 64], runs: 2, maxTokens: 8 },
       },
     ]);
@@ -83,7 +104,14 @@ describe("benchmark against llm-d-inference-sim", function () {
   });
 
   it("runs every phase and records why the API-based ones are null", () => {
-    assert.deepEqual(Object.keys(result.phases), ["readiness", "identity", "sequential", "context", "load", "inputLength"]);
+    assert.deepEqual(Object.keys(result.phases), [
+      "readiness",
+      "identity",
+      "sequential",
+      "context",
+      "load",
+      "inputLength",
+    ]);
     assert.equal(result.phases.readiness?.status, "unavailable");
     assert.equal(result.phases.readiness?.error, "no cluster access: cluster access disabled (--no-cluster)");
     assert.equal(result.complete, true);
@@ -103,14 +131,28 @@ describe("benchmark against llm-d-inference-sim", function () {
 
   it("sequential runs all succeed", () => {
     const s = result.phases.sequential!;
-    assert.deepEqual(s.runs.map((r) => [r.status, r.completionTokens]), [[200, 8], [200, 8], [200, 8]]);
+    assert.deepEqual(
+      s.runs.map((r) => [r.status, r.completionTokens]),
+      [
+        [200, 8],
+        [200, 8],
+        [200, 8],
+      ],
+    );
   });
 
   it("finds the exact context limit: max_model_len - max_tokens", () => {
     const c = result.phases.context!;
     assert.equal(c.status, "ok", c.error ?? "");
     assert.deepEqual(c.violations, []);
-    assert.deepEqual(c.boundary.value && [c.boundary.value.largestAcceptedPromptTokens, c.boundary.value.smallestRejectedPromptTokens, c.boundary.value.exact], [SIM.maxModelLen - 16, SIM.maxModelLen - 15, true]);
+    assert.deepEqual(
+      c.boundary.value && [
+        c.boundary.value.largestAcceptedPromptTokens,
+        c.boundary.value.smallestRejectedPromptTokens,
+        c.boundary.value.exact,
+      ],
+      [SIM.maxModelLen - 16, SIM.maxModelLen - 15, true],
+    );
     const rejected = c.probes.filter((p) => p.status === 400);
     assert.ok(rejected.length > 0);
     assert.ok(rejected.every((p) => p.mentionsContextLength === true));
@@ -126,11 +168,18 @@ describe("benchmark against llm-d-inference-sim", function () {
       assert.equal(level.server.peakRunning.value, e.running);
       assert.equal(level.server.peakWaiting.value, e.waiting);
       assert.equal(level.server.preemptionsDelta.value, null);
-      within("req/s", level.requestsPerSecond, e.requestsPerSecond * (1 - t.throughputRel), e.requestsPerSecond * (1 + e.L / 1000 / WINDOW_SECONDS));
+      within(
+        "req/s",
+        level.requestsPerSecond,
+        e.requestsPerSecond * (1 - t.throughputRel),
+        e.requestsPerSecond * (1 + e.L / 1000 / WINDOW_SECONDS),
+      );
       within("TTFT p50 ms", level.ttftMs!.p50, e.ttftMs - 1, e.ttftMs + t.latencySlackMs);
       within("e2e p50 ms", level.e2eMs!.p50, e.e2eMs - 1, e.e2eMs + t.latencySlackMs);
       within("ITL p50 ms", level.itlMs!.p50, SIM.interTokenLatencyMs - 1, SIM.interTokenLatencyMs + SLEEP_OVERSHOOT_MS);
-      assert.ok(level.samples.filter((s) => s.window && s.outcome === "succeeded").every((s) => s.outputTokens === MAX_TOKENS));
+      assert.ok(
+        level.samples.filter((s) => s.window && s.outcome === "succeeded").every((s) => s.outputTokens === MAX_TOKENS),
+      );
       // The figures of the closing note, printed where CI logs keep them.
       process.stderr.write(
         `      c=${c}: req/s ${level.requestsPerSecond.toFixed(3)} (expected ${e.requestsPerSecond.toFixed(3)}), ` +
@@ -143,7 +192,10 @@ describe("benchmark against llm-d-inference-sim", function () {
 
   it("input-length sweep: every run succeeds, prompt sizes grow", () => {
     const cases = result.phases.inputLength!.cases;
-    assert.deepEqual(cases.map((c) => c.succeeded), [2, 2, 2]);
+    assert.deepEqual(
+      cases.map((c) => c.succeeded),
+      [2, 2, 2],
+    );
     const sizes = cases.map((c) => c.promptTokens!);
     assert.ok(sizes[0]! < sizes[1]! && sizes[1]! < sizes[2]!, `sizes ${sizes.join(", ")}`);
   });
@@ -158,9 +210,31 @@ describe("benchmark when the simulator dies mid-load", function () {
     const out = mkdtempSync(join(tmpdir(), "bench-kill-"));
     const killer = setTimeout(() => sim.child.kill("SIGKILL"), 2500);
     const code = await main([
-      "run", "--stack", "killed", "--outputs-json", JSON.stringify(outputs), "--endpoint", sim.url, "--no-cluster", "--quiet",
-      "--phases", "load,inputLength", "--set", "ignoreEos=true", "--set", "load.concurrency=[2]", "--set", "load.durationSeconds=8",
-      "--set", "load.warmupSeconds=0", "--set", `load.maxTokens=${MAX_TOKENS}`, "--set", "load.promptRepeats=8", "--out", out,
+      "run",
+      "--stack",
+      "killed",
+      "--outputs-json",
+      JSON.stringify(outputs),
+      "--endpoint",
+      sim.url,
+      "--no-cluster",
+      "--quiet",
+      "--phases",
+      "load,inputLength",
+      "--set",
+      "ignoreEos=true",
+      "--set",
+      "load.concurrency=[2]",
+      "--set",
+      "load.durationSeconds=8",
+      "--set",
+      "load.warmupSeconds=0",
+      "--set",
+      `load.maxTokens=${MAX_TOKENS}`,
+      "--set",
+      "load.promptRepeats=8",
+      "--out",
+      out,
     ]);
     clearTimeout(killer);
     await sim.stop();
@@ -175,7 +249,10 @@ describe("benchmark when the simulator dies mid-load", function () {
     assert.equal(level.valid, false);
     assert.ok(level.counts.succeeded > 0, "requests before the kill were measured");
     assert.match(level.error ?? "", /^endpoint lost: 10 consecutive requests got no HTTP response/);
-    assert.ok(r.invalidReasons.some((x) => x.startsWith("endpoint lost after phase load")), r.invalidReasons.join("\n"));
+    assert.ok(
+      r.invalidReasons.some((x) => x.startsWith("endpoint lost after phase load")),
+      r.invalidReasons.join("\n"),
+    );
     assert.ok(files.some((f) => f.endsWith(".md")));
   });
 });

@@ -65,13 +65,19 @@ export interface RunningSim {
 export async function startSimulator(bin: string, o: SimOptions): Promise<RunningSim> {
   const port = await freePort();
   const args = [
-    "--port", String(port),
-    "--model", o.model,
-    "--max-num-seqs", String(o.maxNumSeqs),
-    "--max-model-len", String(o.maxModelLen),
+    "--port",
+    String(port),
+    "--model",
+    o.model,
+    "--max-num-seqs",
+    String(o.maxNumSeqs),
+    "--max-model-len",
+    String(o.maxModelLen),
     // v0.10.2 parses these with pflag DurationVar: a bare number is rejected ("missing unit").
-    "--time-to-first-token", `${o.timeToFirstTokenMs}ms`,
-    "--inter-token-latency", `${o.interTokenLatencyMs}ms`,
+    "--time-to-first-token",
+    `${o.timeToFirstTokenMs}ms`,
+    "--inter-token-latency",
+    `${o.interTokenLatencyMs}ms`,
     "--force-dummy-tokenizer",
   ];
   const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });

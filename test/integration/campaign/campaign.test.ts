@@ -2,8 +2,8 @@ import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { main } from "../../../benchmarks/campaign/cli";
-import type { CampaignSummary } from "../../../benchmarks/campaign/summary";
+import { main } from "../../../campaign/cli";
+import type { CampaignSummary } from "../../../campaign/summary";
 import { render } from "../../../components";
 import { mergedStackConfig, parseCandidateConfig, stackNames } from "../../../config";
 import { startLab, stopLab } from "../../../lab";
@@ -12,21 +12,23 @@ import { kubeClients, PROJECT_DIR } from "../helpers";
 const NS = "gemmaforge";
 
 function renderedArgs(stack: string): string[] {
-    const parsed = parseCandidateConfig(mergedStackConfig(PROJECT_DIR, stack));
-    if (!parsed.ok) throw new Error(`${stack} does not parse`);
-    return render.renderVllmArgs(parsed.config);
+  const parsed = parseCandidateConfig(mergedStackConfig(PROJECT_DIR, stack));
+  if (!parsed.ok) throw new Error(`${stack} does not parse`);
+  return render.renderVllmArgs(parsed.config);
 }
 
 function repoStackFiles(): Record<string, string> {
-    return Object.fromEntries(stackNames(PROJECT_DIR).map((s) => [s, fs.readFileSync(path.join(PROJECT_DIR, `Pulumi.${s}.yaml`), "utf8")]));
+  return Object.fromEntries(
+    stackNames(PROJECT_DIR).map((s) => [s, fs.readFileSync(path.join(PROJECT_DIR, `Pulumi.${s}.yaml`), "utf8")]),
+  );
 }
 
 /** Runs the campaign CLI in-process; returns its exit code, stdout and stderr. */
 async function campaign(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    let stdout = "";
-    let stderr = "";
-    const code = await main(args, PROJECT_DIR, { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s) });
-    return { code, stdout, stderr };
+  let stdout = "";
+  let stderr = "";
+  const code = await main(args, PROJECT_DIR, { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s) });
+  return { code, stdout, stderr };
 }
 
 /**
@@ -34,73 +36,110 @@ async function campaign(args: string[]): Promise<{ code: number; stdout: string;
  * server, pods that turn Ready only once their simulator serves, the benchmark over HTTP.
  */
 describe("campaign on the lab (baseline, seqs1, cold)", function () {
-    this.timeout(15 * 60_000);
-    let tmp: string;
-    let common: string[];
-    const before0 = repoStackFiles();
+  this.timeout(15 * 60_000);
+  let tmp: string;
+  let common: string[];
+  const before0 = repoStackFiles();
 
-    before(async () => {
-        await startLab({ coldStartSeconds: 4, warmStartSeconds: 2 });
-        tmp = fs.mkdtempSync(path.join(os.tmpdir(), "vllm-campaign-it-"));
-        const scenario = path.join(tmp, "scenario.yaml");
-        // Enough load to separate 4 sequences from 1 at concurrency 2, and nothing else. Every
-        // request generates exactly max_tokens (ignore_eos): the simulator's random answer lengths
-        // would otherwise swamp a 6 s window.
-        fs.writeFileSync(scenario, "phases: [readiness, identity, load]\nignoreEos: true\nload:\n  concurrency: [1, 2]\n  durationSeconds: 6\n  warmupSeconds: 1\n");
-        common = [
-            "--lab", "--stacks", "baseline,seqs1,cold", "--scenario", scenario, "--target-concurrency", "2",
-            "--work-dir", path.join(tmp, "project"), "--backend", `file://${path.join(tmp, "state")}`, "--results", path.join(tmp, "results"),
-        ];
-    });
-    after(async () => {
-        await stopLab();
-        if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-    });
+  before(async () => {
+    await startLab({ coldStartSeconds: 4, warmStartSeconds: 2 });
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), "vllm-campaign-it-"));
+    const scenario = path.join(tmp, "scenario.yaml");
+    // Enough load to separate 4 sequences from 1 at concurrency 2, and nothing else. Every
+    // request generates exactly max_tokens (ignore_eos): the simulator's random answer lengths
+    // would otherwise swamp a 6 s window.
+    fs.writeFileSync(
+      scenario,
+      "phases: [readiness, identity, load]\nignoreEos: true\nload:\n  concurrency: [1, 2]\n  durationSeconds: 6\n  warmupSeconds: 1\n",
+    );
+    common = [
+      "--lab",
+      "--stacks",
+      "baseline,seqs1,cold",
+      "--scenario",
+      scenario,
+      "--target-concurrency",
+      "2",
+      "--work-dir",
+      path.join(tmp, "project"),
+      "--backend",
+      `file://${path.join(tmp, "state")}`,
+      "--results",
+      path.join(tmp, "results"),
+    ];
+  });
+  after(async () => {
+    await stopLab();
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
 
-    let summary: CampaignSummary;
+  let summary: CampaignSummary;
 
-    it("runs every candidate, restores and verifies baseline, and recommends 4 sequences over 1", async () => {
-        const run = await campaign(["run", ...common, "--fresh", "--json"]);
-        assert.equal(run.code, 0, run.stderr);
-        summary = JSON.parse(run.stdout) as CampaignSummary;
-        assert.deepEqual(summary.candidates.map((c) => [c.stack, c.status, c.resultValid]), [
-            ["baseline", "measured", true],
-            ["seqs1", "measured", true],
-            ["cold", "measured", true],
-        ]);
-        assert.equal(summary.restore?.verification?.ok, true, JSON.stringify(summary.restore));
-        const rps = (stack: string) => summary.comparison!.candidates.find((c) => c.stack === stack)!.requestsPerSecond!;
-        assert.ok(rps("baseline") > 1.5 * rps("seqs1"), `baseline ${rps("baseline")} req/s vs seqs1 ${rps("seqs1")} at c=2`);
-        assert.notEqual(summary.recommendation.stack, "seqs1");
-        // The lab's first deployment fills the warm claim; seqs1 reuses it; cold gets a new one.
-        const cacheState = (stack: string) => {
-            const file = summary.candidates.find((c) => c.stack === stack)!.resultFile!;
-            return (JSON.parse(fs.readFileSync(file, "utf8")) as { phases: { readiness?: { report?: { cacheState?: string } } } }).phases.readiness?.report?.cacheState;
-        };
-        assert.deepEqual(["baseline", "seqs1", "cold"].map(cacheState), ["cold", "warm", "cold"]);
-        assert.match(run.stderr, /^\[2\/3\] seqs1 +up \.\.\. [0-9.]+s {2}bench \.\.\. [0-9.]+s {2}ok$/m);
-        assert.ok(fs.existsSync(path.join(tmp, "results", `campaign-${summary.id}.md`)));
-    });
+  it("runs every candidate, restores and verifies baseline, and recommends 4 sequences over 1", async () => {
+    const run = await campaign(["run", ...common, "--fresh", "--json"]);
+    assert.equal(run.code, 0, run.stderr);
+    summary = JSON.parse(run.stdout) as CampaignSummary;
+    assert.deepEqual(
+      summary.candidates.map((c) => [c.stack, c.status, c.resultValid]),
+      [
+        ["baseline", "measured", true],
+        ["seqs1", "measured", true],
+        ["cold", "measured", true],
+      ],
+    );
+    assert.equal(summary.restore?.verification?.ok, true, JSON.stringify(summary.restore));
+    const rps = (stack: string) => summary.comparison!.candidates.find((c) => c.stack === stack)!.requestsPerSecond!;
+    assert.ok(
+      rps("baseline") > 1.5 * rps("seqs1"),
+      `baseline ${rps("baseline")} req/s vs seqs1 ${rps("seqs1")} at c=2`,
+    );
+    assert.notEqual(summary.recommendation.stack, "seqs1");
+    // The lab's first deployment fills the warm claim; seqs1 reuses it; cold gets a new one.
+    const cacheState = (stack: string) => {
+      const file = summary.candidates.find((c) => c.stack === stack)!.resultFile!;
+      return (
+        JSON.parse(fs.readFileSync(file, "utf8")) as { phases: { readiness?: { report?: { cacheState?: string } } } }
+      ).phases.readiness?.report?.cacheState;
+    };
+    assert.deepEqual(["baseline", "seqs1", "cold"].map(cacheState), ["cold", "warm", "cold"]);
+    assert.match(run.stderr, /^\[2\/3\] seqs1 +up \.\.\. [0-9.]+s {2}bench \.\.\. [0-9.]+s {2}ok$/m);
+    assert.ok(fs.existsSync(path.join(tmp, "results", `campaign-${summary.id}.md`)));
+  });
 
-    it("leaves the live Deployment on baseline's args and deletes only the cold claim", async () => {
-        const { apps, core } = kubeClients(JSON.parse(fs.readFileSync(path.join(PROJECT_DIR, ".lab", "state.json"), "utf8")).kubeconfig as string);
-        const live = await apps.readNamespacedDeployment({ name: "gemma4-12b", namespace: NS });
-        assert.deepEqual(live.spec?.template.spec?.containers[0]?.args, renderedArgs("baseline"));
-        const runId = summary.candidates.find((c) => c.stack === "cold")?.cacheRunId;
-        assert.match(runId ?? "", /^c\d{14}$/);
-        assert.deepEqual(summary.cleanup.map((c) => [c.stack, c.action]), [["cold", "destroyed"]]);
-        const claims = (await core.listNamespacedPersistentVolumeClaim({ namespace: NS })).items.map((c) => c.metadata?.name);
-        assert.deepEqual(claims, ["gemma4-model-cache"]);
-    });
+  it("leaves the live Deployment on baseline's args and deletes only the cold claim", async () => {
+    const { apps, core } = kubeClients(
+      JSON.parse(fs.readFileSync(path.join(PROJECT_DIR, ".lab", "state.json"), "utf8")).kubeconfig as string,
+    );
+    const live = await apps.readNamespacedDeployment({ name: "gemma4-12b", namespace: NS });
+    assert.deepEqual(live.spec?.template.spec?.containers[0]?.args, renderedArgs("baseline"));
+    const runId = summary.candidates.find((c) => c.stack === "cold")?.cacheRunId;
+    assert.match(runId ?? "", /^c\d{14}$/);
+    assert.deepEqual(
+      summary.cleanup.map((c) => [c.stack, c.action]),
+      [["cold", "destroyed"]],
+    );
+    const claims = (await core.listNamespacedPersistentVolumeClaim({ namespace: NS })).items.map(
+      (c) => c.metadata?.name,
+    );
+    assert.deepEqual(claims, ["gemma4-model-cache"]);
+  });
 
-    it("never writes to the repository's stack files", () => {
-        assert.deepEqual(repoStackFiles(), before0);
-    });
+  it("never writes to the repository's stack files", () => {
+    assert.deepEqual(repoStackFiles(), before0);
+  });
 
-    it("resumes: a second campaign would skip every candidate already measured", async () => {
-        const plan = await campaign(["plan", ...common, "--json"]);
-        assert.equal(plan.code, 0, plan.stderr);
-        const parsed = JSON.parse(plan.stdout) as { plan: Array<{ stack: string; action: string; detail: string }> };
-        assert.deepEqual(parsed.plan.map((p) => [p.stack, p.action]), [["baseline", "skip"], ["seqs1", "skip"], ["cold", "skip"]], JSON.stringify(parsed.plan));
-    });
+  it("resumes: a second campaign would skip every candidate already measured", async () => {
+    const plan = await campaign(["plan", ...common, "--json"]);
+    assert.equal(plan.code, 0, plan.stderr);
+    const parsed = JSON.parse(plan.stdout) as { plan: Array<{ stack: string; action: string; detail: string }> };
+    assert.deepEqual(
+      parsed.plan.map((p) => [p.stack, p.action]),
+      [
+        ["baseline", "skip"],
+        ["seqs1", "skip"],
+        ["cold", "skip"],
+      ],
+      JSON.stringify(parsed.plan),
+    );
+  });
 });

@@ -2,17 +2,17 @@ import * as assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
 import { render } from "../../../components";
 import { mergedStackConfig, parseCandidateConfig } from "../../../config";
-import { LabState, startLab, stopLab } from "../../../lab";
-import { kubeClients, PROJECT_DIR, pulumiSandbox, PulumiSandbox, watchPodCount } from "../helpers";
+import { type LabState, startLab, stopLab } from "../../../lab";
+import { kubeClients, PROJECT_DIR, type PulumiSandbox, pulumiSandbox, watchPodCount } from "../helpers";
 
 const NS = "gemmaforge";
 const NAME = "gemma4-12b";
 const SELECTOR = "app.kubernetes.io/instance=gemma4-12b";
 
 function renderedArgs(stack: string): string[] {
-    const parsed = parseCandidateConfig(mergedStackConfig(PROJECT_DIR, stack));
-    if (!parsed.ok) throw new Error(`${stack} does not parse`);
-    return render.renderVllmArgs(parsed.config);
+  const parsed = parseCandidateConfig(mergedStackConfig(PROJECT_DIR, stack));
+  if (!parsed.ok) throw new Error(`${stack} does not parse`);
+  return render.renderVllmArgs(parsed.config);
 }
 
 /**
@@ -20,113 +20,124 @@ function renderedArgs(stack: string): string[] {
  * lab's kube-apiserver, with pods that turn Ready only when their simulator serves.
  */
 describe("pulumi up / restore / drift against a real API server (lab)", function () {
-    this.timeout(15 * 60_000);
-    let lab: LabState;
-    let sandbox: PulumiSandbox;
-    let core: k8s.CoreV1Api;
-    let apps: k8s.AppsV1Api;
-    const liveArgs = async () => (await apps.readNamespacedDeployment({ name: NAME, namespace: NS })).spec!.template.spec!.containers[0]!.args!;
-    const warmClaimUid = async () => (await core.readNamespacedPersistentVolumeClaim({ name: "gemma4-model-cache", namespace: NS })).metadata!.uid!;
-    let firstWarmUid = "";
+  this.timeout(15 * 60_000);
+  let lab: LabState;
+  let sandbox: PulumiSandbox;
+  let core: k8s.CoreV1Api;
+  let apps: k8s.AppsV1Api;
+  const liveArgs = async () =>
+    (await apps.readNamespacedDeployment({ name: NAME, namespace: NS })).spec!.template.spec!.containers[0]!.args!;
+  const warmClaimUid = async () =>
+    (await core.readNamespacedPersistentVolumeClaim({ name: "gemma4-model-cache", namespace: NS })).metadata!.uid!;
+  let firstWarmUid = "";
 
-    before(async () => {
-        lab = await startLab({ coldStartSeconds: 4, warmStartSeconds: 2 });
-        ({ core, apps } = kubeClients(lab.kubeconfig));
-        sandbox = await pulumiSandbox(lab.kubeconfig);
-    });
-    after(async () => {
-        await stopLab();
-    });
+  before(async () => {
+    lab = await startLab({ coldStartSeconds: 4, warmStartSeconds: 2 });
+    ({ core, apps } = kubeClients(lab.kubeconfig));
+    sandbox = await pulumiSandbox(lab.kubeconfig);
+  });
+  after(async () => {
+    await stopLab();
+  });
 
-    it("baseline up deploys the seed's args, Ready, on the warm claim", async () => {
-        const result = await (await sandbox.stack("baseline")).up();
-        assert.equal(result.summary.result, "succeeded");
-        assert.deepEqual(await liveArgs(), renderedArgs("baseline"));
-        const deployment = await apps.readNamespacedDeployment({ name: NAME, namespace: NS });
-        assert.equal(deployment.status?.readyReplicas, 1);
-        assert.equal(deployment.spec?.template.spec?.volumes?.[0]?.persistentVolumeClaim?.claimName, "gemma4-model-cache");
-        const claim = await core.readNamespacedPersistentVolumeClaim({ name: "gemma4-model-cache", namespace: NS });
-        assert.equal(claim.status?.phase, "Bound");
-        firstWarmUid = claim.metadata!.uid!;
-        assert.deepEqual(result.outputs.args?.value, renderedArgs("baseline"));
-    });
+  it("baseline up deploys the seed's args, Ready, on the warm claim", async () => {
+    const result = await (await sandbox.stack("baseline")).up();
+    assert.equal(result.summary.result, "succeeded");
+    assert.deepEqual(await liveArgs(), renderedArgs("baseline"));
+    const deployment = await apps.readNamespacedDeployment({ name: NAME, namespace: NS });
+    assert.equal(deployment.status?.readyReplicas, 1);
+    assert.equal(deployment.spec?.template.spec?.volumes?.[0]?.persistentVolumeClaim?.claimName, "gemma4-model-cache");
+    const claim = await core.readNamespacedPersistentVolumeClaim({ name: "gemma4-model-cache", namespace: NS });
+    assert.equal(claim.status?.phase, "Bound");
+    firstWarmUid = claim.metadata!.uid!;
+    assert.deepEqual(result.outputs.args?.value, renderedArgs("baseline"));
+  });
 
-    it("a second preview of baseline shows no changes", async () => {
-        const preview = await (await sandbox.stack("baseline")).preview();
-        const changes = Object.entries(preview.changeSummary).filter(([op]) => op !== "same");
-        assert.deepEqual(changes, []);
-    });
+  it("a second preview of baseline shows no changes", async () => {
+    const preview = await (await sandbox.stack("baseline")).preview();
+    const changes = Object.entries(preview.changeSummary).filter(([op]) => op !== "same");
+    assert.deepEqual(changes, []);
+  });
 
-    it("seqs1 up changes the live args, keeps the warm claim, and never runs two vLLM pods", async () => {
-        const watcher = watchPodCount(core, NS, SELECTOR);
-        const result = await (await sandbox.stack("seqs1")).up();
-        const maxPods = await watcher.stop();
-        assert.equal(result.summary.result, "succeeded");
-        assert.deepEqual(await liveArgs(), renderedArgs("seqs1"));
-        assert.equal(maxPods, 1);
-        assert.equal(await warmClaimUid(), firstWarmUid);
-    });
+  it("seqs1 up changes the live args, keeps the warm claim, and never runs two vLLM pods", async () => {
+    const watcher = watchPodCount(core, NS, SELECTOR);
+    const result = await (await sandbox.stack("seqs1")).up();
+    const maxPods = await watcher.stop();
+    assert.equal(result.summary.result, "succeeded");
+    assert.deepEqual(await liveArgs(), renderedArgs("seqs1"));
+    assert.equal(maxPods, 1);
+    assert.equal(await warmClaimUid(), firstWarmUid);
+  });
 
-    it("selecting baseline and up restores the exact baseline args", async () => {
-        const result = await (await sandbox.stack("baseline")).up();
-        assert.equal(result.summary.result, "succeeded");
-        assert.deepEqual(await liveArgs(), renderedArgs("baseline"));
-        const deployment = await apps.readNamespacedDeployment({ name: NAME, namespace: NS });
-        assert.equal(deployment.metadata?.annotations?.["vllm-tuner/stack"], "baseline");
-    });
+  it("selecting baseline and up restores the exact baseline args", async () => {
+    const result = await (await sandbox.stack("baseline")).up();
+    assert.equal(result.summary.result, "succeeded");
+    assert.deepEqual(await liveArgs(), renderedArgs("baseline"));
+    const deployment = await apps.readNamespacedDeployment({ name: NAME, namespace: NS });
+    assert.equal(deployment.metadata?.annotations?.["vllm-tuner/stack"], "baseline");
+  });
 
-    it("puts back a hand edit (kubectl patch of the args) on the next baseline up", async () => {
-        const drifted = renderedArgs("baseline").map((a, i, all) => (all[i - 1] === "--max-num-seqs" ? "2" : a));
-        await apps.patchNamespacedDeployment(
-            { name: NAME, namespace: NS, fieldManager: "kubectl-patch", body: { spec: { template: { spec: { containers: [{ name: "vllm", args: drifted }] } } } } },
-            k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.StrategicMergePatch),
-        );
-        assert.deepEqual(await liveArgs(), drifted);
-        const result = await (await sandbox.stack("baseline")).up();
-        assert.equal(result.summary.result, "succeeded");
-        assert.equal(result.summary.resourceChanges?.update, 1);
-        assert.deepEqual(await liveArgs(), renderedArgs("baseline"));
-    });
+  it("puts back a hand edit (kubectl patch of the args) on the next baseline up", async () => {
+    const drifted = renderedArgs("baseline").map((a, i, all) => (all[i - 1] === "--max-num-seqs" ? "2" : a));
+    await apps.patchNamespacedDeployment(
+      {
+        name: NAME,
+        namespace: NS,
+        fieldManager: "kubectl-patch",
+        body: { spec: { template: { spec: { containers: [{ name: "vllm", args: drifted }] } } } },
+      },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.StrategicMergePatch),
+    );
+    assert.deepEqual(await liveArgs(), drifted);
+    const result = await (await sandbox.stack("baseline")).up();
+    assert.equal(result.summary.result, "succeeded");
+    assert.equal(result.summary.resourceChanges?.update, 1);
+    assert.deepEqual(await liveArgs(), renderedArgs("baseline"));
+  });
 
-    it("the cold stack mounts a fresh claim; destroying it after restore leaves the warm claim", async () => {
-        const cold = await sandbox.stack("cold");
-        assert.equal((await cold.up()).summary.result, "succeeded");
-        const claim = await core.readNamespacedPersistentVolumeClaim({ name: "gemma4-model-cache-cold-r1", namespace: NS });
-        assert.equal(claim.status?.phase, "Bound");
-        const deployment = await apps.readNamespacedDeployment({ name: NAME, namespace: NS });
-        assert.equal(deployment.spec?.template.spec?.volumes?.[0]?.persistentVolumeClaim?.claimName, "gemma4-model-cache-cold-r1");
+  it("the cold stack mounts a fresh claim; destroying it after restore leaves the warm claim", async () => {
+    const cold = await sandbox.stack("cold");
+    assert.equal((await cold.up()).summary.result, "succeeded");
+    const claim = await core.readNamespacedPersistentVolumeClaim({ name: "gemma4-model-cache-cold-r1", namespace: NS });
+    assert.equal(claim.status?.phase, "Bound");
+    const deployment = await apps.readNamespacedDeployment({ name: NAME, namespace: NS });
+    assert.equal(
+      deployment.spec?.template.spec?.volumes?.[0]?.persistentVolumeClaim?.claimName,
+      "gemma4-model-cache-cold-r1",
+    );
 
-        assert.equal((await (await sandbox.stack("baseline")).up()).summary.result, "succeeded");
-        await cold.destroy();
-        const claims = await core.listNamespacedPersistentVolumeClaim({ namespace: NS });
-        const live = claims.items.filter((c) => !c.metadata?.deletionTimestamp).map((c) => c.metadata?.name);
-        assert.deepEqual(live, ["gemma4-model-cache"]);
-        assert.equal(await warmClaimUid(), firstWarmUid);
-    });
+    assert.equal((await (await sandbox.stack("baseline")).up()).summary.result, "succeeded");
+    await cold.destroy();
+    const claims = await core.listNamespacedPersistentVolumeClaim({ namespace: NS });
+    const live = claims.items.filter((c) => !c.metadata?.deletionTimestamp).map((c) => c.metadata?.name);
+    assert.deepEqual(live, ["gemma4-model-cache"]);
+    assert.equal(await warmClaimUid(), firstWarmUid);
+  });
 
-    it("an invalid config fails preview with its message and changes nothing on the cluster", async () => {
-        const before = await apps.readNamespacedDeployment({ name: NAME, namespace: NS });
-        const bad = await sandbox.stack("seqs2");
-        await bad.setConfig("vllm-tuner:maxNumSeqs", { value: "0" });
-        await assert.rejects(bad.preview(), (error: Error) => {
-            assert.match(error.message, /vllm-tuner:maxNumSeqs = "0": expected an integer from 1 to 1024/);
-            return true;
-        });
-        await assert.rejects(bad.up(), /vllm-tuner:maxNumSeqs = "0"/);
-        const after = await apps.readNamespacedDeployment({ name: NAME, namespace: NS });
-        // Status updates by the controllers move resourceVersion; the spec and our last apply must not move.
-        const lastApply = (d: k8s.V1Deployment) => d.metadata?.managedFields?.find((f) => f.manager === "vllm-tuner" && f.operation === "Apply")?.time;
-        assert.equal(after.metadata?.generation, before.metadata?.generation);
-        assert.deepEqual(after.spec, before.spec);
-        assert.deepEqual(lastApply(after), lastApply(before));
-        assert.notEqual(lastApply(before), undefined);
+  it("an invalid config fails preview with its message and changes nothing on the cluster", async () => {
+    const before = await apps.readNamespacedDeployment({ name: NAME, namespace: NS });
+    const bad = await sandbox.stack("seqs2");
+    await bad.setConfig("vllm-tuner:maxNumSeqs", { value: "0" });
+    await assert.rejects(bad.preview(), (error: Error) => {
+      assert.match(error.message, /vllm-tuner:maxNumSeqs = "0": expected an integer from 1 to 1024/);
+      return true;
     });
+    await assert.rejects(bad.up(), /vllm-tuner:maxNumSeqs = "0"/);
+    const after = await apps.readNamespacedDeployment({ name: NAME, namespace: NS });
+    // Status updates by the controllers move resourceVersion; the spec and our last apply must not move.
+    const lastApply = (d: k8s.V1Deployment) =>
+      d.metadata?.managedFields?.find((f) => f.manager === "vllm-tuner" && f.operation === "Apply")?.time;
+    assert.equal(after.metadata?.generation, before.metadata?.generation);
+    assert.deepEqual(after.spec, before.spec);
+    assert.deepEqual(lastApply(after), lastApply(before));
+    assert.notEqual(lastApply(before), undefined);
+  });
 
-    it("destroying a candidate stack leaves the namespace, the warm claim and the server", async () => {
-        await (await sandbox.stack("seqs1")).destroy();
-        const ns = await core.readNamespace({ name: NS });
-        assert.equal(ns.status?.phase, "Active");
-        assert.equal(await warmClaimUid(), firstWarmUid);
-        assert.deepEqual(await liveArgs(), renderedArgs("baseline"));
-    });
+  it("destroying a candidate stack leaves the namespace, the warm claim and the server", async () => {
+    await (await sandbox.stack("seqs1")).destroy();
+    const ns = await core.readNamespace({ name: NS });
+    assert.equal(ns.status?.phase, "Active");
+    assert.equal(await warmClaimUid(), firstWarmUid);
+    assert.deepEqual(await liveArgs(), renderedArgs("baseline"));
+  });
 });

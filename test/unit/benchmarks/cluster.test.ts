@@ -10,32 +10,73 @@ const NS = "gemmaforge";
 const uid = "dep-uid";
 const objects: Record<string, unknown> = {
   [`/apis/apps/v1/namespaces/${NS}/deployments/gemma4-12b`]: {
-    apiVersion: "apps/v1", kind: "Deployment",
+    apiVersion: "apps/v1",
+    kind: "Deployment",
     metadata: { name: "gemma4-12b", namespace: NS, uid, creationTimestamp: "2025-06-01T09:00:00Z" },
     spec: { selector: { matchLabels: { app: "gemma4-12b" } }, template: {} },
   },
   [`/apis/apps/v1/namespaces/${NS}/replicasets`]: {
-    apiVersion: "v1", kind: "ReplicaSetList", metadata: {},
-    items: [
-      { metadata: { name: "rs-a", creationTimestamp: "2025-06-01T09:00:00Z", annotations: { "deployment.kubernetes.io/revision": "1" }, labels: { "pod-template-hash": "a" }, ownerReferences: [{ uid, apiVersion: "apps/v1", kind: "Deployment", name: "gemma4-12b" }] } },
-      { metadata: { name: "rs-b", creationTimestamp: "2025-06-01T10:00:00Z", annotations: { "deployment.kubernetes.io/revision": "2" }, labels: { "pod-template-hash": "b" }, ownerReferences: [{ uid, apiVersion: "apps/v1", kind: "Deployment", name: "gemma4-12b" }] } },
-    ],
-  },
-  [`/api/v1/namespaces/${NS}/pods`]: {
-    apiVersion: "v1", kind: "PodList", metadata: {},
+    apiVersion: "v1",
+    kind: "ReplicaSetList",
+    metadata: {},
     items: [
       {
-        metadata: { name: "gemma4-12b-b-1", uid: "pod-uid", creationTimestamp: "2025-06-01T10:00:02Z", labels: { "pod-template-hash": "b" } },
-        spec: { nodeName: "gpu", containers: [{ name: "vllm" }], volumes: [{ name: "c", persistentVolumeClaim: { claimName: "cache-cold" } }] },
-        status: {
-          phase: "Running",
-          conditions: [{ type: "Ready", status: "True", lastTransitionTime: "2025-06-01T10:04:30Z" }],
-          containerStatuses: [{ name: "vllm", image: "i", imageID: "", ready: true, restartCount: 0, state: { running: { startedAt: "2025-06-01T10:00:10Z" } } }],
+        metadata: {
+          name: "rs-a",
+          creationTimestamp: "2025-06-01T09:00:00Z",
+          annotations: { "deployment.kubernetes.io/revision": "1" },
+          labels: { "pod-template-hash": "a" },
+          ownerReferences: [{ uid, apiVersion: "apps/v1", kind: "Deployment", name: "gemma4-12b" }],
+        },
+      },
+      {
+        metadata: {
+          name: "rs-b",
+          creationTimestamp: "2025-06-01T10:00:00Z",
+          annotations: { "deployment.kubernetes.io/revision": "2" },
+          labels: { "pod-template-hash": "b" },
+          ownerReferences: [{ uid, apiVersion: "apps/v1", kind: "Deployment", name: "gemma4-12b" }],
         },
       },
     ],
   },
-  [`/api/v1/namespaces/${NS}/persistentvolumeclaims/cache-cold`]: { metadata: { name: "cache-cold", creationTimestamp: "2025-06-01T09:59:50Z" } },
+  [`/api/v1/namespaces/${NS}/pods`]: {
+    apiVersion: "v1",
+    kind: "PodList",
+    metadata: {},
+    items: [
+      {
+        metadata: {
+          name: "gemma4-12b-b-1",
+          uid: "pod-uid",
+          creationTimestamp: "2025-06-01T10:00:02Z",
+          labels: { "pod-template-hash": "b" },
+        },
+        spec: {
+          nodeName: "gpu",
+          containers: [{ name: "vllm" }],
+          volumes: [{ name: "c", persistentVolumeClaim: { claimName: "cache-cold" } }],
+        },
+        status: {
+          phase: "Running",
+          conditions: [{ type: "Ready", status: "True", lastTransitionTime: "2025-06-01T10:04:30Z" }],
+          containerStatuses: [
+            {
+              name: "vllm",
+              image: "i",
+              imageID: "",
+              ready: true,
+              restartCount: 0,
+              state: { running: { startedAt: "2025-06-01T10:00:10Z" } },
+            },
+          ],
+        },
+      },
+    ],
+  },
+  [`/api/v1/namespaces/${NS}/persistentvolumeclaims/cache-cold`]: {
+    metadata: { name: "cache-cold", creationTimestamp: "2025-06-01T09:59:50Z" },
+  },
 };
 
 describe("Kubernetes API access through @kubernetes/client-node", () => {
@@ -49,7 +90,9 @@ describe("Kubernetes API access through @kubernetes/client-node", () => {
       const body = objects[url.pathname];
       if (url.pathname.endsWith("/log")) {
         res.writeHead(400, { "content-type": "application/json" });
-        return res.end(JSON.stringify({ kind: "Status", message: "container \"vllm\" in pod is not available", code: 400 }));
+        return res.end(
+          JSON.stringify({ kind: "Status", message: 'container "vllm" in pod is not available', code: 400 }),
+        );
       }
       res.writeHead(body ? 200 : 404, { "content-type": "application/json" });
       res.end(JSON.stringify(body ?? { kind: "Status", message: "not found", code: 404 }));
@@ -57,17 +100,25 @@ describe("Kubernetes API access through @kubernetes/client-node", () => {
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     const { port } = server.address() as AddressInfo;
     kubeconfig = join(mkdtempSync(join(tmpdir(), "kube-")), "config");
-    writeFileSync(kubeconfig, [
-      "apiVersion: v1", "kind: Config", "current-context: t",
-      "clusters: [{name: t, cluster: {server: 'http://127.0.0.1:" + port + "', insecure-skip-tls-verify: true}}]",
-      "users: [{name: t, user: {token: x}}]",
-      "contexts: [{name: t, context: {cluster: t, user: t}}]",
-    ].join("\n"));
+    writeFileSync(
+      kubeconfig,
+      [
+        "apiVersion: v1",
+        "kind: Config",
+        "current-context: t",
+        "clusters: [{name: t, cluster: {server: 'http://127.0.0.1:" + port + "', insecure-skip-tls-verify: true}}]",
+        "users: [{name: t, user: {token: x}}]",
+        "contexts: [{name: t, context: {cluster: t, user: t}}]",
+      ].join("\n"),
+    );
   });
   after(() => new Promise<void>((r) => server.close(() => r())));
 
   it("reads the rollout timeline of the current pod and calls the fresh claim cold", async () => {
-    const cluster = await Cluster.connect({ namespace: NS, deploymentName: "gemma4-12b", cacheClaimName: "cache-cold", containerName: "vllm" }, kubeconfig);
+    const cluster = await Cluster.connect(
+      { namespace: NS, deploymentName: "gemma4-12b", cacheClaimName: "cache-cold", containerName: "vllm" },
+      kubeconfig,
+    );
     const r = await cluster.readiness();
     assert.equal(r.pod.uid, "pod-uid");
     assert.equal(r.revision, "2");
@@ -78,10 +129,15 @@ describe("Kubernetes API access through @kubernetes/client-node", () => {
 
   it("surfaces a pod-log refusal (kwok pods run no containers) as an error to record", async () => {
     const cluster = await Cluster.connect({ namespace: NS, deploymentName: "gemma4-12b" }, kubeconfig);
-    await assert.rejects(cluster.podLog({ name: "gemma4-12b-b-1", uid: "pod-uid", nodeName: null, restartCount: 0, phase: null }));
+    await assert.rejects(
+      cluster.podLog({ name: "gemma4-12b-b-1", uid: "pod-uid", nodeName: null, restartCount: 0, phase: null }),
+    );
   });
 
   it("names the Deployment and server when the Deployment is missing", async () => {
-    await assert.rejects(Cluster.connect({ namespace: NS, deploymentName: "nope" }, kubeconfig), /^Error: cannot read deployment gemmaforge\/nope at http:\/\/127\.0\.0\.1:\d+: HTTP 404/);
+    await assert.rejects(
+      Cluster.connect({ namespace: NS, deploymentName: "nope" }, kubeconfig),
+      /^Error: cannot read deployment gemmaforge\/nope at http:\/\/127\.0\.0\.1:\d+: HTTP 404/,
+    );
   });
 });

@@ -1,9 +1,14 @@
 import { strict as assert } from "node:assert";
-import { parseStackOutputs, redactSecrets, resolveEndpoint } from "../../../benchmarks/config/outputs";
-import { buildScenario, SEED_SENTENCE, SHORT_PRESET } from "../../../benchmarks/config/scenario";
 import { parseSet } from "../../../benchmarks/cli";
+import { buildScenario, SEED_SENTENCE, SHORT_PRESET } from "../../../benchmarks/inputs/scenario";
+import { parseStackOutputs, redactSecrets, resolveEndpoint } from "../../../benchmarks/inputs/stack-outputs";
 
-const outputs = { namespace: "gemmaforge", deploymentName: "gemma4-12b", servedModelName: "gemma-4-12b-q4", config: { maxNumSeqs: 4 } };
+const outputs = {
+  namespace: "gemmaforge",
+  deploymentName: "gemma4-12b",
+  servedModelName: "gemma-4-12b-q4",
+  config: { maxNumSeqs: 4 },
+};
 
 describe("scenario", () => {
   it("defaults to the seed's procedure", () => {
@@ -41,25 +46,40 @@ describe("stack outputs", () => {
   it("requires the four keys and keeps extra ones", () => {
     const o = parseStackOutputs({ ...outputs, extra: { a: 1 }, nodePort: 30080 }, "test");
     assert.deepEqual((o as Record<string, unknown>)["extra"], { a: 1 });
-    assert.throws(() => parseStackOutputs({ namespace: "x" }, "file.json"), /stack outputs from file.json are not usable:\n.*deploymentName/s);
+    assert.throws(
+      () => parseStackOutputs({ namespace: "x" }, "file.json"),
+      /stack outputs from file.json are not usable:\n.*deploymentName/s,
+    );
   });
 
   it("resolves the endpoint from --endpoint, else the NodePort, else says what to do", () => {
     assert.equal(resolveEndpoint(parseStackOutputs(outputs, "t"), "http://127.0.0.1:8100/"), "http://127.0.0.1:8100");
-    assert.equal(resolveEndpoint(parseStackOutputs({ ...outputs, nodePort: 30080 }, "t"), undefined), "http://127.0.0.1:30080");
-    assert.throws(() => resolveEndpoint(parseStackOutputs({ ...outputs, nodePort: null }, "t"), undefined), /pass --endpoint URL.*port-forward/);
+    assert.equal(
+      resolveEndpoint(parseStackOutputs({ ...outputs, nodePort: 30080 }, "t"), undefined),
+      "http://127.0.0.1:30080",
+    );
+    assert.throws(
+      () => resolveEndpoint(parseStackOutputs({ ...outputs, nodePort: null }, "t"), undefined),
+      /pass --endpoint URL.*port-forward/,
+    );
   });
 
   it("drops secret-looking keys before anything is stored", () => {
-    assert.deepEqual(redactSecrets({ config: { hfToken: "x", apiKey: "y", maxNumSeqs: 4 }, list: [{ password: 1, ok: 2 }] }), {
-      config: { maxNumSeqs: 4 },
-      list: [{ ok: 2 }],
-    });
+    assert.deepEqual(
+      redactSecrets({ config: { hfToken: "x", apiKey: "y", maxNumSeqs: 4 }, list: [{ password: 1, ok: 2 }] }),
+      {
+        config: { maxNumSeqs: 4 },
+        list: [{ ok: 2 }],
+      },
+    );
   });
 
   it("keeps token counts, which are not credentials", () => {
-    assert.deepEqual(redactSecrets({ config: { maxNumBatchedTokens: 2048, max_tokens: 128, hf_token: "x", HF_TOKEN: "y" } }), {
-      config: { maxNumBatchedTokens: 2048, max_tokens: 128 },
-    });
+    assert.deepEqual(
+      redactSecrets({ config: { maxNumBatchedTokens: 2048, max_tokens: 128, hf_token: "x", HF_TOKEN: "y" } }),
+      {
+        config: { maxNumBatchedTokens: 2048, max_tokens: 128 },
+      },
+    );
   });
 });

@@ -51,25 +51,37 @@ export async function startFakeVllm(opts: FakeVllmOptions = {}): Promise<FakeVll
         case "/health":
           return json(res, 200, {});
         case "/v1/models":
-          return json(res, 200, { object: "list", data: [{ id: model, root: "fake/root", max_model_len: maxModelLen }] });
+          return json(res, 200, {
+            object: "list",
+            data: [{ id: model, root: "fake/root", max_model_len: maxModelLen }],
+          });
         case "/tokenize":
           return json(res, 200, { count: countWords(promptOf(body)), max_model_len: maxModelLen, tokens: [] });
         case "/metrics":
           res.writeHead(200, { "content-type": "text/plain" });
-          return res.end(`vllm:num_requests_running{model_name="${model}"} ${running}\nvllm:num_requests_waiting{model_name="${model}"} 0\n`);
+          return res.end(
+            `vllm:num_requests_running{model_name="${model}"} ${running}\nvllm:num_requests_waiting{model_name="${model}"} 0\n`,
+          );
         case "/v1/chat/completions": {
           if (opts.forceStatus) return json(res, opts.forceStatus, { error: { message: "forced failure" } });
           const prompt = countWords(promptOf(body));
           const maxTokens = Number(body["max_tokens"] ?? 16);
           if (prompt + maxTokens > maxModelLen) {
-            return json(res, 400, { error: { message: `This model's maximum context length is ${maxModelLen} tokens. However, you requested ${prompt + maxTokens} tokens.` } });
+            return json(res, 400, {
+              error: {
+                message: `This model's maximum context length is ${maxModelLen} tokens. However, you requested ${prompt + maxTokens} tokens.`,
+              },
+            });
           }
           running += 1;
           try {
             await sleep(opts.ttftMs ?? 0);
             if (!body["stream"]) {
               await sleep((opts.itlMs ?? 0) * (maxTokens - 1));
-              return json(res, 200, { choices: [{ message: { content: "x ".repeat(maxTokens) } }], usage: { prompt_tokens: prompt, completion_tokens: maxTokens } });
+              return json(res, 200, {
+                choices: [{ message: { content: "x ".repeat(maxTokens) } }],
+                usage: { prompt_tokens: prompt, completion_tokens: maxTokens },
+              });
             }
             res.writeHead(200, { "content-type": "text/event-stream" });
             for (let i = 0; i < maxTokens; i++) {
@@ -77,7 +89,9 @@ export async function startFakeVllm(opts: FakeVllmOptions = {}): Promise<FakeVll
               if (res.destroyed) return;
               res.write(`data: ${JSON.stringify({ choices: [{ delta: { content: "x " } }] })}\n\n`);
             }
-            res.write(`data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: prompt, completion_tokens: maxTokens } })}\n\n`);
+            res.write(
+              `data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: prompt, completion_tokens: maxTokens } })}\n\n`,
+            );
             res.end("data: [DONE]\n\n");
           } finally {
             running -= 1;

@@ -5,9 +5,9 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { main } from "../../../benchmarks/cli";
-import { buildScenario, SHORT_PRESET } from "../../../benchmarks/config/scenario";
 import { ApiClient, TransportError } from "../../../benchmarks/http/client";
 import { streamChat } from "../../../benchmarks/http/stream";
+import { buildScenario, SHORT_PRESET } from "../../../benchmarks/inputs/scenario";
 import { runClosedLoop } from "../../../benchmarks/load/closed-loop";
 import { runBenchmark } from "../../../benchmarks/run";
 import { type FakeVllm, startFakeVllm } from "./fake-vllm";
@@ -48,7 +48,12 @@ describe("against a loopback vLLM-protocol server", function () {
 
   it("times a streamed completion: TTFT, mean inter-token gap, usage", async () => {
     const client = new ApiClient({ endpoint: fake.url });
-    const s = await streamChat(client, { model: "fake-model", prompt: "a b c", maxTokens: 11, ignoreEos: true }, 5000, new AbortController().signal);
+    const s = await streamChat(
+      client,
+      { model: "fake-model", prompt: "a b c", maxTokens: 11, ignoreEos: true },
+      5000,
+      new AbortController().signal,
+    );
     await client.destroy();
     assert.equal(s.outcome, "succeeded");
     assert.equal(s.status, 200);
@@ -63,8 +68,16 @@ describe("against a loopback vLLM-protocol server", function () {
 
   it("turns a refused connection into an errored sample and a TransportError", async () => {
     const client = new ApiClient({ endpoint: `http://127.0.0.1:${await deadPort()}` });
-    const s = await streamChat(client, { model: "m", prompt: "x", maxTokens: 1, ignoreEos: false }, 2000, new AbortController().signal);
-    await assert.rejects(client.send("GET", "/health", undefined, 2000), (e: unknown) => e instanceof TransportError && e.kind === "unreachable");
+    const s = await streamChat(
+      client,
+      { model: "m", prompt: "x", maxTokens: 1, ignoreEos: false },
+      2000,
+      new AbortController().signal,
+    );
+    await assert.rejects(
+      client.send("GET", "/health", undefined, 2000),
+      (e: unknown) => e instanceof TransportError && e.kind === "unreachable",
+    );
     await client.destroy();
     assert.equal(s.outcome, "errored");
     assert.equal(s.status, null);
@@ -74,8 +87,13 @@ describe("against a loopback vLLM-protocol server", function () {
   it("bounds the closed loop by count, and marks aborted requests incomplete", async () => {
     const client = new ApiClient({ endpoint: fake.url });
     const r = await runClosedLoop({
-      concurrency: 2, warmupMs: 0, durationMs: 10_000, maxRequests: 6, signal: new AbortController().signal,
-      send: (signal) => streamChat(client, { model: "fake-model", prompt: "x", maxTokens: 2, ignoreEos: true }, 5000, signal),
+      concurrency: 2,
+      warmupMs: 0,
+      durationMs: 10_000,
+      maxRequests: 6,
+      signal: new AbortController().signal,
+      send: (signal) =>
+        streamChat(client, { model: "fake-model", prompt: "x", maxTokens: 2, ignoreEos: true }, 5000, signal),
     });
     assert.equal(r.started, 6);
     assert.equal(r.samples.length, 6);
@@ -84,28 +102,71 @@ describe("against a loopback vLLM-protocol server", function () {
     const stop = new AbortController();
     setTimeout(() => stop.abort(), 150);
     const cut = await runClosedLoop({
-      concurrency: 3, warmupMs: 0, durationMs: 10_000, maxRequests: 1000, signal: stop.signal,
-      send: (signal) => streamChat(client, { model: "fake-model", prompt: "x", maxTokens: 100, ignoreEos: true }, 5000, signal),
+      concurrency: 3,
+      warmupMs: 0,
+      durationMs: 10_000,
+      maxRequests: 1000,
+      signal: stop.signal,
+      send: (signal) =>
+        streamChat(client, { model: "fake-model", prompt: "x", maxTokens: 100, ignoreEos: true }, 5000, signal),
     });
     await client.destroy();
     assert.equal(cut.interrupted, true);
-    assert.deepEqual(cut.samples.map((s) => s.outcome), ["incomplete", "incomplete", "incomplete"]);
+    assert.deepEqual(
+      cut.samples.map((s) => s.outcome),
+      ["incomplete", "incomplete", "incomplete"],
+    );
   });
 
   it("finds the exact context limit by bisection", async () => {
-    const scenario = buildScenario([SHORT_PRESET, { phases: ["identity", "context"], context: { maxTokens: 16, repeats: [10, 200] } }]);
+    const scenario = buildScenario([
+      SHORT_PRESET,
+      { phases: ["identity", "context"], context: { maxTokens: 16, repeats: [10, 200] } },
+    ]);
     const r = await runBenchmark({ stack: "fake", outputs, endpoint: fake.url, noCluster: true, scenario });
     const ctx = r.phases.context!;
     assert.equal(ctx.status, "ok");
-    assert.deepEqual(ctx.probes.slice(0, 2).map((p) => [p.promptTokens, p.expectedStatus, p.status, p.asExpected]), [[50, 200, 200, true], [1000, 400, 400, true]]);
-    assert.deepEqual(ctx.boundary.value, { largestAcceptedPromptTokens: 984, smallestRejectedPromptTokens: 985, expectedLargestPromptTokens: 984, exact: true, requests: 2 });
+    assert.deepEqual(
+      ctx.probes.slice(0, 2).map((p) => [p.promptTokens, p.expectedStatus, p.status, p.asExpected]),
+      [
+        [50, 200, 200, true],
+        [1000, 400, 400, true],
+      ],
+    );
+    assert.deepEqual(ctx.boundary.value, {
+      largestAcceptedPromptTokens: 984,
+      smallestRejectedPromptTokens: 985,
+      expectedLargestPromptTokens: 984,
+      exact: true,
+      requests: 2,
+    });
   });
 
   it("writes a partial result marked incomplete on SIGINT (abort) during the load", async () => {
     const stop = new AbortController();
-    const scenario = buildScenario([{ phases: ["sequential", "load", "inputLength"], sequential: { runs: 2, maxTokens: 4 }, load: { concurrency: [2], durationSeconds: 30, warmupSeconds: 0, promptRepeats: 2, maxTokens: 4, metricsIntervalMs: 100 } }]);
+    const scenario = buildScenario([
+      {
+        phases: ["sequential", "load", "inputLength"],
+        sequential: { runs: 2, maxTokens: 4 },
+        load: {
+          concurrency: [2],
+          durationSeconds: 30,
+          warmupSeconds: 0,
+          promptRepeats: 2,
+          maxTokens: 4,
+          metricsIntervalMs: 100,
+        },
+      },
+    ]);
     setTimeout(() => stop.abort(), 2500);
-    const r = await runBenchmark({ stack: "fake", outputs, endpoint: fake.url, noCluster: true, scenario, signal: stop.signal });
+    const r = await runBenchmark({
+      stack: "fake",
+      outputs,
+      endpoint: fake.url,
+      noCluster: true,
+      scenario,
+      signal: stop.signal,
+    });
     assert.equal(r.complete, false);
     assert.equal(r.valid, false);
     assert.equal(r.phases.sequential?.status, "ok");
@@ -125,16 +186,33 @@ describe("CLI exit codes", function () {
 
   it("exits 3 with a clear message when the endpoint is unreachable", async () => {
     const port = await deadPort();
-    const r = await captureStdio(() => main(["run", "--outputs-json", json, "--endpoint", `http://127.0.0.1:${port}`, "--no-cluster", "--quiet", "--out", mkdtempSync(join(tmpdir(), "bench-"))]));
+    const r = await captureStdio(() =>
+      main([
+        "run",
+        "--outputs-json",
+        json,
+        "--endpoint",
+        `http://127.0.0.1:${port}`,
+        "--no-cluster",
+        "--quiet",
+        "--out",
+        mkdtempSync(join(tmpdir(), "bench-")),
+      ]),
+    );
     assert.equal(r.code, 3);
-    assert.match(r.stderr, /^error: http:\/\/127\.0\.0\.1:\d+\/health is unreachable \(ECONNREFUSED\)\nCheck that the server runs/);
+    assert.match(
+      r.stderr,
+      /^error: http:\/\/127\.0\.0\.1:\d+\/health is unreachable \(ECONNREFUSED\)\nCheck that the server runs/,
+    );
   });
 
   it("exits 4 when /health answers an HTTP error", async () => {
     const s = createServer((_req, res) => res.writeHead(503).end("loading"));
     await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
     const url = `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
-    const r = await captureStdio(() => main(["run", "--outputs-json", json, "--endpoint", url, "--no-cluster", "--quiet"]));
+    const r = await captureStdio(() =>
+      main(["run", "--outputs-json", json, "--endpoint", url, "--no-cluster", "--quiet"]),
+    );
     s.closeAllConnections();
     s.close();
     assert.equal(r.code, 4);
@@ -143,7 +221,9 @@ describe("CLI exit codes", function () {
 
   it("exits 2 on bad flags and bad outputs", async () => {
     assert.equal((await captureStdio(() => main(["run", "--bogus"]))).code, 2);
-    const r = await captureStdio(() => main(["run", "--outputs-json", '{"namespace":1}', "--endpoint", "http://127.0.0.1:1"]));
+    const r = await captureStdio(() =>
+      main(["run", "--outputs-json", '{"namespace":1}', "--endpoint", "http://127.0.0.1:1"]),
+    );
     assert.equal(r.code, 2);
     assert.match(r.stderr, /stack outputs from --outputs-json are not usable/);
   });
@@ -152,13 +232,36 @@ describe("CLI exit codes", function () {
     const failing = await startFakeVllm({ forceStatus: 500 });
     const out = mkdtempSync(join(tmpdir(), "bench-"));
     const r = await captureStdio(() =>
-      main(["run", "--stack", "broken", "--outputs-json", json, "--endpoint", failing.url, "--no-cluster", "--quiet", "--json", "--phases", "sequential", "--set", "sequential.runs=2", "--out", out]),
+      main([
+        "run",
+        "--stack",
+        "broken",
+        "--outputs-json",
+        json,
+        "--endpoint",
+        failing.url,
+        "--no-cluster",
+        "--quiet",
+        "--json",
+        "--phases",
+        "sequential",
+        "--set",
+        "sequential.runs=2",
+        "--out",
+        out,
+      ]),
     );
     await failing.close();
     assert.equal(r.code, 1);
-    const printed = JSON.parse(r.stdout) as { valid: boolean; phases: { sequential: { runs: Array<{ status: number }> } } };
+    const printed = JSON.parse(r.stdout) as {
+      valid: boolean;
+      phases: { sequential: { runs: Array<{ status: number }> } };
+    };
     assert.equal(printed.valid, false);
-    assert.deepEqual(printed.phases.sequential.runs.map((x) => x.status), [500, 500]);
+    assert.deepEqual(
+      printed.phases.sequential.runs.map((x) => x.status),
+      [500, 500],
+    );
     const files = readdirSync(join(out, "broken")).sort();
     assert.equal(files.length, 2);
     assert.match(readFileSync(join(out, "broken", files[1]!), "utf8"), /complete \/ valid \| yes \/ NO/);

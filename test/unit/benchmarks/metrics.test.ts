@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { parseExposition, select } from "../../../benchmarks/metrics/exposition";
 import { dcgmPoint } from "../../../benchmarks/metrics/gpu";
 import { deltaOf, peakOf, type ScrapeSeries } from "../../../benchmarks/metrics/scraper";
-import { cacheConfigInfo, parseKvCapacityLog, vllmSnapshot, type VllmSnapshot } from "../../../benchmarks/metrics/vllm";
+import { cacheConfigInfo, parseKvCapacityLog, type VllmSnapshot, vllmSnapshot } from "../../../benchmarks/metrics/vllm";
 
 const fixture = (name: string) => readFileSync(join(__dirname, "fixtures", name), "utf8");
 
@@ -97,24 +97,41 @@ describe("vLLM metric names", () => {
 
 describe("window peaks and deltas", () => {
   const snap = (running: number | null, preemptions: number | null): VllmSnapshot => ({
-    running, waiting: 0, kvCacheUsageFraction: null, kvCacheMetric: null, preemptions, preemptionsMetric: null,
+    running,
+    waiting: 0,
+    kvCacheUsageFraction: null,
+    kvCacheMetric: null,
+    preemptions,
+    preemptionsMetric: null,
   });
   const series = (points: VllmSnapshot[]): ScrapeSeries<VllmSnapshot> => ({
-    url: "http://x/metrics", intervalMs: 1000, failedScrapes: 0, firstError: null,
+    url: "http://x/metrics",
+    intervalMs: 1000,
+    failedScrapes: 0,
+    firstError: null,
     points: points.map((values, i) => ({ tEpochMs: i * 1000, values })),
   });
 
   it("takes the peak over every scrape", () => {
-    assert.deepEqual(peakOf(series([snap(1, 0), snap(4, 0), snap(2, 0)]), (v) => v.running, "running"), { value: 4, reason: null });
+    assert.deepEqual(
+      peakOf(series([snap(1, 0), snap(4, 0), snap(2, 0)]), (v) => v.running, "running"),
+      { value: 4, reason: null },
+    );
   });
 
   it("gives a reason when nothing was scraped or the metric is absent", () => {
     assert.match(peakOf(series([]), (v) => v.running, "running").reason ?? "", /no successful scrape/);
-    assert.deepEqual(peakOf(series([snap(null, 0)]), (v) => v.running, "running"), { value: null, reason: "running not exported by http://x/metrics" });
+    assert.deepEqual(
+      peakOf(series([snap(null, 0)]), (v) => v.running, "running"),
+      { value: null, reason: "running not exported by http://x/metrics" },
+    );
   });
 
   it("computes counter deltas and refuses a reset", () => {
-    assert.deepEqual(deltaOf(series([snap(0, 3), snap(0, 5)]), (v) => v.preemptions, "p"), { value: 2, reason: null });
+    assert.deepEqual(
+      deltaOf(series([snap(0, 3), snap(0, 5)]), (v) => v.preemptions, "p"),
+      { value: 2, reason: null },
+    );
     assert.match(deltaOf(series([snap(0, 5), snap(0, 1)]), (v) => v.preemptions, "p").reason ?? "", /counter reset/);
   });
 });

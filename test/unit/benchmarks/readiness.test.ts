@@ -4,12 +4,26 @@ import { currentPod, currentReplicaSet, readinessReport } from "../../../benchma
 
 const t = (s: string) => new Date(`2025-06-01T10:${s}Z`);
 const rs = (rev: number, hash: string, created: string): V1ReplicaSet => ({
-  metadata: { name: `gemma4-12b-${hash}`, creationTimestamp: t(created), annotations: { "deployment.kubernetes.io/revision": String(rev) }, labels: { "pod-template-hash": hash } },
+  metadata: {
+    name: `gemma4-12b-${hash}`,
+    creationTimestamp: t(created),
+    annotations: { "deployment.kubernetes.io/revision": String(rev) },
+    labels: { "pod-template-hash": hash },
+  },
 });
 const deployment: V1Deployment = { metadata: { name: "gemma4-12b", creationTimestamp: t("00:00") } };
 const pod = (hash: string, created: string, extra: Partial<V1Pod> = {}): V1Pod => ({
-  metadata: { name: `gemma4-12b-${hash}-x`, uid: `uid-${hash}`, creationTimestamp: t(created), labels: { "pod-template-hash": hash } },
-  spec: { nodeName: "gpu-node", containers: [], volumes: [{ name: "cache", persistentVolumeClaim: { claimName: "gemma4-model-cache" } }] },
+  metadata: {
+    name: `gemma4-12b-${hash}-x`,
+    uid: `uid-${hash}`,
+    creationTimestamp: t(created),
+    labels: { "pod-template-hash": hash },
+  },
+  spec: {
+    nodeName: "gpu-node",
+    containers: [],
+    volumes: [{ name: "cache", persistentVolumeClaim: { claimName: "gemma4-model-cache" } }],
+  },
   status: {
     phase: "Running",
     conditions: [
@@ -17,11 +31,22 @@ const pod = (hash: string, created: string, extra: Partial<V1Pod> = {}): V1Pod =
       { type: "Initialized", status: "True", lastTransitionTime: t("10:02") },
       { type: "Ready", status: "True", lastTransitionTime: t("12:51") },
     ],
-    containerStatuses: [{ name: "vllm", image: "vllm/vllm-openai:v0.24.0", imageID: "", ready: true, restartCount: 1, state: { running: { startedAt: t("10:05") } } }],
+    containerStatuses: [
+      {
+        name: "vllm",
+        image: "vllm/vllm-openai:v0.24.0",
+        imageID: "",
+        ready: true,
+        restartCount: 1,
+        state: { running: { startedAt: t("10:05") } },
+      },
+    ],
   },
   ...extra,
 });
-const claim = (created: string): V1PersistentVolumeClaim => ({ metadata: { name: "gemma4-model-cache", creationTimestamp: t(created) } });
+const claim = (created: string): V1PersistentVolumeClaim => ({
+  metadata: { name: "gemma4-model-cache", creationTimestamp: t(created) },
+});
 
 describe("readiness timeline", () => {
   const sets = [rs(1, "old", "01:00"), rs(3, "new", "10:00"), rs(2, "mid", "05:00")];
@@ -38,7 +63,13 @@ describe("readiness timeline", () => {
   });
 
   it("reports every step, the seed's patch-to-Ready time, restarts and a warm cache", () => {
-    const r = readinessReport({ deployment, replicaSets: sets, pod: pod("new", "10:00"), claim: claim("00:30"), containerName: "vllm" });
+    const r = readinessReport({
+      deployment,
+      replicaSets: sets,
+      pod: pod("new", "10:00"),
+      claim: claim("00:30"),
+      containerName: "vllm",
+    });
     assert.deepEqual(r, {
       pod: { name: "gemma4-12b-new-x", uid: "uid-new", nodeName: "gpu-node", restartCount: 1, phase: "Running" },
       revision: "3",
@@ -54,7 +85,8 @@ describe("readiness timeline", () => {
       cacheClaim: "gemma4-model-cache",
       cacheClaimCreatedAt: "2025-06-01T10:00:30.000Z",
       cacheState: "warm",
-      cacheStateReason: "claim created 2025-06-01T10:00:30.000Z, before the previous revision (2025-06-01T10:05:00.000Z): reused",
+      cacheStateReason:
+        "claim created 2025-06-01T10:00:30.000Z, before the previous revision (2025-06-01T10:05:00.000Z): reused",
     });
   });
 
@@ -66,14 +98,29 @@ describe("readiness timeline", () => {
   it("calls the first revision's claim cold when its volume was provisioned for this revision", () => {
     const first = [sets[1]!];
     const volume = { metadata: { name: "pvc-1", creationTimestamp: t("10:01") } };
-    const r = readinessReport({ deployment, replicaSets: first, pod: pod("new", "10:00"), claim: claim("09:59"), volume });
+    const r = readinessReport({
+      deployment,
+      replicaSets: first,
+      pod: pod("new", "10:00"),
+      claim: claim("09:59"),
+      volume,
+    });
     assert.equal(r.cacheState, "cold");
-    assert.equal(r.cacheStateReason, "volume provisioned 2025-06-01T10:10:01.000Z, for this revision (applied 2025-06-01T10:10:00.000Z): fresh");
+    assert.equal(
+      r.cacheStateReason,
+      "volume provisioned 2025-06-01T10:10:01.000Z, for this revision (applied 2025-06-01T10:10:00.000Z): fresh",
+    );
   });
 
   it("calls a claim warm when its volume predates this revision", () => {
     const volume = { metadata: { name: "pvc-1", creationTimestamp: t("00:31") } };
-    const r = readinessReport({ deployment, replicaSets: sets, pod: pod("new", "10:00"), claim: claim("00:30"), volume });
+    const r = readinessReport({
+      deployment,
+      replicaSets: sets,
+      pod: pod("new", "10:00"),
+      claim: claim("00:30"),
+      volume,
+    });
     assert.equal(r.cacheState, "warm");
   });
 

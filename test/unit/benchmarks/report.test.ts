@@ -5,16 +5,44 @@ import { chartFromResults, niceMax } from "../../../benchmarks/report/svg";
 import { level, result } from "./sample-result";
 
 // The seed's max-num-seqs table: seqs1 flat at 0.59 req/s, seqs2 1.14, seqs4 2.2.
-const seqs1 = result("seqs1", [level(1, 0.59, 1670, 0, 0), level(2, 0.59, 3300, 1, 0), level(4, 0.59, 6700, 3, 0), level(8, 0.59, 7650, 7, 0)]);
-const seqs2 = result("seqs2", [level(1, 0.6, 1670, 0, 0), level(2, 1.14, 1700, 0, 0), level(4, 1.14, 3400, 2, 0), level(8, 1.14, 6900, 6, 0)]);
-const seqs4 = result("seqs4", [level(1, 0.6, 1667, 0, 0), level(2, 1.143, 1700, 0, 0), level(4, 2.198, 1800, 0, 0), level(8, 2.222, 3600, 4, 0)]);
+const seqs1 = result("seqs1", [
+  level(1, 0.59, 1670, 0, 0),
+  level(2, 0.59, 3300, 1, 0),
+  level(4, 0.59, 6700, 3, 0),
+  level(8, 0.59, 7650, 7, 0),
+]);
+const seqs2 = result("seqs2", [
+  level(1, 0.6, 1670, 0, 0),
+  level(2, 1.14, 1700, 0, 0),
+  level(4, 1.14, 3400, 2, 0),
+  level(8, 1.14, 6900, 6, 0),
+]);
+const seqs4 = result("seqs4", [
+  level(1, 0.6, 1667, 0, 0),
+  level(2, 1.143, 1700, 0, 0),
+  level(4, 2.198, 1800, 0, 0),
+  level(8, 2.222, 3600, 4, 0),
+]);
 
 describe("compare", () => {
   it("recommends the seed's choice (max-num-seqs 4 at concurrency 4) and says why", () => {
-    const c = compareResults([{ result: seqs1 }, { result: seqs2 }, { result: seqs4 }], { targetConcurrency: 4, sloP95Ms: 2000 });
+    const c = compareResults([{ result: seqs1 }, { result: seqs2 }, { result: seqs4 }], {
+      targetConcurrency: 4,
+      sloP95Ms: 2000,
+    });
     assert.equal(c.recommended, "seqs4");
-    assert.deepEqual(c.candidates.map((x) => [x.stack, x.eligible]), [["seqs1", false], ["seqs2", false], ["seqs4", true]]);
-    assert.deepEqual(c.candidates[0]!.disqualified, ["1 requests waiting at c=2 (< target 4)", "e2e p95 6700.0 ms > SLO 2000 ms"]);
+    assert.deepEqual(
+      c.candidates.map((x) => [x.stack, x.eligible]),
+      [
+        ["seqs1", false],
+        ["seqs2", false],
+        ["seqs4", true],
+      ],
+    );
+    assert.deepEqual(c.candidates[0]!.disqualified, [
+      "1 requests waiting at c=2 (< target 4)",
+      "e2e p95 6700.0 ms > SLO 2000 ms",
+    ]);
     assert.deepEqual(c.reasons, [
       "seqs4: 2.198 req/s at concurrency 4, e2e p95 1800.0 ms",
       "seqs1 excluded: 1 requests waiting at c=2 (< target 4); e2e p95 6700.0 ms > SLO 2000 ms",
@@ -32,7 +60,10 @@ describe("compare", () => {
     assert.deepEqual(bad.disqualified, ["run incomplete", "level c=4 invalid: 1 requests failed"]);
     const sim = judge(result("s", [level(4, 3, 100, 0, null)]), { targetConcurrency: 4 });
     assert.equal(sim.eligible, true);
-    assert.deepEqual(sim.unverified, ["preemptions at c=4: preemption counter not exported", "restarts: no cluster access"]);
+    assert.deepEqual(sim.unverified, [
+      "preemptions at c=4: preemption counter not exported",
+      "restarts: no cluster access",
+    ]);
   });
 
   it("recommends nothing when nobody qualifies", () => {
@@ -46,7 +77,10 @@ describe("renderers", () => {
   it("renders the seed's load table with reasons for n/a", () => {
     const md = renderMarkdown(seqs4);
     assert.match(md, /^# Benchmark: seqs4$/m);
-    assert.match(md, /^\| 4 \| 2\.198 \| 281\.3 \| 100\.0 \/ 100\.0 \/ 100\.0 \| 10\.00 \| 1800\.0 \/ 1800\.0 \/ 1800\.0 \/ 1800\.0 \| 11 \/ 0 \| 4 \| 0 \| 5\.37 \| 0 \| n\/a \| n\/a \| yes \|$/m);
+    assert.match(
+      md,
+      /^\| 4 \| 2\.198 \| 281\.3 \| 100\.0 \/ 100\.0 \/ 100\.0 \| 10\.00 \| 1800\.0 \/ 1800\.0 \/ 1800\.0 \/ 1800\.0 \| 11 \/ 0 \| 4 \| 0 \| 5\.37 \| 0 \| n\/a \| n\/a \| yes \|$/m,
+    );
     assert.match(md, /^- n\/a: no GPU source configured$/m);
   });
 

@@ -1,38 +1,84 @@
-import { buildScenario } from "../../../benchmarks/config/scenario";
+import { buildScenario } from "../../../benchmarks/inputs/scenario";
 import { measured, missing } from "../../../benchmarks/measured";
 import { gpuUnavailable } from "../../../benchmarks/metrics/gpu";
 import type { BenchmarkResult, LoadLevel } from "../../../benchmarks/result/types";
 import { summarize } from "../../../benchmarks/stats";
 
 /** A load level with the given throughput, p95 latency (all samples equal) and peaks. */
-export function level(concurrency: number, rps: number, e2eMs: number, waiting: number, preemptions: number | null, valid = true): LoadLevel {
+export function level(
+  concurrency: number,
+  rps: number,
+  e2eMs: number,
+  waiting: number,
+  preemptions: number | null,
+  valid = true,
+): LoadLevel {
   const e2e = summarize([e2eMs])!;
   return {
-    concurrency, status: "ok", error: null, warmupSeconds: 1, idleBeforeSeconds: measured(0), windowStartEpochMs: 0, windowEndEpochMs: 5000, windowSeconds: 5,
+    concurrency,
+    status: "ok",
+    error: null,
+    warmupSeconds: 1,
+    idleBeforeSeconds: measured(0),
+    windowStartEpochMs: 0,
+    windowEndEpochMs: 5000,
+    windowSeconds: 5,
     counts: { succeeded: Math.round(rps * 5), errored: 0, incomplete: 0, errorsByStatus: {} },
-    requestsPerSecond: rps, outputTokensPerSecond: rps * 128, ttftMs: summarize([100]), itlMs: summarize([10]), e2eMs: e2e,
+    requestsPerSecond: rps,
+    outputTokensPerSecond: rps * 128,
+    ttftMs: summarize([100]),
+    itlMs: summarize([10]),
+    e2eMs: e2e,
     server: {
-      url: "http://x/metrics", intervalMs: 250, scrapes: 20, failedScrapes: 0,
-      peakRunning: measured(Math.min(concurrency, 4)), peakWaiting: measured(waiting), peakKvCacheUsagePercent: measured(5.37),
+      url: "http://x/metrics",
+      intervalMs: 250,
+      scrapes: 20,
+      failedScrapes: 0,
+      peakRunning: measured(Math.min(concurrency, 4)),
+      peakWaiting: measured(waiting),
+      peakKvCacheUsagePercent: measured(5.37),
       kvCacheMetric: "vllm:kv_cache_usage_perc",
       preemptionsDelta: preemptions === null ? missing("preemption counter not exported") : measured(preemptions),
       series: [],
     },
     gpu: gpuUnavailable("no GPU source configured"),
-    podBefore: null, podAfter: null, podCheck: "not checked", valid, invalidReasons: valid ? [] : ["1 requests failed"], samples: [],
+    podBefore: null,
+    podAfter: null,
+    podCheck: "not checked",
+    valid,
+    invalidReasons: valid ? [] : ["1 requests failed"],
+    samples: [],
   };
 }
 
 export function result(stack: string, levels: LoadLevel[], over: Partial<BenchmarkResult> = {}): BenchmarkResult {
   return {
-    schemaVersion: 2, kind: "vllm-tuner.benchmark",
+    schemaVersion: 2,
+    kind: "vllm-tuner.benchmark",
     tool: { name: "vllm-tuner-benchmark", version: "0.1.0", gitCommit: "abc", gitDirty: false },
     environment: { node: "v24", platform: "linux", arch: "x64", hostname: "h", cpus: 2 },
-    stack, startedAt: "2025-06-01T10:00:00.000Z", finishedAt: "2025-06-01T10:05:00.000Z", complete: true, valid: true, invalidReasons: [],
-    target: { endpoint: "http://127.0.0.1:8100", metricsUrl: "http://127.0.0.1:8100/metrics", servedModelName: "m", kubernetesServer: null },
-    cluster: missing("no cluster"), image: "vllm/vllm-openai:v0.24.0", vllmVersion: "0.24.0", pod: null, node: null,
-    outputs: { config: { maxNumSeqs: 4 } }, scenario: buildScenario([]),
-    phases: { load: { status: "ok", error: null, startedAt: "", finishedAt: "", promptTokens: 1550, maxTokens: 128, levels } },
+    stack,
+    startedAt: "2025-06-01T10:00:00.000Z",
+    finishedAt: "2025-06-01T10:05:00.000Z",
+    complete: true,
+    valid: true,
+    invalidReasons: [],
+    target: {
+      endpoint: "http://127.0.0.1:8100",
+      metricsUrl: "http://127.0.0.1:8100/metrics",
+      servedModelName: "m",
+      kubernetesServer: null,
+    },
+    cluster: missing("no cluster"),
+    image: "vllm/vllm-openai:v0.24.0",
+    vllmVersion: "0.24.0",
+    pod: null,
+    node: null,
+    outputs: { config: { maxNumSeqs: 4 } },
+    scenario: buildScenario([]),
+    phases: {
+      load: { status: "ok", error: null, startedAt: "", finishedAt: "", promptTokens: 1550, maxTokens: 128, levels },
+    },
     ...over,
   };
 }

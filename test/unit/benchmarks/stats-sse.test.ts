@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
-import { chatBody, SseParser } from "../../../benchmarks/http/stream";
 import { errorMessageOf } from "../../../benchmarks/http/client";
+import { chatBody, SseParser } from "../../../benchmarks/http/stream";
 import { percentile, summarize } from "../../../benchmarks/stats";
 
 describe("statistics", () => {
@@ -9,7 +9,16 @@ describe("statistics", () => {
     assert.equal(percentile(v, 50), 50);
     assert.equal(percentile(v, 99), 99);
     assert.equal(percentile([7], 99), 7);
-    assert.deepEqual(summarize([3, 1, 2, 10]), { count: 4, mean: 4, min: 1, p50: 2, p90: 10, p95: 10, p99: 10, max: 10 });
+    assert.deepEqual(summarize([3, 1, 2, 10]), {
+      count: 4,
+      mean: 4,
+      min: 1,
+      p50: 2,
+      p90: 10,
+      p95: 10,
+      p99: 10,
+      max: 10,
+    });
   });
 
   it("summarises nothing as null, not zeros", () => {
@@ -34,7 +43,10 @@ describe("server-sent events", () => {
 
   it("builds the seed's request body, streaming with usage", () => {
     assert.deepEqual(chatBody({ model: "m", prompt: "p", maxTokens: 128, ignoreEos: false }, false), {
-      model: "m", messages: [{ role: "user", content: "p" }], max_tokens: 128, temperature: 0,
+      model: "m",
+      messages: [{ role: "user", content: "p" }],
+      max_tokens: 128,
+      temperature: 0,
     });
     const s = chatBody({ model: "m", prompt: "p", maxTokens: 8, ignoreEos: true }, true);
     assert.equal(s["ignore_eos"], true);

@@ -1,83 +1,168 @@
 import { strict as assert } from "node:assert";
-import { streamProgress } from "../../../benchmarks/campaign/progress";
-import { type CampaignSummary, EXIT, exitCodeOf, recommendationLine, renderCampaignMarkdown } from "../../../benchmarks/campaign/summary";
-import { buildScenario, SHORT_PRESET } from "../../../benchmarks/config/scenario";
+import { buildScenario, SHORT_PRESET } from "../../../benchmarks/inputs/scenario";
 import { compareResults } from "../../../benchmarks/report/compare";
+import { streamProgress } from "../../../campaign/progress";
+import {
+  type CampaignSummary,
+  EXIT,
+  exitCodeOf,
+  recommendationLine,
+  renderCampaignMarkdown,
+} from "../../../campaign/summary";
 import { level, result } from "../benchmarks/sample-result";
 
 const seqs1 = result("seqs1", [level(1, 0.59, 1670, 0, 0), level(2, 0.59, 3300, 1, 0), level(4, 0.59, 6700, 3, 0)]);
 const seqs4 = result("seqs4", [level(1, 0.6, 1667, 0, 0), level(2, 1.143, 1700, 0, 0), level(4, 2.198, 1800, 0, 0)]);
-const comparison = compareResults([{ result: seqs1, file: "results/lab/seqs1/a.json" }, { result: seqs4, file: "results/lab/seqs4/b.json" }], { targetConcurrency: 4 });
+const comparison = compareResults(
+  [
+    { result: seqs1, file: "results/lab/seqs1/a.json" },
+    { result: seqs4, file: "results/lab/seqs4/b.json" },
+  ],
+  { targetConcurrency: 4 },
+);
 
 const summary: CampaignSummary = {
-    schemaVersion: 1, kind: "vllm-tuner.campaign", id: "2026-11-29T14-00-00Z",
-    startedAt: "2026-11-29T14:00:00.000Z", finishedAt: "2026-11-29T14:03:00.000Z", wallSeconds: 180,
-    tool: { gitCommit: "abc123", gitDirty: false }, mode: "lab", workDir: "/repo/.lab/project", backend: "file:///repo/.lab/pulumi-state",
-    kubeconfig: "/repo/.lab/kubeconfig", kubernetesServer: "https://127.0.0.1:6443", endpoint: "http://127.0.0.1:8100",
-    order: { mode: "shuffle", seed: 42, stacks: ["seqs4", "seqs1"] },
-    scenario: { source: "short preset", scenario: buildScenario([SHORT_PRESET]) }, fresh: false, interrupted: false,
-    candidates: [
-        { stack: "seqs4", position: 1, status: "measured", detail: null, changes: [], args: ["m", "--max-num-seqs", "4"], cacheRunId: null, resultFile: "results/lab/seqs4/b.json", resultValid: true, upSeconds: 12.34, waitSeconds: 0.2, benchSeconds: 41 },
-        { stack: "seqs1", position: 2, status: "skipped", detail: "earlier complete result results/lab/seqs1/a.json", changes: ["maxNumSeqs: 4 -> 1"], args: ["m", "--max-num-seqs", "1"], cacheRunId: null, resultFile: "results/lab/seqs1/a.json", resultValid: true, upSeconds: null, waitSeconds: null, benchSeconds: null },
-    ],
-    restore: { upSeconds: 8, error: null, verification: { ok: true, checks: [{ name: "/health", ok: true, detail: "HTTP 200" }] } },
-    cleanup: [],
-    comparison,
-    recommendation: {
-        stack: "seqs4", highest: "seqs4", tolerance: 0.05, controlNoise: null, equivalent: ["seqs4"], sameConfigAs: ["baseline"], changes: [],
-        reason: "seqs4 has the highest throughput (2.198 req/s at concurrency 4); no other candidate within 5.0 %",
+  schemaVersion: 1,
+  kind: "vllm-tuner.campaign",
+  id: "2026-11-29T14-00-00Z",
+  startedAt: "2026-11-29T14:00:00.000Z",
+  finishedAt: "2026-11-29T14:03:00.000Z",
+  wallSeconds: 180,
+  tool: { gitCommit: "abc123", gitDirty: false },
+  mode: "lab",
+  workDir: "/repo/.lab/project",
+  backend: "file:///repo/.lab/pulumi-state",
+  kubeconfig: "/repo/.lab/kubeconfig",
+  kubernetesServer: "https://127.0.0.1:6443",
+  endpoint: "http://127.0.0.1:8100",
+  order: { mode: "shuffle", seed: 42, stacks: ["seqs4", "seqs1"] },
+  scenario: { source: "short preset", scenario: buildScenario([SHORT_PRESET]) },
+  fresh: false,
+  interrupted: false,
+  candidates: [
+    {
+      stack: "seqs4",
+      position: 1,
+      status: "measured",
+      detail: null,
+      changes: [],
+      args: ["m", "--max-num-seqs", "4"],
+      cacheRunId: null,
+      resultFile: "results/lab/seqs4/b.json",
+      resultValid: true,
+      upSeconds: 12.34,
+      waitSeconds: 0.2,
+      benchSeconds: 41,
     },
-    logFile: "results/lab/campaign-2026-11-29T14-00-00Z.log",
+    {
+      stack: "seqs1",
+      position: 2,
+      status: "skipped",
+      detail: "earlier complete result results/lab/seqs1/a.json",
+      changes: ["maxNumSeqs: 4 -> 1"],
+      args: ["m", "--max-num-seqs", "1"],
+      cacheRunId: null,
+      resultFile: "results/lab/seqs1/a.json",
+      resultValid: true,
+      upSeconds: null,
+      waitSeconds: null,
+      benchSeconds: null,
+    },
+  ],
+  restore: {
+    upSeconds: 8,
+    error: null,
+    verification: { ok: true, checks: [{ name: "/health", ok: true, detail: "HTTP 200" }] },
+  },
+  cleanup: [],
+  comparison,
+  recommendation: {
+    stack: "seqs4",
+    highest: "seqs4",
+    tolerance: 0.05,
+    controlNoise: null,
+    equivalent: ["seqs4"],
+    sameConfigAs: ["baseline"],
+    changes: [],
+    reason: "seqs4 has the highest throughput (2.198 req/s at concurrency 4); no other candidate within 5.0 %",
+  },
+  logFile: "results/lab/campaign-2026-11-29T14-00-00Z.log",
 };
 
 describe("campaign summary", () => {
-    it("states the recommendation with what it changes and its twins", () => {
-        assert.equal(recommendationLine(summary), "Recommendation: seqs4 (baseline's operating point; same config as baseline)");
-        const r = summary.recommendation;
-        assert.equal(recommendationLine({ recommendation: { ...r, stack: "seqs2", sameConfigAs: [], changes: ["maxNumSeqs: 4 -> 2"] } }), "Recommendation: seqs2 (maxNumSeqs: 4 -> 2)");
-        assert.equal(recommendationLine({ recommendation: { ...r, stack: null, reason: "no comparable results" } }), "Recommendation: none (no comparable results)");
-    });
+  it("states the recommendation with what it changes and its twins", () => {
+    assert.equal(
+      recommendationLine(summary),
+      "Recommendation: seqs4 (baseline's operating point; same config as baseline)",
+    );
+    const r = summary.recommendation;
+    assert.equal(
+      recommendationLine({
+        recommendation: { ...r, stack: "seqs2", sameConfigAs: [], changes: ["maxNumSeqs: 4 -> 2"] },
+      }),
+      "Recommendation: seqs2 (maxNumSeqs: 4 -> 2)",
+    );
+    assert.equal(
+      recommendationLine({ recommendation: { ...r, stack: null, reason: "no comparable results" } }),
+      "Recommendation: none (no comparable results)",
+    );
+  });
 
-    it("renders the order, per-candidate status and durations, restore verdict and comparison", () => {
-        const md = renderCampaignMarkdown(summary);
-        const lines = md.split("\n");
-        assert.equal(lines[0], "# Campaign 2026-11-29T14-00-00Z");
-        assert.equal(lines[2], "**Recommendation: seqs4 (baseline's operating point; same config as baseline)**");
-        assert.equal(lines[4], "seqs4 has the highest throughput (2.198 req/s at concurrency 4); no other candidate within 5.0 %");
-        assert.ok(lines.includes("- order: shuffle (seed 42): seqs4, seqs1"));
-        assert.ok(lines.includes("| 1 | seqs4 | - | measured | 12.3s | 0.2s | 41.0s | results/lab/seqs4/b.json |"));
-        assert.ok(lines.includes("| 2 | seqs1 | maxNumSeqs: 4 -> 1 | skipped: earlier complete result results/lab/seqs1/a.json | - | - | - | results/lab/seqs1/a.json |"));
-        assert.ok(lines.includes("Verification: **ok**"));
-        assert.ok(lines.includes("  ok   /health: HTTP 200"));
-        assert.ok(lines.includes("Recommendation: **seqs4**"));
-        assert.ok(md.endsWith("\n"));
-    });
+  it("renders the order, per-candidate status and durations, restore verdict and comparison", () => {
+    const md = renderCampaignMarkdown(summary);
+    const lines = md.split("\n");
+    assert.equal(lines[0], "# Campaign 2026-11-29T14-00-00Z");
+    assert.equal(lines[2], "**Recommendation: seqs4 (baseline's operating point; same config as baseline)**");
+    assert.equal(
+      lines[4],
+      "seqs4 has the highest throughput (2.198 req/s at concurrency 4); no other candidate within 5.0 %",
+    );
+    assert.ok(lines.includes("- order: shuffle (seed 42): seqs4, seqs1"));
+    assert.ok(lines.includes("| 1 | seqs4 | - | measured | 12.3s | 0.2s | 41.0s | results/lab/seqs4/b.json |"));
+    assert.ok(
+      lines.includes(
+        "| 2 | seqs1 | maxNumSeqs: 4 -> 1 | skipped: earlier complete result results/lab/seqs1/a.json | - | - | - | results/lab/seqs1/a.json |",
+      ),
+    );
+    assert.ok(lines.includes("Verification: **ok**"));
+    assert.ok(lines.includes("  ok   /health: HTTP 200"));
+    assert.ok(lines.includes("Recommendation: **seqs4**"));
+    assert.ok(md.endsWith("\n"));
+  });
 
-    it("says how to restore by hand when the campaign was cancelled", () => {
-        const md = renderCampaignMarkdown({ ...summary, restore: null, interrupted: true });
-        assert.ok(md.includes("Baseline was **not** restored (cancelled). Run `pulumi stack select baseline && pulumi up`."));
-        assert.ok(md.includes(", **interrupted**"));
-    });
+  it("says how to restore by hand when the campaign was cancelled", () => {
+    const md = renderCampaignMarkdown({ ...summary, restore: null, interrupted: true });
+    assert.ok(
+      md.includes("Baseline was **not** restored (cancelled). Run `pulumi stack select baseline && pulumi up`."),
+    );
+    assert.ok(md.includes(", **interrupted**"));
+  });
 
-    it("exit codes: restore problems first, then interruption, then failed candidates", () => {
-        assert.equal(exitCodeOf(summary), EXIT.ok);
-        assert.equal(exitCodeOf({ ...summary, restore: null }), EXIT.restoreFailed);
-        assert.equal(exitCodeOf({ ...summary, restore: { upSeconds: 1, error: null, verification: { ok: false, checks: [] } } }), EXIT.restoreFailed);
-        assert.equal(exitCodeOf({ ...summary, interrupted: true }), EXIT.interrupted);
-        assert.equal(exitCodeOf({ ...summary, candidates: [{ ...summary.candidates[0]!, resultValid: false }] }), EXIT.candidatesFailed);
-    });
+  it("exit codes: restore problems first, then interruption, then failed candidates", () => {
+    assert.equal(exitCodeOf(summary), EXIT.ok);
+    assert.equal(exitCodeOf({ ...summary, restore: null }), EXIT.restoreFailed);
+    assert.equal(
+      exitCodeOf({ ...summary, restore: { upSeconds: 1, error: null, verification: { ok: false, checks: [] } } }),
+      EXIT.restoreFailed,
+    );
+    assert.equal(exitCodeOf({ ...summary, interrupted: true }), EXIT.interrupted);
+    assert.equal(
+      exitCodeOf({ ...summary, candidates: [{ ...summary.candidates[0]!, resultValid: false }] }),
+      EXIT.candidatesFailed,
+    );
+  });
 
-    it("progress writes one line per candidate, phase by phase", () => {
-        let out = "";
-        const p = streamProgress((s) => (out += s));
-        p.begin(3, 10, "seqs1");
-        p.phase("up");
-        p.took(12.34);
-        p.phase("bench");
-        p.took(41);
-        p.end("ok");
-        p.begin("restore", 10, "baseline");
-        p.note("interrupted");
-        assert.equal(out, "[3/10] seqs1     up ... 12.3s  bench ... 41.0s  ok\n[restore] baseline  \ninterrupted\n");
-    });
+  it("progress writes one line per candidate, phase by phase", () => {
+    let out = "";
+    const p = streamProgress((s) => (out += s));
+    p.begin(3, 10, "seqs1");
+    p.phase("up");
+    p.took(12.34);
+    p.phase("bench");
+    p.took(41);
+    p.end("ok");
+    p.begin("restore", 10, "baseline");
+    p.note("interrupted");
+    assert.equal(out, "[3/10] seqs1     up ... 12.3s  bench ... 41.0s  ok\n[restore] baseline  \ninterrupted\n");
+  });
 });

@@ -80,7 +80,8 @@ export async function loadStackOutputs(src: OutputsSource): Promise<StackOutputs
   if (src.outputsFile !== undefined) {
     return parseStackOutputs(parseJson(readFileSync(src.outputsFile, "utf8"), src.outputsFile), src.outputsFile);
   }
-  if (src.outputsJson !== undefined) return parseStackOutputs(parseJson(src.outputsJson, "--outputs-json"), "--outputs-json");
+  if (src.outputsJson !== undefined)
+    return parseStackOutputs(parseJson(src.outputsJson, "--outputs-json"), "--outputs-json");
   if (src.stack === undefined) {
     throw new Error("no stack outputs: pass --stack NAME, --outputs FILE or --outputs-json JSON");
   }

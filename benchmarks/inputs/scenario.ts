@@ -16,7 +16,10 @@ const positiveInt = z.number().int().positive();
 export const ScenarioSchema = z
   .object({
     /** Phases to run, in this fixed order whatever the order given. */
-    phases: z.array(z.enum(PHASES)).nonempty().default([...PHASES]),
+    phases: z
+      .array(z.enum(PHASES))
+      .nonempty()
+      .default([...PHASES]),
     /** Per-request timeout for non-load requests, milliseconds. */
     requestTimeoutMs: positiveInt.default(120_000),
     /** Sent as `ignore_eos` so every request generates exactly max_tokens (vLLM and the simulator accept it). */
@@ -39,7 +42,12 @@ export const ScenarioSchema = z
         maxBisectionRequests: positiveInt.max(200).default(60),
       })
       .strict()
-      .default({ sentence: SEED_SENTENCE, repeats: [64, 256, 512, 768, 1024], maxTokens: 128, maxBisectionRequests: 60 }),
+      .default({
+        sentence: SEED_SENTENCE,
+        repeats: [64, 256, 512, 768, 1024],
+        maxTokens: 128,
+        maxBisectionRequests: 60,
+      }),
     load: z
       .object({
         concurrency: z.array(positiveInt.max(1024)).nonempty().default([1, 2, 4, 8]),

@@ -1,0 +1,241 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { buildScenario, PRESETS, readScenarioFile, type Scenario } from "../benchmarks/inputs/scenario";
+import { silentProgress, stderrProgress } from "../benchmarks/progress";
+import { writeResult } from "../benchmarks/result/files";
+import { runBenchmark } from "../benchmarks/run";
+import { gitInfo } from "../common/git-info";
+import { UsageError } from "../common/usage-error";
+import { mergedStackConfig, stackNames } from "../config";
+import { type CampaignDeps, type CampaignSettings, planCampaign, runCampaign } from "./campaign";
+import {
+  campaignBase,
+  campaignCount,
+  campaignId,
+  coldRunIdFor,
+  readLabState,
+  storedResults,
+  writeSummary,
+} from "./files";
+import { type CliOptions, parseCliOptions, USAGE } from "./options";
+import { orderStacks, stackListProblems } from "./order";
+import { kubernetesServer, observe, waitServing } from "./probe";
+import { streamProgress } from "./progress";
+import { automationDriver, findPulumi, pulumiEnv } from "./pulumi";
+import { stageProject } from "./stage";
+import { EXIT, exitCodeOf, recommendationLine } from "./summary";
+import { renderVerification } from "./verify";
+
+interface Io {
+  readonly stdout: (s: string) => void;
+  readonly stderr: (s: string) => void;
+}
+
+const processIo: Io = { stdout: (s) => process.stdout.write(s), stderr: (s) => process.stderr.write(s) };
+
+/** Everything `run` and `plan` share: where, what, in which order. */
+function resolveSettings(opts: CliOptions, repoDir: string, io: Io) {
+  let kubeconfig = opts.kubeconfig;
+  let endpoint = opts.endpoint;
+  if (opts.mode === "lab") {
+    const lab = readLabState(repoDir);
+    kubeconfig ??= lab.kubeconfig;
+    endpoint ??= lab.endpoint.replace(/\/+$/, "");
+  }
+  if (opts.stage) {
+    stageProject(repoDir, opts.workDir);
+  } else if (!fs.existsSync(path.join(opts.workDir, "Pulumi.yaml"))) {
+    throw new UsageError(`${opts.workDir} has no Pulumi.yaml: run from the repository root or pass --work-dir`);
+  }
+  const problems = stackListProblems(opts.stacks, stackNames(opts.workDir));
+  if (problems.length > 0) throw new UsageError(problems.join("\n"));
+
+  const layers: unknown[] = [opts.short ? PRESETS.short : PRESETS.default];
+  if (opts.scenarioFile !== undefined) layers.push(readScenarioFile(opts.scenarioFile));
+  let scenario: Scenario;
+  try {
+    scenario = buildScenario(layers, opts.scenarioFile ? `scenario ${opts.scenarioFile}` : "scenario");
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const scenarioSource = [
+    opts.short ? "short preset" : "default (the seed's procedure)",
+    ...(opts.scenarioFile ? [path.relative(repoDir, opts.scenarioFile)] : []),
+  ].join(" + ");
+
+  const seed =
+    opts.seed ??
+    (opts.order === "shuffle"
+      ? Math.floor(Math.random() * 2 ** 31)
+      : opts.order === "alternate"
+        ? campaignCount(opts.resultsDir)
+        : 0);
+  const started = new Date();
+  const id = campaignId(started);
+  const settings: CampaignSettings = {
+    id,
+    stacks: orderStacks(opts.stacks, opts.order, seed),
+    order: { mode: opts.order, seed },
+    scenario,
+    scenarioSource,
+    mode: opts.mode,
+    endpoint,
+    kubernetesServer: kubernetesServer(kubeconfig),
+    kubeconfig,
+    workDir: opts.workDir,
+    backend: opts.backendUrl,
+    fresh: opts.fresh,
+    coldRunId: coldRunIdFor(started),
+    targetConcurrency: opts.targetConcurrency,
+    keepCold: opts.keepCold,
+    logFile: `${campaignBase(opts.resultsDir, id)}.log`,
+    tool: gitInfo(repoDir),
+  };
+  const warn = (m: string) => io.stderr(`warning: ${m}\n`);
+  return {
+    settings,
+    readConfig: (stack: string) => mergedStackConfig(opts.workDir, stack),
+    stored: (stack: string) => storedResults(opts.resultsDir, stack, warn),
+  };
+}
+
+function planCommand(opts: CliOptions, repoDir: string, io: Io): number {
+  const { settings, readConfig, stored } = resolveSettings(opts, repoDir, io);
+  const plan = planCampaign(settings, { readConfig, storedResults: stored });
+  if (opts.json) io.stdout(`${JSON.stringify({ order: settings.order, stacks: settings.stacks, plan })}\n`);
+  else {
+    io.stdout(
+      `order ${settings.order.mode} (seed ${settings.order.seed}); ${settings.mode} mode; work dir ${settings.workDir}\n`,
+    );
+    for (const p of plan)
+      io.stdout(
+        `[${p.position}/${plan.length}] ${p.stack.padEnd(9)} ${p.action.padEnd(5)} ${p.changes.join(", ") || "-"}  (${p.detail.split("\n")[0]})\n`,
+      );
+  }
+  return plan.some((p) => p.action === "invalid-config") ? EXIT.usage : EXIT.ok;
+}
+
+async function runCommand(opts: CliOptions, repoDir: string, io: Io): Promise<number> {
+  const { settings, readConfig, stored } = resolveSettings(opts, repoDir, io);
+  const pulumiCommand = await findPulumi();
+  const envVars = pulumiEnv(
+    { mode: opts.mode, backendUrl: opts.backendUrl, kubeconfig: settings.kubeconfig },
+    process.env,
+  );
+  if (opts.backendUrl?.startsWith("file://"))
+    fs.mkdirSync(opts.backendUrl.slice("file://".length), { recursive: true });
+  fs.mkdirSync(opts.resultsDir, { recursive: true });
+  const driver = automationDriver({ workDir: opts.workDir, envVars, pulumiCommand });
+
+  const progress = streamProgress(io.stderr);
+  const stop = new AbortController();
+  const cancel = new AbortController();
+  let interrupts = 0;
+  const onSigint = () => {
+    interrupts += 1;
+    if (interrupts === 1) {
+      progress.note(
+        "interrupted: finishing the current step, then restoring baseline (Ctrl-C again to cancel Pulumi and skip the restore)",
+      );
+      stop.abort();
+    } else if (interrupts === 2) {
+      progress.note("cancelling the running Pulumi operation; baseline will NOT be restored");
+      cancel.abort();
+    } else process.exit(EXIT.interrupted);
+  };
+  process.on("SIGINT", onSigint);
+
+  const benchProgress = opts.verbose ? stderrProgress() : silentProgress;
+  const deps: CampaignDeps = {
+    driver,
+    readConfig,
+    storedResults: stored,
+    writeResult: (result) => writeResult(result, opts.resultsDir).json,
+    benchmark: ({ stack, outputs, endpoint, signal }) =>
+      runBenchmark({
+        stack,
+        outputs,
+        endpoint,
+        kubeconfig: settings.kubeconfig,
+        scenario: settings.scenario,
+        signal,
+        progress: benchProgress,
+        cwd: repoDir,
+        waitReadySeconds: 30,
+        apiKey: process.env["VLLM_API_KEY"],
+      }),
+    waitServing: (endpoint, want, signal) => waitServing(endpoint, want, opts.readyTimeoutSeconds, signal),
+    observe: (endpoint, ref) => observe(endpoint, settings.kubeconfig, ref),
+    checkpoint: (s) => writeSummary(opts.resultsDir, s),
+    preflight:
+      opts.mode === "lab"
+        ? () => {
+            try {
+              readLabState(repoDir);
+              return null;
+            } catch (err) {
+              return (err as Error).message;
+            }
+          }
+        : undefined,
+    progress,
+    pulumiLog: (text) => fs.appendFileSync(settings.logFile, text),
+    now: Date.now,
+  };
+
+  io.stderr(
+    `campaign ${settings.id}: ${settings.stacks.length} candidates, order ${settings.order.mode} (seed ${settings.order.seed}): ${settings.stacks.join(", ")}\n` +
+      `  ${settings.mode} mode, work dir ${settings.workDir}, endpoint ${settings.endpoint ?? "each stack's NodePort"}, results ${opts.resultsDir}\n`,
+  );
+  try {
+    const summary = await runCampaign(settings, deps, { stop: stop.signal, cancel: cancel.signal });
+    const files = writeSummary(opts.resultsDir, summary);
+    if (summary.restore?.verification)
+      io.stderr(
+        `baseline verification: ${summary.restore.verification.ok ? "ok" : "FAILED"}\n${renderVerification(summary.restore.verification)}\n`,
+      );
+    if (opts.json) io.stdout(`${JSON.stringify({ ...summary, report: files.markdown, summaryFile: files.json })}\n`);
+    else io.stdout(`Report: ${files.markdown}\n${recommendationLine(summary)}\n`);
+    return exitCodeOf(summary);
+  } finally {
+    process.off("SIGINT", onSigint);
+  }
+}
+
+/** Entry point with the repository directory passed in, so the CLI is testable in-process. */
+export async function main(argv: readonly string[], repoDir = process.cwd(), io: Io = processIo): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case "run":
+        return await runCommand(parseCliOptions(rest, repoDir), repoDir, io);
+      case "plan":
+        return planCommand(parseCliOptions(rest, repoDir), repoDir, io);
+      case undefined:
+      case "help":
+      case "--help":
+      case "-h":
+        io.stdout(`${USAGE}\n`);
+        return command === undefined ? EXIT.usage : EXIT.ok;
+      default:
+        throw new UsageError(`unknown command ${JSON.stringify(command)}; use run or plan`);
+    }
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.stderr(`error: ${err.message}\nSee \`npm run campaign -- help\`.\n`);
+      return EXIT.usage;
+    }
+    io.stderr(`error: ${(err as Error).message}\n`);
+    return EXIT.restoreFailed;
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      process.stderr.write(`error: ${(err as Error).stack ?? String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

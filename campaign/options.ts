@@ -1,0 +1,153 @@
+import * as path from "node:path";
+import { parseArgs } from "node:util";
+import { UsageError } from "../common/usage-error";
+import { ORDER_MODES, type OrderMode } from "./order";
+import type { Mode } from "./pulumi";
+
+/** The seed's eleven runs as stacks: baseline, the four memory budgets (0.80 is baseline), three contexts, three schedulers, cold. */
+export const SEED_STACKS = [
+  "baseline",
+  "mem070",
+  "mem075",
+  "mem085",
+  "ctx4096",
+  "ctx16384",
+  "seqs1",
+  "seqs2",
+  "seqs4",
+  "cold",
+] as const;
+
+/** `campaign run` and `campaign plan` options, before anything is read from disk. */
+export interface CliOptions {
+  readonly stacks: string[];
+  readonly order: OrderMode;
+  /** undefined: shuffle draws one, alternate counts earlier campaigns. */
+  readonly seed: number | undefined;
+  readonly scenarioFile: string | undefined;
+  readonly short: boolean;
+  readonly mode: Mode;
+  readonly kubeconfig: string | undefined;
+  readonly endpoint: string | undefined;
+  readonly resultsDir: string;
+  readonly backendUrl: string | undefined;
+  readonly workDir: string;
+  /** True when workDir is not the repository: the project is staged there first. */
+  readonly stage: boolean;
+  readonly fresh: boolean;
+  readonly keepCold: boolean;
+  readonly targetConcurrency: number;
+  readonly readyTimeoutSeconds: number;
+  readonly json: boolean;
+  readonly verbose: boolean;
+}
+
+export const USAGE = `Usage: campaign <run|plan> [options]
+
+  run    deploy each candidate stack in turn (pulumi up, waits for Ready), benchmark it, record
+         the result; then restore baseline, verify it, and write the comparison and recommendation
+  plan   print the run order and which candidates would be skipped (resume), touching neither
+         Pulumi nor the cluster (with --lab it refreshes the staged copy in .lab/project)
+
+Options:
+  --stacks a,b,c          candidate stacks (default: ${SEED_STACKS.join(",")})
+  --order MODE            fixed | shuffle | alternate (default fixed)
+  --seed N                shuffle seed / alternate parity (default: random / number of earlier campaigns)
+  --short                 the benchmark's short preset (the demo's load windows)
+  --scenario FILE         scenario file (YAML/JSON), applied over --short if both are given
+  --lab                   run on the local lab (npm run lab:up): its kubeconfig and endpoint, a file
+                          backend in .lab/pulumi-state, an empty passphrase, a staged project in .lab/project
+  --kubeconfig PATH       cluster to deploy to (default: KUBECONFIG / ~/.kube/config)
+  --endpoint URL          where vLLM answers (default: each stack's NodePort on 127.0.0.1)
+  --results DIR           results directory (default: results, or results/lab with --lab)
+  --backend URL           Pulumi backend, e.g. file://DIR (default: your pulumi login; lab: file://.lab/pulumi-state)
+  --work-dir DIR          Pulumi project directory (default: the repo; lab: .lab/project); another
+                          directory than the repo gets a staged copy of the project
+  --fresh                 measure every candidate again, ignoring earlier results
+  --keep-cold             keep the cold stack and its claim (default: destroyed after baseline is back)
+  --target-concurrency N  concurrency the recommendation compares at (default 4, the seed's)
+  --ready-timeout S       seconds the endpoint may take to serve a new candidate after up (default 300, lab 120)
+  --json                  print the campaign summary as JSON on stdout
+  --verbose               also show the benchmark's own progress
+
+Ctrl-C once: finish the current step, restore baseline, write the partial summary. Twice: cancel
+the running Pulumi operation and leave baseline unrestored (the summary says how to restore).`;
+
+function positiveInt(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[0-9]+$/.test(value) || Number(value) < 0)
+    throw new UsageError(`${flag} must be a non-negative integer, got ${JSON.stringify(value)}`);
+  return Number(value);
+}
+
+/** Pure: argv (after the subcommand) to options; paths resolved against `repoDir`. */
+export function parseCliOptions(argv: readonly string[], repoDir: string): CliOptions {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: {
+        stacks: { type: "string" },
+        order: { type: "string", default: "fixed" },
+        seed: { type: "string" },
+        short: { type: "boolean", default: false },
+        scenario: { type: "string" },
+        lab: { type: "boolean", default: false },
+        kubeconfig: { type: "string" },
+        endpoint: { type: "string" },
+        results: { type: "string" },
+        backend: { type: "string" },
+        "work-dir": { type: "string" },
+        fresh: { type: "boolean", default: false },
+        "keep-cold": { type: "boolean", default: false },
+        "target-concurrency": { type: "string", default: "4" },
+        "ready-timeout": { type: "string" },
+        json: { type: "boolean", default: false },
+        verbose: { type: "boolean", default: false },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  if (!(ORDER_MODES as readonly string[]).includes(values.order))
+    throw new UsageError(`--order must be one of ${ORDER_MODES.join(", ")}, got ${values.order}`);
+  const stacks =
+    values.stacks === undefined
+      ? [...SEED_STACKS]
+      : values.stacks
+          .split(",")
+          .map((s) => s.trim())
+          .filter((s) => s !== "");
+  const mode: Mode = values.lab ? "lab" : "cluster";
+  const resolve = (p: string) => path.resolve(repoDir, p);
+  const workDir = resolve(values["work-dir"] ?? (mode === "lab" ? ".lab/project" : "."));
+  if (values.endpoint !== undefined && !/^https?:\/\/\S+$/.test(values.endpoint))
+    throw new UsageError(`--endpoint must be an http(s) URL, got ${values.endpoint}`);
+  const backendUrl = values.backend ?? (mode === "lab" ? `file://${resolve(".lab/pulumi-state")}` : undefined);
+  if (backendUrl !== undefined && !/^[a-z0-9]+:\/\//.test(backendUrl))
+    throw new UsageError(`--backend must be a URL such as file:///path, got ${backendUrl}`);
+  const targetConcurrency = positiveInt(values["target-concurrency"], "--target-concurrency") ?? 4;
+  if (targetConcurrency < 1) throw new UsageError("--target-concurrency must be at least 1");
+  return {
+    stacks,
+    order: values.order as OrderMode,
+    seed: positiveInt(values.seed, "--seed"),
+    scenarioFile: values.scenario === undefined ? undefined : resolve(values.scenario),
+    short: values.short,
+    mode,
+    kubeconfig: values.kubeconfig === undefined ? undefined : resolve(values.kubeconfig),
+    endpoint: values.endpoint?.replace(/\/+$/, ""),
+    resultsDir: resolve(values.results ?? (mode === "lab" ? "results/lab" : "results")),
+    backendUrl,
+    workDir,
+    stage: workDir !== path.resolve(repoDir),
+    fresh: values.fresh,
+    keepCold: values["keep-cold"],
+    targetConcurrency,
+    readyTimeoutSeconds: positiveInt(values["ready-timeout"], "--ready-timeout") ?? (mode === "lab" ? 120 : 300),
+    json: values.json,
+    verbose: values.verbose,
+  };
+}

@@ -1,0 +1,136 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
+import { labHome } from "../lab/options";
+
+/**
+ * The campaign's only seam to Pulumi: deploy a stack and return its outputs, or destroy it.
+ * Tests replace it with a fake; `automationDriver` implements it with the Automation API.
+ */
+export interface StackDriver {
+  /** `pulumi up` (which waits for Ready); resolves with the plain stack outputs. */
+  up(stack: string, opts: UpRequest): Promise<Record<string, unknown>>;
+  /** `pulumi destroy`; the shared objects are `retainOnDelete`, only stack-owned ones go. */
+  destroy(stack: string, opts: OperationRequest): Promise<void>;
+}
+
+export interface OperationRequest {
+  /** Receives Pulumi's output, line by line (the campaign writes it to a log file). */
+  readonly log: (text: string) => void;
+  /** Aborting cancels the operation (only on a second Ctrl-C: a cut `up` leaves pending operations). */
+  readonly signal?: AbortSignal | undefined;
+}
+
+export interface UpRequest extends OperationRequest {
+  /** Config set on the stack for this run only (full keys, e.g. `vllm-tuner:cacheRunId`); the stack file is put back after. */
+  readonly config?: Readonly<Record<string, string>>;
+}
+
+/** lab: a local file backend and an empty passphrase; cluster: the user's own Pulumi login and passphrase. */
+export type Mode = "lab" | "cluster";
+
+export interface EnvInput {
+  readonly mode: Mode;
+  /** `--backend`, or the lab's default `file://.../pulumi-state`. */
+  readonly backendUrl: string | undefined;
+  readonly kubeconfig: string | undefined;
+  /** The node binary the program must run under (default: this process's). */
+  readonly nodeBinary?: string;
+}
+
+/**
+ * Environment for every Pulumi command. Pure. In cluster mode nothing is invented: the user's
+ * PULUMI_BACKEND_URL / `pulumi login`, PULUMI_CONFIG_PASSPHRASE(_FILE) and KUBECONFIG apply unless
+ * a flag overrides them.
+ */
+export function pulumiEnv(
+  input: EnvInput,
+  inherited: Readonly<Record<string, string | undefined>>,
+): Record<string, string> {
+  const env: Record<string, string> = {
+    PULUMI_SKIP_UPDATE_CHECK: "true",
+    // The language host runs the program with the `node` it finds first: make it this one (22+).
+    PATH: [path.dirname(input.nodeBinary ?? process.execPath), inherited["PATH"] ?? ""]
+      .filter((p) => p !== "")
+      .join(path.delimiter),
+  };
+  if (input.backendUrl !== undefined) env["PULUMI_BACKEND_URL"] = input.backendUrl;
+  if (input.kubeconfig !== undefined) env["KUBECONFIG"] = input.kubeconfig;
+  if (input.mode === "lab") {
+    // The lab's stacks hold no secrets worth a passphrase; an empty one keeps the demo unattended.
+    if (
+      inherited["PULUMI_CONFIG_PASSPHRASE"] === undefined &&
+      inherited["PULUMI_CONFIG_PASSPHRASE_FILE"] === undefined
+    ) {
+      env["PULUMI_CONFIG_PASSPHRASE"] = "";
+    }
+  }
+  return env;
+}
+
+export { labHome };
+
+/** The first `pulumi` on PATH, or null. */
+export function pulumiOnPath(
+  pathVar: string | undefined,
+  exists: (p: string) => boolean = fs.existsSync,
+): string | null {
+  for (const dir of (pathVar ?? "").split(path.delimiter)) {
+    if (dir !== "" && exists(path.join(dir, "pulumi"))) return path.join(dir, "pulumi");
+  }
+  return null;
+}
+
+/** Where the CLI comes from: PATH first, else the lab toolchain's `<labHome>/bin/pulumi`. Throws naming the build command. */
+export async function findPulumi(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<PulumiCommand> {
+  if (pulumiOnPath(env["PATH"]) !== null) return PulumiCommand.get();
+  const root = labHome(env);
+  if (!fs.existsSync(path.join(root, "bin", "pulumi"))) {
+    throw new Error(
+      `no pulumi CLI on PATH nor in ${path.join(root, "bin")}: run \`bash lab/toolchain/build.sh\` (or install Pulumi) first`,
+    );
+  }
+  // The lab builds the CLI from the Go module proxy at a pinned version, possibly older than this SDK.
+  return PulumiCommand.get({ root, skipVersionCheck: true });
+}
+
+export interface AutomationSettings {
+  /** The project directory Pulumi runs in (the staged copy in the lab, the repo on a cluster). */
+  readonly workDir: string;
+  readonly envVars: Record<string, string>;
+  readonly pulumiCommand: PulumiCommand;
+}
+
+function plainOutputs(outputs: Record<string, { value: unknown }>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(outputs).map(([k, v]) => [k, v.value]));
+}
+
+/** The StackDriver over `LocalWorkspace` (a local program in `workDir`). */
+export function automationDriver(settings: AutomationSettings): StackDriver {
+  const select = (stackName: string): Promise<Stack> =>
+    LocalWorkspace.createOrSelectStack(
+      { stackName, workDir: settings.workDir },
+      { pulumiCommand: settings.pulumiCommand, envVars: settings.envVars },
+    );
+  return {
+    async up(stackName, req) {
+      const stack = await select(stackName);
+      const stackFile = path.join(settings.workDir, `Pulumi.${stackName}.yaml`);
+      // Read after createOrSelect, so an encryptionsalt written by `stack init` is kept.
+      const original = fs.existsSync(stackFile) ? fs.readFileSync(stackFile) : undefined;
+      try {
+        for (const [key, value] of Object.entries(req.config ?? {})) await stack.setConfig(key, { value });
+        const result = await stack.up({ onOutput: req.log, color: "never", signal: req.signal });
+        return plainOutputs(result.outputs);
+      } finally {
+        if (original !== undefined && Object.keys(req.config ?? {}).length > 0) fs.writeFileSync(stackFile, original);
+      }
+    },
+    async destroy(stackName, req) {
+      const stack = await select(stackName);
+      await stack.destroy({ onOutput: req.log, color: "never", signal: req.signal });
+    },
+  };
+}

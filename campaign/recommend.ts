@@ -1,0 +1,152 @@
+import type { Comparison } from "../benchmarks/report/compare";
+import { num } from "../benchmarks/report/markdown";
+import type { BenchmarkResult } from "../benchmarks/result/types";
+
+/**
+ * The campaign's recommendation, on top of the benchmark's rule (`compareResults`). The rule picks
+ * the highest throughput; but candidates that differ from baseline in a knob that does not matter
+ * here (on the lab: the memory budget, which the simulator does not model) land within run-to-run
+ * noise of each other, and "highest" then picks by noise. The seed's seqs4 stack is a control with
+ * baseline's exact args: the gap between the two measures that noise. Among the candidates within
+ * it of the best, the one that changes least from baseline is recommended. "Within noise" is also
+ * judged per pair from each run's own samples (`throughputNoise`), so short load windows do not
+ * make a knob look better than it is. Pure.
+ */
+
+/** Below this relative gap two throughputs are never told apart, whatever the control says. */
+export const MIN_TOLERANCE = 0.05;
+/** Standard errors a gap must exceed to count (about 95 % two-sided). */
+export const Z = 2;
+
+/**
+ * Relative standard error of a closed-loop throughput at concurrency `c`, from the run's own
+ * in-window samples: with c workers, req/s ~ c / mean(e2e), so its relative error is that of the
+ * mean latency (CV / sqrt(n)), plus the window's counting resolution (1 / n). Null when the level
+ * or its samples are missing. Pure.
+ */
+export function throughputNoise(result: BenchmarkResult, concurrency: number): number | null {
+  const level = result.phases.load?.levels.find((l) => l.concurrency === concurrency);
+  const e2e = (level?.samples ?? []).filter((s) => s.window && s.outcome === "succeeded").map((s) => s.e2eMs);
+  const n = e2e.length;
+  if (n < 2) return null;
+  const mean = e2e.reduce((a, b) => a + b, 0) / n;
+  if (mean <= 0) return null;
+  const variance = e2e.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1);
+  const cv = Math.sqrt(variance) / mean;
+  return Math.sqrt((cv * cv) / n + 1 / (n * n));
+}
+
+export interface RecommendInput {
+  readonly stack: string;
+  /** Config changes against baseline (`key: old -> new`); empty for baseline and its controls. */
+  readonly changes: readonly string[];
+  /** The rendered args, to find controls (stacks with baseline's exact args). */
+  readonly args: readonly string[] | null;
+}
+
+export interface Recommendation {
+  readonly stack: string | null;
+  /** The highest throughput under the rule (the benchmark's pick). */
+  readonly highest: string | null;
+  /** Relative throughput gap treated as noise. */
+  readonly tolerance: number;
+  /** Relative gap between baseline and its controls; null without a measured control. */
+  readonly controlNoise: number | null;
+  /** Eligible candidates within the tolerance of the best, best first. */
+  readonly equivalent: string[];
+  /** Other candidates with exactly the recommended config (same changes from baseline), e.g. the seqs4 control. */
+  readonly sameConfigAs: string[];
+  readonly changes: string[];
+  readonly reason: string;
+}
+
+const gap = (a: number, b: number) => (Math.max(a, b) === 0 ? 0 : Math.abs(a - b) / Math.max(a, b));
+
+/**
+ * @param noiseOf relative standard error of a stack's throughput at the target (`throughputNoise`);
+ *   null when unknown, which leaves only the fixed and control tolerances.
+ */
+export function recommend(
+  comparison: Comparison | null,
+  records: readonly RecommendInput[],
+  baselineArgs: readonly string[],
+  noiseOf: (stack: string) => number | null = () => null,
+): Recommendation {
+  const none = (reason: string, highest: string | null = null): Recommendation => ({
+    stack: null,
+    highest,
+    tolerance: MIN_TOLERANCE,
+    controlNoise: null,
+    equivalent: [],
+    sameConfigAs: [],
+    changes: [],
+    reason,
+  });
+  if (comparison === null) return none("no comparable results");
+  const rps = new Map<string, number>();
+  for (const c of comparison.candidates)
+    if (c.eligible && c.requestsPerSecond !== null) rps.set(c.stack, c.requestsPerSecond);
+  const highest = comparison.recommended;
+  if (highest === null || rps.size === 0)
+    return none(comparison.reasons[0] ?? "no candidate satisfies the rule", highest);
+
+  const sameArgs = (a: readonly string[] | null, b: readonly string[] | null) =>
+    a !== null && b !== null && JSON.stringify(a) === JSON.stringify(b);
+  const controls = records
+    .filter((r) => sameArgs(r.args, baselineArgs) && rps.has(r.stack))
+    .map((r) => rps.get(r.stack) as number);
+  const controlNoise = controls.length >= 2 ? gap(Math.max(...controls), Math.min(...controls)) : null;
+  const tolerance = Math.max(MIN_TOLERANCE, controlNoise ?? 0);
+
+  const best = rps.get(highest) as number;
+  const changesOf = (stack: string) =>
+    records.find((r) => r.stack === stack)?.changes.length ?? Number.MAX_SAFE_INTEGER;
+  const pairTolerance = (stack: string) => {
+    const a = noiseOf(highest);
+    const b = noiseOf(stack);
+    return Math.max(tolerance, a === null || b === null ? 0 : Z * Math.sqrt(a * a + b * b));
+  };
+  const equivalent = [...rps.entries()]
+    .filter(([stack, v]) => v >= best * (1 - pairTolerance(stack)))
+    .sort(([a, va], [b, vb]) => vb - va || a.localeCompare(b))
+    .map(([s]) => s);
+  // Fewest changes from baseline wins among equals; then throughput; then the order listed.
+  const chosen = [...equivalent].sort(
+    (a, b) => changesOf(a) - changesOf(b) || (rps.get(b) as number) - (rps.get(a) as number),
+  )[0] as string;
+  const chosenRecord = records.find((r) => r.stack === chosen);
+  const sameConfigAs = records
+    .filter(
+      (r) =>
+        r.stack !== chosen &&
+        r.args !== null &&
+        chosenRecord !== undefined &&
+        JSON.stringify(r.changes) === JSON.stringify(chosenRecord.changes),
+    )
+    .map((r) => r.stack);
+  const pct = (x: number) => `${num(x * 100, 1)} %`;
+  const sampleNoise = noiseOf(highest);
+  const noiseText = [
+    controlNoise === null ? "no control measured" : `control noise ${pct(controlNoise)}`,
+    ...(sampleNoise === null ? [] : [`sampling error ${pct(sampleNoise)} per run`]),
+    `tolerance at least ${pct(tolerance)}`,
+  ].join(", ");
+  const reason =
+    chosen === highest
+      ? `${chosen} has the highest throughput (${num(best, 3)} req/s at concurrency ${comparison.rule.targetConcurrency})` +
+        (equivalent.length > 1
+          ? `; within noise: ${equivalent.filter((s) => s !== chosen).join(", ")} (${noiseText})`
+          : `; no other candidate within noise (${noiseText})`)
+      : `${highest} measured highest (${num(best, 3)} req/s), but ${chosen} (${num(rps.get(chosen) ?? null, 3)} req/s) is within noise of it ` +
+        `(${noiseText}) and changes ${chosenRecord && chosenRecord.changes.length > 0 ? `less (${chosenRecord.changes.join(", ")})` : "nothing from baseline"}`;
+  return {
+    stack: chosen,
+    highest,
+    tolerance,
+    controlNoise,
+    equivalent,
+    sameConfigAs,
+    changes: [...(chosenRecord?.changes ?? [])],
+    reason,
+  };
+}
