@@ -8,6 +8,7 @@ import { gitInfo } from "../common/git-info";
 import { UsageError } from "../common/usage-error";
 import { mergedStackConfig, stackNames } from "../config";
 import { type CampaignDeps, type CampaignSettings, planCampaign, runCampaign } from "./campaign";
+import { SUMMARY_DIR, writeCandidateSummaries } from "./candidate-summary";
 import {
   campaignBase,
   campaignCount,
@@ -190,6 +191,19 @@ async function runCommand(opts: CliOptions, repoDir: string, io: Io): Promise<nu
   try {
     const summary = await runCampaign(settings, deps, { stop: stop.signal, cancel: cancel.signal });
     const files = writeSummary(opts.resultsDir, summary);
+    if (opts.writeSummary) {
+      const rule = { targetConcurrency: opts.targetConcurrency };
+      const written = writeCandidateSummaries(
+        path.join(repoDir, SUMMARY_DIR),
+        summary.candidates,
+        rule,
+        opts.mode,
+        repoDir,
+      );
+      io.stderr(
+        `candidate summaries: ${written.map((f) => path.relative(repoDir, f)).join(", ") || "none (no complete result)"}\n`,
+      );
+    }
     if (summary.restore?.verification)
       io.stderr(
         `baseline verification: ${summary.restore.verification.ok ? "ok" : "FAILED"}\n${renderVerification(summary.restore.verification)}\n`,

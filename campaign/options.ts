@@ -40,6 +40,8 @@ export interface CliOptions {
   readonly readyTimeoutSeconds: number;
   readonly json: boolean;
   readonly verbose: boolean;
+  /** Also write `summaries/<stack>.json` (candidate-summary.ts) for each candidate with a complete result. */
+  readonly writeSummary: boolean;
 }
 
 export const USAGE = `Usage: campaign <run|plan> [options]
@@ -69,6 +71,8 @@ Options:
   --ready-timeout S       seconds the endpoint may take to serve a new candidate after up (default 300, lab 120)
   --json                  print the campaign summary as JSON on stdout
   --verbose               also show the benchmark's own progress
+  --write-summary         also write summaries/<stack>.json per measured candidate, small enough to commit
+                          with the PR that proposes it (npm run review reads them)
 
 Ctrl-C once: finish the current step, restore baseline, write the partial summary. Twice: cancel
 the running Pulumi operation and leave baseline unrestored (the summary says how to restore).`;
@@ -104,6 +108,7 @@ export function parseCliOptions(argv: readonly string[], repoDir: string): CliOp
         "ready-timeout": { type: "string" },
         json: { type: "boolean", default: false },
         verbose: { type: "boolean", default: false },
+        "write-summary": { type: "boolean", default: false },
       },
       strict: true,
       allowPositionals: false,
@@ -149,5 +154,6 @@ export function parseCliOptions(argv: readonly string[], repoDir: string): CliOp
     readyTimeoutSeconds: positiveInt(values["ready-timeout"], "--ready-timeout") ?? (mode === "lab" ? 120 : 300),
     json: values.json,
     verbose: values.verbose,
+    writeSummary: values["write-summary"],
   };
 }

@@ -114,7 +114,14 @@ export function compareResults(
   results: ReadonlyArray<{ result: BenchmarkResult; file?: string }>,
   rule: CompareRule,
 ): Comparison {
-  const candidates = results.map((r) => judge(r.result, rule, r.file ?? null));
+  return compareVerdicts(
+    results.map((r) => judge(r.result, rule, r.file ?? null)),
+    rule,
+  );
+}
+
+/** Pure: picks among verdicts already judged under `rule` (e.g. read back from candidate summaries). */
+export function compareVerdicts(candidates: CandidateVerdict[], rule: CompareRule): Comparison {
   const eligible = candidates
     .filter((c) => c.eligible && c.requestsPerSecond !== null)
     .sort((a, b) => b.requestsPerSecond! - a.requestsPerSecond! || (a.e2eP95Ms ?? Infinity) - (b.e2eP95Ms ?? Infinity));

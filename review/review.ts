@@ -1,0 +1,129 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import {
+  diffKnobs,
+  formatProblems,
+  mergedStackConfig,
+  oneKnobViolation,
+  parseCandidateConfig,
+  projectDefaults,
+  type RawConfig,
+  stackFileConfig,
+  stackNames,
+} from "../config";
+import type { FoundSummary } from "./evidence";
+import { changedProjectFiles, checkoutFiles, mergeBase, resolveCommit } from "./git";
+import { rawConfigHash, reviewStack, type StackReview } from "./stack-review";
+
+/** A stack this branch does not touch but that fails the checks once Pulumi.yaml or baseline changed under it. */
+export interface OtherStack {
+  readonly stack: string;
+  readonly problem: string;
+}
+
+export interface Review {
+  readonly base: { readonly ref: string; readonly commit: string; readonly mergeBase: string };
+  /** Pulumi.yaml changed: every stack's defaults moved. */
+  readonly projectChanged: boolean;
+  readonly stacks: StackReview[];
+  /** Checked only when baseline or Pulumi.yaml changed: untouched stacks that now fail. */
+  readonly others: OtherStack[];
+  /** Where measurements were looked for. */
+  readonly evidenceFrom: string;
+  readonly ok: boolean;
+}
+
+const stackOf = (file: string) => /^Pulumi\.(.+)\.yaml$/.exec(file)?.[1];
+
+/** A stack's merged config, or baseline's defaults alone when it has no file (a base without Pulumi.baseline.yaml). */
+function configIn(dir: string, stack: string): RawConfig {
+  if (stack === "baseline" && !fs.existsSync(path.join(dir, "Pulumi.baseline.yaml"))) return projectDefaults(dir);
+  return mergedStackConfig(dir, stack);
+}
+
+export interface ReviewOptions {
+  readonly repoDir: string;
+  readonly baseRef: string;
+  readonly findSummary: (stack: string, configHash: string | null) => FoundSummary | null;
+  readonly evidenceFrom: string;
+}
+
+/**
+ * Reviews every stack file the working tree adds or changes against the merge base of `baseRef`:
+ * against baseline as this branch has it, offline. Baseline itself is reviewed against the base's
+ * baseline when it or Pulumi.yaml changed.
+ */
+export function buildReview(o: ReviewOptions): Review {
+  const commit = resolveCommit(o.repoDir, o.baseRef);
+  const base = mergeBase(o.repoDir, commit);
+  const changed = changedProjectFiles(o.repoDir, base);
+  const projectChanged = changed.some((f) => f.file === "Pulumi.yaml");
+  const stackChanges = changed.flatMap((f) => {
+    const stack = stackOf(f.file);
+    return stack === undefined ? [] : [{ stack, change: f.change }];
+  });
+  const baselineChanged = projectChanged || stackChanges.some((s) => s.stack === "baseline");
+  if (projectChanged && !stackChanges.some((s) => s.stack === "baseline"))
+    stackChanges.unshift({ stack: "baseline", change: "modified" });
+
+  const atBase = checkoutFiles(o.repoDir, base, [
+    "Pulumi.yaml",
+    "Pulumi.baseline.yaml",
+    ...stackChanges.map((s) => `Pulumi.${s.stack}.yaml`),
+  ]);
+  try {
+    if (!fs.existsSync(path.join(o.repoDir, "Pulumi.yaml")))
+      throw new Error(`${o.repoDir} has no Pulumi.yaml: run the review from the repository root`);
+    const baseline = configIn(o.repoDir, "baseline");
+    const baseHasProject = atBase.present.has("Pulumi.yaml");
+    const baselineSummary = o.findSummary("baseline", rawConfigHash(baseline));
+    const stacks = stackChanges.map(({ stack, change }) => {
+      const candidate = change === "removed" ? null : configIn(o.repoDir, stack);
+      const before =
+        baseHasProject && (atBase.present.has(`Pulumi.${stack}.yaml`) || stack === "baseline")
+          ? configIn(atBase.dir, stack)
+          : null;
+      if (stack === "baseline") {
+        return reviewStack({
+          stack,
+          change,
+          baseline: before ?? baseline,
+          candidate,
+          atBase: before,
+          summaries: { candidate: null, baseline: null },
+        });
+      }
+      const summaries = {
+        candidate: candidate === null ? null : o.findSummary(stack, rawConfigHash(candidate)),
+        baseline: baselineSummary,
+      };
+      return reviewStack({ stack, change, baseline, candidate, atBase: before, summaries });
+    });
+    const others = baselineChanged
+      ? otherStackProblems(o.repoDir, baseline, new Set(stackChanges.map((s) => s.stack)))
+      : [];
+    return {
+      base: { ref: o.baseRef, commit, mergeBase: base },
+      projectChanged,
+      stacks,
+      others,
+      evidenceFrom: o.evidenceFrom,
+      ok: stacks.every((s) => s.ok) && others.length === 0,
+    };
+  } finally {
+    atBase.remove();
+  }
+}
+
+/** `npm run check:stacks` for the stacks the branch did not touch. */
+function otherStackProblems(repoDir: string, baseline: RawConfig, reviewed: ReadonlySet<string>): OtherStack[] {
+  const out: OtherStack[] = [];
+  for (const stack of stackNames(repoDir).filter((s) => !reviewed.has(s) && s !== "baseline")) {
+    const raw = { ...projectDefaults(repoDir), ...stackFileConfig(repoDir, stack) };
+    const parsed = parseCandidateConfig(raw);
+    const violation = oneKnobViolation(stack, diffKnobs(baseline, raw));
+    if (!parsed.ok) out.push({ stack, problem: formatProblems(parsed.problems) });
+    else if (violation) out.push({ stack, problem: violation });
+  }
+  return out;
+}
