@@ -1,0 +1,234 @@
+import { strict as assert } from "node:assert";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { buildScenario } from "../../../benchmarks/inputs/scenario";
+import { writeResult } from "../../../benchmarks/result/files";
+import type { BenchmarkResult, ReadinessPhase } from "../../../benchmarks/result/types";
+import {
+  type CandidateSummary,
+  candidateSummary,
+  configHash,
+  readCandidateSummary,
+  writeCandidateSummaries,
+} from "../../../campaign/candidate-summary";
+import { parseCliOptions } from "../../../campaign/options";
+import { renderVllmArgs } from "../../../components/render";
+import { mergedStackConfig, parseCandidateConfig } from "../../../config";
+import { compareEvidence, type FoundSummary } from "../../../review/evidence";
+import { renderReviewMarkdown } from "../../../review/markdown";
+import { reviewStack } from "../../../review/stack-review";
+import { level, result } from "../benchmarks/sample-result";
+import { PROJECT_DIR } from "./fixture-repo";
+
+const raw = (stack: string) => mergedStackConfig(PROJECT_DIR, stack);
+const parsed = (stack: string) => {
+  const p = parseCandidateConfig(raw(stack));
+  if (!p.ok) throw new Error(`${stack} does not parse`);
+  return p.config;
+};
+/** The config as a result file's outputs carry it (through JSON). */
+const config = (stack: string) => JSON.parse(JSON.stringify(parsed(stack))) as Record<string, unknown>;
+const readiness = (seconds: number | null) =>
+  ({
+    status: "ok",
+    error: null,
+    startedAt: "",
+    finishedAt: "",
+    report: { changeToReadySeconds: seconds, restarts: 0, cacheState: "warm" },
+  }) as unknown as ReadinessPhase;
+
+/** A measured run of `stack`: throughput `rps` at concurrency 4, Ready `ready` seconds after the change. */
+function measuredRun(
+  stack: string,
+  rps: number,
+  ready: number | null,
+  over: Partial<BenchmarkResult> = {},
+): BenchmarkResult {
+  const c = config(stack);
+  const base = result(stack, [level(1, 0.6, 1670, 0, 0), level(2, 1.2, 1700, 0, 0), level(4, rps, 1800, 0, 0)], {
+    outputs: { config: c, args: renderVllmArgs(parsed(stack)) },
+  });
+  return { ...base, phases: { ...base.phases, readiness: readiness(ready) }, ...over };
+}
+const rule = { targetConcurrency: 4 };
+const found = (r: BenchmarkResult, mode: CandidateSummary["mode"] = "lab"): FoundSummary => ({
+  summary: candidateSummary(r, rule, mode, null),
+  source: `summaries/${r.stack}.json`,
+});
+const hash = (stack: string) => configHash(config(stack));
+const input = (candidate: FoundSummary | null, baseline: FoundSummary | null) => ({
+  stack: "seqs2",
+  candidate,
+  baseline,
+  candidateHash: hash("seqs2"),
+  baselineHash: hash("baseline"),
+  changes: ["maxNumSeqs: 4 -> 2"],
+  candidateArgs: ["m", "--max-num-seqs", "2"],
+  baselineArgs: ["m", "--max-num-seqs", "4"],
+});
+
+describe("candidate summaries (campaign --write-summary)", () => {
+  it("keeps the rule's figures, the readiness and where it was measured", () => {
+    const s = candidateSummary(measuredRun("seqs2", 2.4, 5.7), rule, "lab", "results/lab/seqs2/a.json");
+    assert.equal(s.configHash, hash("seqs2"));
+    assert.deepEqual(
+      [s.stack, s.mode, s.verdict.requestsPerSecond, s.verdict.e2eP95Ms, s.verdict.eligible, s.changeToReadySeconds],
+      ["seqs2", "lab", 2.4, 1800, true, { value: 5.7, reason: null }],
+    );
+    assert.deepEqual(
+      [s.tool, s.measuredAt, s.resultFile],
+      [{ gitCommit: "abc", gitDirty: false }, "2025-06-01T10:00:00.000Z", "results/lab/seqs2/a.json"],
+    );
+    assert.deepEqual(s.scenario, { loadSeconds: 90, concurrency: [1, 2, 4, 8] });
+    assert.deepEqual(candidateSummary(measuredRun("seqs2", 2.4, null), rule, "lab", null).changeToReadySeconds, {
+      value: null,
+      reason: "the rollout's timestamps were incomplete",
+    });
+  });
+
+  it("hashes the operating point: a cold run's id does not count, a knob does", () => {
+    const cold = config("cold");
+    assert.equal(configHash({ ...cold, cacheRunId: "c20261130" }), configHash({ ...cold, cacheRunId: "r1" }));
+    assert.notEqual(hash("seqs2"), hash("baseline"));
+  });
+
+  it("writes one file per complete result and reads it back; refuses a file that is not one", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "summaries-"));
+    try {
+      const complete = writeResult(measuredRun("seqs2", 2.4, 5.7), path.join(dir, "results")).json;
+      const partial = writeResult(measuredRun("seqs1", 1, 5, { complete: false }), path.join(dir, "results")).json;
+      const out = path.join(dir, "summaries");
+      const written = writeCandidateSummaries(
+        out,
+        [{ resultFile: complete }, { resultFile: partial }, { resultFile: null }],
+        rule,
+        "lab",
+        dir,
+      );
+      assert.deepEqual(written, [path.join(out, "seqs2.json")]);
+      const back = readCandidateSummary(out, "seqs2");
+      assert.deepEqual(
+        back,
+        candidateSummary(measuredRun("seqs2", 2.4, 5.7), rule, "lab", path.relative(dir, complete)),
+      );
+      assert.equal(readCandidateSummary(out, "seqs1"), null);
+      fs.writeFileSync(path.join(out, "bad.json"), '{"kind":"x"}');
+      assert.throws(
+        () => readCandidateSummary(out, "bad"),
+        /bad\.json is not a candidate summary of schema version 1: schemaVersion: /,
+      );
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("is off unless --write-summary is passed", () => {
+    assert.equal(parseCliOptions([], "/repo").writeSummary, false);
+    assert.equal(parseCliOptions(["--write-summary"], "/repo").writeSummary, true);
+  });
+});
+
+describe("review: the measured comparison against baseline", () => {
+  it("adopts a candidate the rule picks beyond noise", () => {
+    const e = compareEvidence(input(found(measuredRun("seqs2", 2.6, 5.7)), found(measuredRun("baseline", 2.0, 5.7))));
+    assert.equal(e.status, "compared");
+    if (e.status !== "compared") return;
+    assert.equal(e.verdict, "adopt");
+    assert.equal(
+      e.recommendation.reason,
+      "seqs2 has the highest throughput (2.600 req/s at concurrency 4); no other candidate within noise (no control measured, tolerance at least 5.0 %)",
+    );
+    assert.deepEqual(e.caveats, [
+      "lab figures: simulated GPU and vLLM (the simulator models neither the memory budget nor the context length's cost)",
+    ]);
+  });
+
+  it("keeps baseline when the candidate is within noise of it", () => {
+    const e = compareEvidence(
+      input(found(measuredRun("seqs2", 2.05, 5.7), "cluster"), found(measuredRun("baseline", 2.0, 5.7), "cluster")),
+    );
+    assert.equal(e.status === "compared" && e.verdict, "keep-baseline");
+    assert.equal(e.status === "compared" && e.caveats.length, 0);
+  });
+
+  it("compares nothing stale, missing, or measured with another scenario", () => {
+    const base = found(measuredRun("baseline", 2.0, 5.7));
+    assert.deepEqual(compareEvidence(input(null, base)), { status: "none", reason: "no measured result for seqs2" });
+    const other = found(measuredRun("seqs1", 2.6, 5.7));
+    const stale = compareEvidence(input({ ...other, source: "summaries/seqs2.json" }, base));
+    assert.match(
+      stale.status === "none" ? stale.reason : "",
+      /^summaries\/seqs2\.json measured another config of seqs2 \(config hash [0-9a-f]{12}, now [0-9a-f]{12}\)$/,
+    );
+    const short = measuredRun("seqs2", 2.6, 5.7, { scenario: buildScenario([{ load: { durationSeconds: 5 } }]) });
+    assert.deepEqual(compareEvidence(input(found(short), base)), {
+      status: "none",
+      reason:
+        "summaries/seqs2.json and summaries/baseline.json ran different scenarios, so their figures do not compare",
+    });
+  });
+});
+
+describe("review: what pulumi up does, with measured downtime", () => {
+  const review = (stack: string, summaries: { candidate: FoundSummary | null; baseline: FoundSummary | null }) =>
+    reviewStack({ stack, change: "added", baseline: raw("baseline"), candidate: raw(stack), atBase: null, summaries });
+
+  it("takes the downtime from this config's own run, else from baseline's warm start", () => {
+    const own = review("seqs2", {
+      candidate: found(measuredRun("seqs2", 2.6, 6.1)),
+      baseline: found(measuredRun("baseline", 2.0, 5.7)),
+    });
+    assert.deepEqual(own.effect, {
+      restart: true,
+      newClaims: [],
+      downtimeSeconds: {
+        value: 6.1,
+        reason: null,
+        source: "this config's last measured change → Ready, lab (summaries/seqs2.json)",
+      },
+    });
+    const fromBaseline = review("seqs1", { candidate: null, baseline: found(measuredRun("baseline", 2.0, 5.7)) });
+    assert.deepEqual(fromBaseline.effect?.downtimeSeconds, {
+      value: 5.7,
+      reason: null,
+      source: "baseline's warm start last measured change → Ready, lab (summaries/baseline.json)",
+    });
+  });
+
+  it("never estimates a cold start from a warm one", () => {
+    const cold = review("cold", { candidate: null, baseline: found(measuredRun("baseline", 2.0, 5.7)) });
+    assert.deepEqual(cold.effect, {
+      restart: true,
+      newClaims: ["gemmaforge/gemma4-model-cache-cold-r1"],
+      downtimeSeconds: {
+        value: null,
+        reason: "no measured cold start of this config (a cold start also downloads the model)",
+      },
+    });
+  });
+
+  it("prints the verdict and both runs in the comment", () => {
+    const s = review("seqs2", {
+      candidate: found(measuredRun("seqs2", 2.6, 6.1)),
+      baseline: found(measuredRun("baseline", 2.0, 5.7)),
+    });
+    const md = renderReviewMarkdown({
+      base: { ref: "main", commit: "c".repeat(40), mergeBase: "b".repeat(40) },
+      projectChanged: false,
+      stacks: [s],
+      others: [],
+      evidenceFrom: "`summaries/`",
+      ok: true,
+    });
+    assert.match(
+      md,
+      /\| seqs2 \| added \| maxNumSeqs `4` → `2` \| valid \| ok \| pod restart, ~6\.1 s down \| \*\*adopt\*\* \|/,
+    );
+    assert.match(
+      md,
+      /\| baseline \| 2\.000 \| 1800\.0 \| 100\.0 \| 5\.7 \| yes \| lab, 2025-06-01T10:00:00\.000Z, tool abc \(summaries\/baseline\.json\) \|/,
+    );
+    assert.match(md, /Verdict: \*\*adopt seqs2\*\*: seqs2 has the highest throughput/);
+  });
+});
