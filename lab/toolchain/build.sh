@@ -6,7 +6,7 @@
 #
 # Usage: lab/toolchain/build.sh [TOOL...]     (default: all, in this order)
 #   tools: k8s pulumi pulumi-language-nodejs kubernetes-provider command-provider
-#          plugins etcd kwok llm-d-inference-sim
+#          plugins etcd kwok llm-d-inference-sim actionlint
 #   (plugins = `pulumi plugin install resource kubernetes <ver> --file ...` into
 #    $PULUMI_HOME/plugins; it is skipped when the identical binary is already there.)
 #
@@ -310,7 +310,15 @@ EOF
 }
 
 ###############################################################################
-ALL_TOOLS=(k8s pulumi pulumi-language-nodejs kubernetes-provider command-provider plugins etcd kwok llm-d-inference-sim)
+# 10. actionlint (plain go install; lints .github/workflows in .ci/run)
+build_actionlint() {
+  local ver=$1
+  (cd "$SRC" && nice -n 10 go install -trimpath -ldflags "$LDFLAGS_BASE" "github.com/rhysd/actionlint/cmd/actionlint@$ver")
+  "$BIN/actionlint" -version | head -1
+}
+
+###############################################################################
+ALL_TOOLS=(k8s pulumi pulumi-language-nodejs kubernetes-provider command-provider plugins etcd kwok llm-d-inference-sim actionlint)
 TOOLS=("$@")
 [[ ${#TOOLS[@]} -eq 0 ]] && TOOLS=("${ALL_TOOLS[@]}")
 
@@ -332,6 +340,7 @@ for t in "${TOOLS[@]}"; do
     etcd) run_step etcd "$ETCD_VERSION" tool build_etcd etcd ;;
     kwok) run_step kwok "$KWOK_VERSION" tool build_kwok kwok kwokctl ;;
     llm-d-inference-sim) run_step llm-d-inference-sim "$LLMD_SIM_VERSION" tool build_llmd_sim llm-d-inference-sim ;;
+    actionlint) run_step actionlint "$ACTIONLINT_VERSION" tool build_actionlint actionlint ;;
     *) echo "unknown tool: $t (known: ${ALL_TOOLS[*]})" >&2; exit 2 ;;
   esac
 done
