@@ -17,7 +17,8 @@ import { renderVllmArgs } from "../../../components/render";
 import { mergedStackConfig, parseCandidateConfig } from "../../../config";
 import { compareEvidence, type FoundSummary } from "../../../review/evidence";
 import { renderReviewMarkdown } from "../../../review/markdown";
-import { reviewStack } from "../../../review/stack-review";
+import { rawConfigHash, reviewStack } from "../../../review/stack-review";
+import { summaryFinder } from "../../../review/summaries";
 import { level, result } from "../benchmarks/sample-result";
 import { PROJECT_DIR } from "./fixture-repo";
 
@@ -230,5 +231,36 @@ describe("review: what pulumi up does, with measured downtime", () => {
       /\| baseline \| 2\.000 \| 1800\.0 \| 100\.0 \| 5\.7 \| yes \| lab, 2025-06-01T10:00:00\.000Z, tool abc \(summaries\/baseline\.json\) \|/,
     );
     assert.match(md, /Verdict: \*\*adopt seqs2\*\*: seqs2 has the highest throughput/);
+  });
+});
+
+describe("review --results DIR: raw result files instead of summaries", () => {
+  it("picks the newest complete run of the config under review and takes lab or cluster from its campaign", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "review-results-"));
+    try {
+      const results = path.join(dir, "results");
+      const older = writeResult(measuredRun("seqs2", 2.4, 5.7), results).json;
+      const other = writeResult(
+        { ...measuredRun("seqs1", 9, 5.7), stack: "seqs2", startedAt: "2025-06-02T10:00:00.000Z" },
+        results,
+      ).json;
+      writeResult({ ...measuredRun("seqs2", 3, 5.7), complete: false, startedAt: "2025-06-03T10:00:00.000Z" }, results);
+      fs.writeFileSync(
+        path.join(results, "campaign-2025-06-01T10-00-00Z.json"),
+        JSON.stringify({ mode: "lab", candidates: [{ resultFile: older }] }),
+      );
+      const find = summaryFinder({ kind: "results", dir: results, rule }, dir, () => {});
+      const hit = find("seqs2", rawConfigHash(raw("seqs2")));
+      assert.deepEqual(
+        [hit?.source, hit?.summary.mode, hit?.summary.verdict.requestsPerSecond],
+        [path.relative(dir, older), "lab", 2.4],
+      );
+      // Another config's run is still returned when it is the only one, for the review to call it stale.
+      const stale = find("seqs2", "0".repeat(64));
+      assert.deepEqual([stale?.source, stale?.summary.mode], [path.relative(dir, other), "unknown"]);
+      assert.equal(find("mem085", null), null);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
