@@ -197,6 +197,26 @@ describe("review: what pulumi up does, with measured downtime", () => {
     });
   });
 
+  it("refuses an invalid config with every problem as pulumi preview prints it, and renders nothing", () => {
+    const bad = { ...raw("baseline"), "vllm-tuner:maxNumSeqs": "0" };
+    const r = reviewStack({
+      stack: "seqs0",
+      change: "added",
+      baseline: raw("baseline"),
+      candidate: bad,
+      atBase: null,
+      summaries: { candidate: null, baseline: null },
+    });
+    assert.deepEqual(
+      [r.ok, r.knobs, r.oneKnobViolation, r.args, r.objects, r.effect, r.evidence],
+      [false, ["maxNumSeqs"], null, null, null, null, null],
+    );
+    assert.equal(
+      r.problems,
+      'invalid stack configuration (1 problem); nothing was changed:\n  - vllm-tuner:maxNumSeqs = "0": expected an integer from 1 to 1024 (sequences the scheduler runs at once)',
+    );
+  });
+
   it("never estimates a cold start from a warm one", () => {
     const cold = review("cold", { candidate: null, baseline: found(measuredRun("baseline", 2.0, 5.7)) });
     assert.deepEqual(cold.effect, {
