@@ -68,7 +68,7 @@ build_py() {
 # $PULUMI_HOME/plugins on the device by unpack.sh: the same binary, not shipped twice).
 # llm-d-inference-sim only with WITH_SIM=1 (the vllm engine does not need it; unpack.sh leaves a stub
 # that fails, because lab/controller.ts looks it up at start), kubectl with WITH_KUBECTL=1.
-BIN_TOOLS=(kwokctl kwok kube-apiserver kube-controller-manager kube-scheduler etcd pulumi pulumi-language-nodejs pulumi-resource-kubernetes)
+read -ra BIN_TOOLS <<< "${BIN_TOOLS:-kwokctl kwok kube-apiserver kube-controller-manager kube-scheduler etcd pulumi pulumi-language-nodejs pulumi-resource-kubernetes}"
 build_bin() {
   local src="$LAB_HOME/bin" t tools=("${BIN_TOOLS[@]}")
   [[ "${WITH_SIM:-0}" == 1 ]] && tools+=(llm-d-inference-sim)

@@ -12,8 +12,13 @@ GPU_ROOT="${GPU_ROOT:-/tmp/gpu}"
 mkdir -p "$GPU_ROOT"
 say() { printf '[unpack %3ss] %s\n' "$SECONDS" "$*" >&2; }
 
-manifest="$(ls "$SRC"/p*/MANIFEST 2>/dev/null | head -1)"
-[[ -n "$manifest" ]] || { echo "unpack: no $SRC/p*/MANIFEST (carry .gpu/pN)" >&2; exit 1; }
+# Pieces of a component that is not complete yet are copied to $GPU_ROOT/incoming, so a later call
+# finds them even if the earlier part's folder is gone from the checkout there.
+INCOMING="$GPU_ROOT/incoming"
+mkdir -p "$INCOMING"
+for m in "$SRC"/p*/MANIFEST; do [[ -f "$m" ]] && cp "$m" "$INCOMING/MANIFEST"; done
+manifest="$INCOMING/MANIFEST"
+[[ -f "$manifest" ]] || { echo "unpack: no $SRC/p*/MANIFEST (carry .gpu/pN)" >&2; exit 1; }
 
 # decompressor: xz (multithreaded where this xz can), else Python's lzma
 if command -v xz >/dev/null; then unxz_() { xz -dc -T0; }; else
@@ -21,20 +26,28 @@ if command -v xz >/dev/null; then unxz_() { xz -dc -T0; }; else
 fi
 dest_of() { case $1 in py) echo "$GPU_ROOT/site" ;; bin) echo "$GPU_ROOT/bin" ;; node) echo "$GPU_ROOT" ;; model) echo "$GPU_ROOT/models" ;; *) echo "$GPU_ROOT/$1" ;; esac; }
 
-pids=() names=() pending=()
+pids=() names=() pending=() rc_sha=0
 while read -r comp size _sha; do
   [[ -n "$comp" ]] || continue
   if [[ -f "$GPU_ROOT/.done-$comp" ]]; then say "$comp: already extracted"; continue; fi
-  mapfile -t pieces < <(ls "$SRC"/p*/"$comp".tar.xz.[0-9]* 2>/dev/null | awk -F. '{print $NF" "$0}' | sort -n | cut -d' ' -f2-)
+  # one file per piece index, from this call's parts or from $INCOMING
+  mapfile -t pieces < <(ls "$SRC"/p*/"$comp".tar.xz.[0-9]* "$INCOMING/$comp".tar.xz.[0-9]* 2>/dev/null \
+                        | awk -F. '!seen[$NF]++ {print $NF" "$0}' | sort -n | cut -d' ' -f2-)
   have=0; for p in "${pieces[@]}"; do have=$((have + $(stat -c %s "$p"))); done
-  if ((have != size)); then say "$comp: $have of $size bytes here, waiting for the other part(s)"; pending+=("$comp"); continue; fi
+  if ((have != size)); then
+    for p in "${pieces[@]}"; do [[ "$p" == "$INCOMING"/* ]] || cp "$p" "$INCOMING/"; done
+    say "$comp: $have of $size bytes here (kept in $INCOMING), waiting for the other part(s)"; pending+=("$comp"); continue
+  fi
+  if [[ "$(cat "${pieces[@]}" | sha256sum | cut -d' ' -f1)" != "$_sha" ]]; then
+    say "$comp: sha256 mismatch (pieces of two different packs?); not extracted"; rm -f "$INCOMING/$comp".tar.xz.*; rc_sha=1; continue
+  fi
   dest="$(dest_of "$comp")"; mkdir -p "$dest"
   say "$comp: extracting ${#pieces[@]} piece(s), $((size / 1048576)) MiB -> $dest"
-  ( set -o pipefail; cat "${pieces[@]}" | unxz_ | tar -x -C "$dest" && touch "$GPU_ROOT/.done-$comp" ) &
+  ( set -o pipefail; cat "${pieces[@]}" | unxz_ | tar -x -C "$dest" && touch "$GPU_ROOT/.done-$comp" && rm -f "$INCOMING/$comp".tar.xz.* ) &
   pids+=($!); names+=("$comp")
 done < "$manifest"
 
-rc=0
+rc=${rc_sha:-0}
 for i in "${!pids[@]}"; do
   if wait "${pids[$i]}"; then say "${names[$i]}: done"; else say "${names[$i]}: FAILED"; rc=1; fi
 done
