@@ -94,8 +94,9 @@ build_node() {
   # PULUMI_NODEJS_TRANSPILE_ONLY=true (env.sh), so no type information (*.d.ts) is read.
   find "$nm/node_modules" \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' -o -name '*.md' \
       -o -name '*.markdown' -o -name 'CHANGELOG*' -o -name '*.tsbuildinfo' \) -type f -delete
-  find "$nm/node_modules" -depth -type d \( -name docs -o -name doc -o -name example -o -name examples \) -exec rm -rf {} +
+  # (Directories named doc/ are NOT pruned: yaml's dist/doc/ is code.)
   rm -rf "$nm/node_modules/@pulumi/pulumi/vendor"   # TS 3.8 / ts-node 7: fallback only; the checkout has its own
+  rm -rf "$nm/node_modules/@biomejs" "$nm/node_modules/.bin/biome"   # the linter (~100 MB), never run there
   local ts="$nm/node_modules/typescript/lib"
   rm -f "$ts"/tsserver*.js "$ts"/_tsserver.js "$ts"/typingsInstaller.js "$ts"/_typingsInstaller.js "$ts"/watchGuard.js \
         "$ts"/tsc.js "$ts"/_tsc.js "$ts"/cancellationToken.js
@@ -159,7 +160,8 @@ echo
 echo "component sizes (xz):"
 while read -r c size _; do printf '  %-6s %s\n' "$c" "$(mib "$size")"; done < "$manifest"
 total=$(awk '{s+=$2} END{print s}' "$manifest")
-checkout=$(cd "$REPO" && git ls-files -z --cached --others --exclude-standard | xargs -0 stat -c %s 2>/dev/null | awk '{s+=$1} END{print s+0}')
+# what travels besides the part: the checkout the device calls send (the repo holding OUT_DIR)
+checkout=$(cd "$(dirname "$OUT_DIR")" && git ls-files -z --cached --others --exclude-standard | xargs -0 stat -c %s 2>/dev/null | awk '{s+=$1} END{print s+0}')
 echo "parts (one device call each, carry: [\".gpu/pN\"]):"
 for d in "$OUT_DIR"/p[0-9]*; do
   s=$(du -cb "$d" | tail -1 | cut -f1)
