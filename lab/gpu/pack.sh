@@ -4,8 +4,9 @@
 # call (`carry: [".gpu/pN"]`). Runs here (needs network to PyPI/npm once; caches in $WORK).
 #
 #   components            what                                             extracted on the device to
-#   py.tar.xz             vllm 0.24.0 (wheel minus droppable kernels) + the  $GPU_ROOT/site  (PYTHONPATH)
-#                         pure-Python deps of recipe/carried-wheels.txt + truststore
+#   py.tar.xz             vllm 0.24.0 (wheel minus droppable kernels, other  $GPU_ROOT/site  (PYTHONPATH)
+#                         GPUs' SASS zeroed unless SM90_ONLY=0) + the
+#                         deps of recipe/carried-wheels.txt + truststore
 #   bin.tar.xz            the lab toolchain (~/.cache/vllm-lab/bin), only    $GPU_ROOT/bin
 #                         what the lab executes
 #   node.tar.xz           node 24 binary + the checkout's node_modules,      $GPU_ROOT/node/bin, <repo>/node_modules
@@ -56,6 +57,11 @@ build_py() {
     case "$(basename "$w")" in vllm-0.24.0-*) continue ;; esac
     (cd "$site" && unzip -qo "$w")
   done
+  # SM90_ONLY=1 (default): zero the other architectures' SASS in vLLM's own kernels (fatbin_sm90.py;
+  # _C_stable_libtorch carries sm75..sm120, ~53 MiB of it not for Hopper and already compressed by nvcc).
+  if [[ "${SM90_ONLY:-1}" == 1 ]]; then
+    python3 "$HERE/fatbin_sm90.py" --keep 90 $(find "$site/vllm" -name '*.so') >&2
+  fi
   log "py: tree $(du -sh "$site" | cut -f1); compressing"
   tar --sort=name --owner=0 --group=0 -C "$site" -cf - . | "${XZ[@]}" > "$WORK/py.tar.xz.tmp"
   mv "$WORK/py.tar.xz.tmp" "$WORK/py.tar.xz"

@@ -15,6 +15,8 @@ check() { local what=$1; shift; local out; if out=$("$@" 2>&1); then printf 'ok 
 check python3 python3 -c 'import sys; print(sys.executable, sys.version.split()[0])'
 check "import vllm" python3 -c 'import vllm, vllm.version as v; print(v.__version__, vllm.__file__)'
 check torch python3 -c 'import torch; print(torch.__version__, torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else "-")'
+# vLLM's own CUDA kernels on this GPU (pack.sh zeroes the SASS of other architectures: this would fail first)
+check "vllm _C op on GPU" python3 -c 'import torch, vllm._custom_ops as ops; x=torch.randn(4,256,device="cuda",dtype=torch.bfloat16); w=torch.ones(256,device="cuda",dtype=torch.bfloat16); o=torch.empty_like(x); ops.rms_norm(o,x,w,1e-6); r=x.float()*torch.rsqrt(x.float().pow(2).mean(-1,keepdim=True)+1e-6); print("rms_norm max err", (o.float()-r).abs().max().item())'
 check "transformers" python3 -c 'import transformers, tokenizers; print(transformers.__version__, tokenizers.__version__)'
 check "tokenizer (gemma3)" python3 -c "from transformers import AutoTokenizer as A; t=A.from_pretrained('$VLLM_GEMMA3_DIR'); print(len(t), t.apply_chat_template([{'role':'user','content':'hi'}], tokenize=False)[:60]!r)"
 check node node --version

@@ -43,7 +43,7 @@ while read -r comp size _sha; do
   fi
   dest="$(dest_of "$comp")"; mkdir -p "$dest"
   say "$comp: extracting ${#pieces[@]} piece(s), $((size / 1048576)) MiB -> $dest"
-  ( set -o pipefail; cat "${pieces[@]}" | unxz_ | tar -x -C "$dest" && touch "$GPU_ROOT/.done-$comp" && rm -f "$INCOMING/$comp".tar.xz.* ) &
+  ( set -o pipefail; cat "${pieces[@]}" | unxz_ | tar -x -C "$dest" && touch "$GPU_ROOT/.done-$comp" && rm -f "$INCOMING/$comp".tar.xz.* ) </dev/null &
   pids+=($!); names+=("$comp")
 done < "$manifest"
 
