@@ -29,7 +29,13 @@ OUT_DIR="${OUT_DIR:-$(git -C "$REPO" rev-parse --path-format=absolute --git-comm
 WORK="${WORK:-$LAB_HOME/gpu-pack}"
 PART_MIB="${PART_MIB:-60}"
 XZ=(xz ${XZ_OPT:--9 -T2})
-PY312="${PY312:-$(command -v python3.12 || ls /root/.pyenv/versions/3.12*/bin/python3 2>/dev/null | head -1)}"
+# a Python 3.12 that runs (pip download's target; the tokenizer venv); pyenv shims may exist but fail
+if [[ -z "${PY312:-}" ]]; then
+  for c in python3.12 "$HOME"/.pyenv/versions/3.12*/bin/python3 python3; do
+    if "$c" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))' 2>/dev/null; then PY312="$c"; break; fi
+  done
+fi
+: "${PY312:?no Python 3.12 found; set PY312}"
 PIP_PLAT=(--only-binary=:all: --python-version 3.12 --implementation cp)
 for p in manylinux_2_31_x86_64 manylinux_2_28_x86_64 manylinux_2_27_x86_64 manylinux_2_26_x86_64 manylinux_2_24_x86_64 \
          manylinux_2_17_x86_64 manylinux2014_x86_64 manylinux_2_5_x86_64 manylinux1_x86_64; do PIP_PLAT+=(--platform "$p"); done

@@ -18,19 +18,19 @@ check torch python3 -c 'import torch; print(torch.__version__, torch.cuda.is_ava
 # vLLM's own CUDA kernels on this GPU (pack.sh zeroes the SASS of other architectures: this would fail first)
 check "vllm _C op on GPU" python3 -c 'import torch, vllm._custom_ops as ops; x=torch.randn(4,256,device="cuda",dtype=torch.bfloat16); w=torch.ones(256,device="cuda",dtype=torch.bfloat16); o=torch.empty_like(x); ops.rms_norm(o,x,w,1e-6); r=x.float()*torch.rsqrt(x.float().pow(2).mean(-1,keepdim=True)+1e-6); print("rms_norm max err", (o.float()-r).abs().max().item())'
 check "transformers" python3 -c 'import transformers, tokenizers; print(transformers.__version__, tokenizers.__version__)'
-check "tokenizer (gemma3)" python3 -c "from transformers import AutoTokenizer as A; t=A.from_pretrained('$VLLM_GEMMA3_DIR'); print(len(t), t.apply_chat_template([{'role':'user','content':'hi'}], tokenize=False)[:60]!r)"
+check "tokenizer (gemma3)" python3 -c "from transformers import AutoTokenizer as A; t=A.from_pretrained('$VLLM_GEMMA3_DIR'); print(len(t), repr(t.apply_chat_template([{'role':'user','content':'hi'}], tokenize=False, add_generation_prompt=True)))"
 check node node --version
 check "node_modules" node -e 'require("@pulumi/pulumi"); require("@kubernetes/client-node"); require("tsx/cjs"); require("ts-node"); console.log("requires ok")'
 check "tsx program" node --require tsx/cjs -e 'require("./lab/options"); console.log("lab/options.ts loads")'
 check pulumi pulumi version
-check "pulumi plugins" sh -c 'pulumi plugin ls 2>&1 | grep -E "kubernetes|NAME"'
+check "pulumi plugins" bash -o pipefail -c 'pulumi plugin ls 2>&1 | grep -E "resource +kubernetes"'
 check pulumi-language-nodejs sh -c 'test -x "$(dirname "$(command -v pulumi)")/pulumi-language-nodejs" && echo present'
 check kube-apiserver kube-apiserver --version
 check kube-controller-manager kube-controller-manager --version
 check kube-scheduler kube-scheduler --version
-check etcd sh -c 'etcd --version | head -1'
+check etcd bash -o pipefail -c 'etcd --version | head -1'
 check kwokctl kwokctl --version
-check kwok sh -c 'kwok --version 2>&1 | head -1'
+check kwok bash -o pipefail -c 'kwok --version 2>&1 | head -1'
 check llm-d-inference-sim sh -c 'test -x "$VLLM_LAB_HOME/bin/llm-d-inference-sim" && echo present'
 check unshare sh -c 'unshare --net sh -c "ip link set lo up && echo netns+lo ok"'
 check nvidia-smi sh -c 'nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader'
