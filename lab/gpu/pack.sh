@@ -162,7 +162,7 @@ for c in $(for c in "${COMPONENTS[@]}"; do echo "$(stat -c %s "$WORK/$c.tar.xz")
     if ((room < 1048576)); then part=$((part + 1)); used=0; mkdir -p "$OUT_DIR/p$part"; continue; fi
     n=$((size - off < room ? size - off : room))
     piece="$OUT_DIR/p$part/$c.tar.xz.$(printf %02d $idx)"
-    tail -c +$((off + 1)) "$f" | head -c "$n" > "$piece"
+    { tail -c +$((off + 1)) "$f" || true; } | head -c "$n" > "$piece"   # tail gets SIGPIPE: expected
     off=$((off + n)) used=$((used + n)) idx=$((idx + 1))
   done
 done
@@ -173,7 +173,8 @@ echo "component sizes (xz):"
 while read -r c size _; do printf '  %-6s %s\n' "$c" "$(mib "$size")"; done < "$manifest"
 total=$(awk '{s+=$2} END{print s}' "$manifest")
 # what travels besides the part: the checkout the device calls send (the repo holding OUT_DIR)
-checkout=$(cd "$(dirname "$OUT_DIR")" && git ls-files -z --cached --others --exclude-standard | xargs -0 stat -c %s 2>/dev/null | awk '{s+=$1} END{print s+0}')
+checkout=$(set +o pipefail; cd "$(dirname "$OUT_DIR")" && git ls-files -z --cached --others --exclude-standard 2>/dev/null \
+           | xargs -0 -r stat -c %s 2>/dev/null | awk '{s+=$1} END{print s+0}')
 echo "parts (one device call each, carry: [\".gpu/pN\"]):"
 for d in "$OUT_DIR"/p[0-9]*; do
   s=$(du -cb "$d" | tail -1 | cut -f1)
