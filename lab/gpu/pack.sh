@@ -130,7 +130,12 @@ build_model() {
   fi
   # Any local text: the repo's sources and the shared captures.
   mkdir -p "$corpus"
-  (cd "$REPO" && git ls-files -z '*.ts' '*.md' '*.yaml' '*.sh' | xargs -0 cat; cat "$SHARED"/captures/*.txt 2>/dev/null || true) > "$corpus/corpus.txt"
+  # The model's vocab_size is 32000: a BPE trained on the repo alone stops near 8k tokens, and ids the
+  # random weights sample beyond the tokenizer's vocabulary cannot be detokenized. So the corpus adds
+  # the JavaScript and Markdown in node_modules (tens of MB of varied text) until the vocabulary fills.
+  { (cd "$REPO" && git ls-files -z '*.ts' '*.md' '*.yaml' '*.sh' | xargs -0 cat; cat "$SHARED"/captures/*.txt 2>/dev/null || true)
+    find "$REPO/node_modules" -type f \( -name '*.js' -o -name '*.md' \) -size -200k -print0 | head -z -n 4000 | xargs -0 cat
+  } > "$corpus/corpus.txt"
   # make_tokenizer.py writes tokenizer_config.json/chat_template too; keep the recipe's own files.
   "$venv/bin/python" "$SHARED/recipe/make_tokenizer.py" "$WORK/model/tok" >&2
   cp "$WORK/model/tok/tokenizer.json" "$m/"
