@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { buildScenario, PRESETS, readScenarioFile, type Scenario } from "../benchmarks/inputs/scenario";
+import { kubernetesServer } from "../benchmarks/kube/cluster";
 import { silentProgress, stderrProgress } from "../benchmarks/progress";
 import { writeResult } from "../benchmarks/result/files";
 import { runBenchmark } from "../benchmarks/run";
@@ -20,7 +21,7 @@ import {
 } from "./files";
 import { type CliOptions, parseCliOptions, USAGE } from "./options";
 import { orderStacks, stackListProblems } from "./order";
-import { kubernetesServer, observe, waitServing } from "./probe";
+import { observe, waitServing } from "./probe";
 import { streamProgress } from "./progress";
 import { automationDriver, findPulumi, pulumiEnv } from "./pulumi";
 import { stageProject } from "./stage";
@@ -146,6 +147,8 @@ async function runCommand(opts: CliOptions, repoDir: string, io: Io): Promise<nu
   };
   process.on("SIGINT", onSigint);
 
+  // One key for every request the campaign makes: the benchmark's and its own readiness and baseline checks.
+  const apiKey = process.env["VLLM_API_KEY"] || undefined;
   const benchProgress = opts.verbose ? stderrProgress() : silentProgress;
   const deps: CampaignDeps = {
     driver,
@@ -163,10 +166,10 @@ async function runCommand(opts: CliOptions, repoDir: string, io: Io): Promise<nu
         progress: benchProgress,
         cwd: repoDir,
         waitReadySeconds: 30,
-        apiKey: process.env["VLLM_API_KEY"],
+        apiKey,
       }),
-    waitServing: (endpoint, want, signal) => waitServing(endpoint, want, opts.readyTimeoutSeconds, signal),
-    observe: (endpoint, ref) => observe(endpoint, settings.kubeconfig, ref),
+    waitServing: (endpoint, want, signal) => waitServing({ endpoint, apiKey }, want, opts.readyTimeoutSeconds, signal),
+    observe: (endpoint, ref) => observe({ endpoint, apiKey }, settings.kubeconfig, ref),
     checkpoint: (s) => writeSummary(opts.resultsDir, s),
     preflight:
       opts.mode === "lab"
