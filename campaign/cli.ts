@@ -2,23 +2,16 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { buildScenario, PRESETS, readScenarioFile, type Scenario } from "../benchmarks/inputs/scenario";
 import { kubernetesServer } from "../benchmarks/kube/cluster";
-import { silentProgress, stderrProgress } from "../benchmarks/progress";
+import { silentProgress } from "../benchmarks/progress";
 import { writeResult } from "../benchmarks/result/files";
 import { runBenchmark } from "../benchmarks/run";
 import { gitInfo } from "../common/git-info";
 import { UsageError } from "../common/usage-error";
 import { mergedStackConfig, stackNames } from "../config";
+import { labStateFile, runningLabState } from "../lab/state";
 import { type CampaignDeps, type CampaignSettings, planCampaign, runCampaign } from "./campaign";
 import { SUMMARY_DIR, writeCandidateSummaries } from "./candidate-summary";
-import {
-  campaignBase,
-  campaignCount,
-  campaignId,
-  coldRunIdFor,
-  readLabState,
-  storedResults,
-  writeSummary,
-} from "./files";
+import { campaignBase, campaignCount, campaignId, coldRunIdFor, storedResults, writeSummary } from "./files";
 import { type CliOptions, parseCliOptions, USAGE } from "./options";
 import { orderStacks, stackListProblems } from "./order";
 import { observe, waitServing } from "./probe";
@@ -40,7 +33,7 @@ function resolveSettings(opts: CliOptions, repoDir: string, io: Io) {
   let kubeconfig = opts.kubeconfig;
   let endpoint = opts.endpoint;
   if (opts.mode === "lab") {
-    const lab = readLabState(repoDir);
+    const lab = runningLabState(labStateFile(repoDir));
     kubeconfig ??= lab.kubeconfig;
     endpoint ??= lab.endpoint.replace(/\/+$/, "");
   }
@@ -129,7 +122,7 @@ async function runCommand(opts: CliOptions, repoDir: string, io: Io): Promise<nu
   fs.mkdirSync(opts.resultsDir, { recursive: true });
   const driver = automationDriver({ workDir: opts.workDir, envVars, pulumiCommand });
 
-  const progress = streamProgress(io.stderr);
+  const progress = streamProgress(io.stderr, undefined, io === processIo && process.stderr.isTTY === true);
   const stop = new AbortController();
   const cancel = new AbortController();
   let interrupts = 0;
@@ -149,7 +142,7 @@ async function runCommand(opts: CliOptions, repoDir: string, io: Io): Promise<nu
 
   // One key for every request the campaign makes: the benchmark's and its own readiness and baseline checks.
   const apiKey = process.env["VLLM_API_KEY"] || undefined;
-  const benchProgress = opts.verbose ? stderrProgress() : silentProgress;
+  const benchProgress = opts.verbose ? progress : silentProgress;
   const deps: CampaignDeps = {
     driver,
     readConfig,
@@ -175,7 +168,7 @@ async function runCommand(opts: CliOptions, repoDir: string, io: Io): Promise<nu
       opts.mode === "lab"
         ? () => {
             try {
-              readLabState(repoDir);
+              runningLabState(labStateFile(repoDir));
               return null;
             } catch (err) {
               return (err as Error).message;

@@ -56,16 +56,21 @@ export const LabOptionsSchema = z.object({
 });
 export type LabOptions = z.infer<typeof LabOptionsSchema>;
 
-/** What `lab up` leaves behind for the benchmark, the campaign and the tests. */
-export interface LabState {
-  readonly clusterName: string;
-  readonly nodeName: string;
-  readonly kubeconfig: string;
+/**
+ * What `lab up` leaves behind in `.lab/state.json` for the benchmark, the campaign and the tests:
+ * the one schema every reader validates against (lab/state.ts reads it).
+ */
+export const LabStateSchema = z.looseObject({
+  clusterName: z.string().min(1),
+  nodeName: z.string().min(1),
+  kubeconfig: z.string().min(1),
   /** Where the current Ready vLLM pod's simulator answers. */
-  readonly endpoint: string;
-  readonly controllerPid: number;
-  readonly options: LabOptions;
-  readonly startedAt: string;
+  endpoint: z.string().regex(/^https?:\/\/\S+$/),
+  /** The node agent (lab/controller.ts); gone means the lab is not running. */
+  controllerPid: z.number().int().positive(),
+  options: LabOptionsSchema,
+  startedAt: z.string(),
   /** Every figure from the lab is simulated; results carry this note. */
-  readonly simulated: true;
-}
+  simulated: z.literal(true),
+});
+export type LabState = z.infer<typeof LabStateSchema>;

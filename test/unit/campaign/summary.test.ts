@@ -165,4 +165,15 @@ describe("campaign summary", () => {
     p.note("interrupted");
     assert.equal(out, "[3/10] seqs1     up ... 12.3s  bench ... 41.0s  ok\n[restore] baseline  \ninterrupted\n");
   });
+
+  it("progress lets a verbose benchmark's lines in without cutting a candidate's line", () => {
+    let out = "";
+    const p = streamProgress((s) => (out += s));
+    p.begin(4, 10, "seqs2");
+    p.phase("bench");
+    p.log("phase load");
+    p.took(41);
+    p.end("ok");
+    assert.equal(out, "[4/10] seqs2     bench ... \nphase load\n[4/10] seqs2     41.0s  ok\n");
+  });
 });
