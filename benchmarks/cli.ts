@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
+import { EXIT } from "../common/exit-codes";
 import { UsageError } from "../common/usage-error";
 import { buildScenario, PHASES, PRESETS, type PresetName, readScenarioFile } from "./inputs/scenario";
 import { loadStackOutputs, resolveEndpoint } from "./inputs/stack-outputs";
@@ -11,9 +12,6 @@ import { compareResults, renderComparison } from "./report/compare";
 import { chartFromResults } from "./report/svg";
 import { fileStamp, readResult, writeResult } from "./result/files";
 import { PreflightError, runBenchmark } from "./run";
-
-/** Exit codes: documented in benchmarks/README.md. */
-export const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3, httpError: 4, timeout: 5, interrupted: 130 } as const;
 
 const USAGE = `Usage:
   bench [run] [--stack NAME] [--outputs FILE | --outputs-json JSON] [--endpoint URL] [options]
@@ -140,7 +138,7 @@ async function runCommand(argv: string[], cwd: string): Promise<number> {
     if (controller.signal.aborted) return EXIT.interrupted;
     if (!result.valid) {
       progress.log(`result NOT valid:\n${result.invalidReasons.map((r) => `  - ${r}`).join("\n")}`);
-      return EXIT.failed;
+      return EXIT.invalidResults;
     }
     return EXIT.ok;
   } catch (err) {
@@ -183,7 +181,7 @@ async function compareCommand(argv: string[], cwd: string): Promise<number> {
   writeFileSync(chart, chartFromResults(loaded.map((l) => l.result)));
   if (values.json) process.stdout.write(`${JSON.stringify({ ...comparison, chart })}\n`);
   else process.stdout.write(`${renderComparison(comparison)}\nChart: ${chart}\n`);
-  return comparison.recommended === null ? EXIT.failed : EXIT.ok;
+  return comparison.recommended === null ? EXIT.noRecommendation : EXIT.ok;
 }
 
 /** Entry point with `cwd` passed in, so the CLI is testable in-process. */
@@ -213,7 +211,7 @@ export async function main(argv: string[], cwd = process.cwd()): Promise<number>
       return EXIT.usage;
     }
     process.stderr.write(`error: ${e.message}\n`);
-    return EXIT.failed;
+    return EXIT.error;
   }
 }
 

@@ -1,4 +1,5 @@
-export { EXIT, main as cliMain } from "./cli";
+export { EXIT } from "../common/exit-codes";
+export { main as cliMain } from "./cli";
 export {
   buildScenario,
   PRESETS,

@@ -178,6 +178,7 @@ export async function runCampaign(
       scenario: { source: settings.scenarioSource, scenario: settings.scenario },
       fresh: settings.fresh,
       interrupted,
+      labLost: fatal,
       candidates: [...candidates],
       restore,
       cleanup: [...cleanup],

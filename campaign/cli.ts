@@ -5,10 +5,11 @@ import { kubernetesServer } from "../benchmarks/kube/cluster";
 import { silentProgress } from "../benchmarks/progress";
 import { writeResult } from "../benchmarks/result/files";
 import { runBenchmark } from "../benchmarks/run";
+import { EXIT } from "../common/exit-codes";
 import { gitInfo } from "../common/git-info";
 import { UsageError } from "../common/usage-error";
 import { mergedStackConfig, stackNames } from "../config";
-import { labStateFile, runningLabState } from "../lab/state";
+import { LabNotRunningError, labStateFile, runningLabState } from "../lab/state";
 import { type CampaignDeps, type CampaignSettings, planCampaign, runCampaign } from "./campaign";
 import { SUMMARY_DIR, writeCandidateSummaries } from "./candidate-summary";
 import { campaignBase, campaignCount, campaignId, coldRunIdFor, storedResults, writeSummary } from "./files";
@@ -18,7 +19,7 @@ import { observe, waitServing } from "./probe";
 import { streamProgress } from "./progress";
 import { automationDriver, findPulumi, pulumiEnv } from "./pulumi";
 import { stageProject } from "./stage";
-import { EXIT, exitCodeOf, recommendationLine } from "./summary";
+import { exitCodeOf, recommendationLine } from "./summary";
 import { renderVerification } from "./verify";
 
 interface Io {
@@ -236,7 +237,7 @@ export async function main(argv: readonly string[], repoDir = process.cwd(), io:
       return EXIT.usage;
     }
     io.stderr(`error: ${(err as Error).message}\n`);
-    return EXIT.restoreFailed;
+    return err instanceof LabNotRunningError ? EXIT.labNotRunning : EXIT.error;
   }
 }
 

@@ -57,7 +57,8 @@ set -e
 
 say "done in $((SECONDS - T0)) s (campaign exit code $status)"
 ENDPOINT="$(node -p 'require("./.lab/state.json").endpoint' 2>/dev/null || echo "http://127.0.0.1:8100")"
-if [[ $status == 0 || $status == 3 ]]; then
+# Exit codes: common/exit-codes.ts (0 ok, 6 some candidate invalid: baseline is verified either way).
+if [[ $status == 0 || $status == 6 ]]; then
   echo "The lab is still running, back on baseline (verified):" >&2
 else
   echo "The campaign did not end with a verified baseline (exit code $status); see the report above. The lab is still running:" >&2

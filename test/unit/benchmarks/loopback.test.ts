@@ -10,6 +10,7 @@ import { streamChat } from "../../../benchmarks/http/stream";
 import { buildScenario, SHORT_PRESET } from "../../../benchmarks/inputs/scenario";
 import { runClosedLoop } from "../../../benchmarks/load/closed-loop";
 import { runBenchmark } from "../../../benchmarks/run";
+import { EXIT } from "../../../common/exit-codes";
 import { type FakeVllm, startFakeVllm } from "./fake-vllm";
 
 const outputs = { namespace: "ns", deploymentName: "d", servedModelName: "fake-model", config: { maxNumSeqs: 4 } };
@@ -199,7 +200,7 @@ describe("CLI exit codes", function () {
         mkdtempSync(join(tmpdir(), "bench-")),
       ]),
     );
-    assert.equal(r.code, 3);
+    assert.equal(r.code, EXIT.unreachable);
     assert.match(
       r.stderr,
       /^error: http:\/\/127\.0\.0\.1:\d+\/health is unreachable \(ECONNREFUSED\)\nCheck that the server runs/,
@@ -215,7 +216,7 @@ describe("CLI exit codes", function () {
     );
     s.closeAllConnections();
     s.close();
-    assert.equal(r.code, 4);
+    assert.equal(r.code, EXIT.httpError);
     assert.match(r.stderr, /\/health answered HTTP 503/);
   });
 
@@ -228,7 +229,7 @@ describe("CLI exit codes", function () {
     assert.match(r.stderr, /stack outputs from --outputs-json are not usable/);
   });
 
-  it("exits 1 and still writes the result when requests fail, with --json on stdout", async () => {
+  it("exits 6 and still writes the result when requests fail, with --json on stdout", async () => {
     const failing = await startFakeVllm({ forceStatus: 500 });
     const out = mkdtempSync(join(tmpdir(), "bench-"));
     const r = await captureStdio(() =>
@@ -252,7 +253,7 @@ describe("CLI exit codes", function () {
       ]),
     );
     await failing.close();
-    assert.equal(r.code, 1);
+    assert.equal(r.code, EXIT.invalidResults);
     const printed = JSON.parse(r.stdout) as {
       valid: boolean;
       phases: { sequential: { runs: Array<{ status: number }> } };
