@@ -5,8 +5,8 @@ import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
 import { EXIT } from "../common/exit-codes";
 import { UsageError } from "../common/usage-error";
-import { buildScenario, PHASES, PRESETS, type PresetName, readScenarioFile } from "./inputs/scenario";
-import { loadStackOutputs, resolveEndpoint } from "./inputs/stack-outputs";
+import { buildScenario, PHASES, PRESETS, type PresetName, readScenarioFile, type Scenario } from "./inputs/scenario";
+import { loadStackOutputs, resolveEndpoint, type StackOutputs } from "./inputs/stack-outputs";
 import { silentProgress, stderrProgress } from "./progress";
 import { compareResults, renderComparison } from "./report/compare";
 import { chartFromResults } from "./report/svg";
@@ -83,9 +83,9 @@ async function runCommand(argv: string[], cwd: string): Promise<number> {
   if (values.scenario) layers.push(readScenarioFile(resolve(cwd, values.scenario)));
   for (const s of values.set) layers.push(parseSet(s));
   if (values.phases) layers.push({ phases: values.phases.split(",").map((p) => p.trim()) });
-  let scenario;
-  let outputs;
-  let endpoint;
+  let scenario: Scenario;
+  let outputs: StackOutputs;
+  let endpoint: string;
   try {
     scenario = buildScenario(layers, values.scenario ? `scenario ${values.scenario}` : "scenario");
     outputs = await loadStackOutputs({

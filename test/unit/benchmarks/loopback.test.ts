@@ -29,8 +29,8 @@ async function captureStdio(fn: () => Promise<number>): Promise<{ code: number; 
   const err: string[] = [];
   const o = process.stdout.write.bind(process.stdout);
   const e = process.stderr.write.bind(process.stderr);
-  process.stdout.write = ((c: string) => (out.push(String(c)), true)) as typeof process.stdout.write;
-  process.stderr.write = ((c: string) => (err.push(String(c)), true)) as typeof process.stderr.write;
+  process.stdout.write = ((c: string) => out.push(String(c)) > 0) as typeof process.stdout.write;
+  process.stderr.write = ((c: string) => err.push(String(c)) > 0) as typeof process.stderr.write;
   try {
     return { code: await fn(), stdout: out.join(""), stderr: err.join("") };
   } finally {
@@ -61,9 +61,10 @@ describe("against a loopback vLLM-protocol server", function () {
     assert.equal(s.promptTokens, 3);
     assert.equal(s.outputTokens, 11);
     assert.equal(s.contentChunks, 11);
-    // Timers never fire early; the upper bounds allow one event-loop tick per sleep.
-    assert.ok(s.ttftMs! >= 29 && s.ttftMs! < 80, `ttft ${s.ttftMs}`);
-    assert.ok(s.itlMs! >= 4.9 && s.itlMs! < 12, `itl ${s.itlMs}`);
+    // Timers never fire early, so the server's sleeps are lower bounds; a busy machine may take any
+    // longer, so there is no upper bound here (the client's own overhead: npm run bench:loadgen).
+    assert.ok(s.ttftMs! >= 29, `ttft ${s.ttftMs}`);
+    assert.ok(s.itlMs! >= 4.9, `itl ${s.itlMs}`);
     assert.ok(s.e2eMs >= 79, `e2e ${s.e2eMs}`);
   });
 

@@ -278,7 +278,12 @@ describe("campaign orchestration (fake Pulumi, fake benchmark)", () => {
   it("a second Ctrl-C (cancel) leaves baseline unrestored and says so", async () => {
     const stop = new AbortController();
     const cancel = new AbortController();
-    const w = world({ onUp: () => (stop.abort(), cancel.abort()) });
+    const w = world({
+      onUp: () => {
+        stop.abort();
+        cancel.abort();
+      },
+    });
     const s = await runCampaign(settings(["seqs1", "seqs2"]), w.deps, { stop: stop.signal, cancel: cancel.signal });
     assert.deepEqual(w.calls, ["up seqs1"]);
     assert.deepEqual(
@@ -294,7 +299,11 @@ describe("campaign orchestration (fake Pulumi, fake benchmark)", () => {
 
   it("stops at once when the lab is gone instead of waiting out each startup budget", async () => {
     let labAlive = true;
-    const w = world({ onUp: (stack) => stack === "cold" && (labAlive = false) });
+    const w = world({
+      onUp: (stack) => {
+        if (stack === "cold") labAlive = false;
+      },
+    });
     const gone = "the lab in /repo/.lab/state.json is not running (controller pid 42 is gone): npm run lab:up";
     const s = await runCampaign(
       settings(["seqs1", "cold", "seqs4", "seqs2"]),
