@@ -10,7 +10,8 @@ import { loadStackOutputs, resolveEndpoint, type StackOutputs } from "./inputs/s
 import { silentProgress, stderrProgress } from "./progress";
 import { compareResults, renderComparison } from "./report/compare";
 import { chartFromResults } from "./report/svg";
-import { fileStamp, readResult, writeResult } from "./result/files";
+import { writeResult } from "./report/write";
+import { fileStamp, readResult } from "./result/files";
 import { PreflightError, runBenchmark } from "./run";
 
 const USAGE = `Usage:

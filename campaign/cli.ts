@@ -3,7 +3,7 @@ import * as path from "node:path";
 import { buildScenario, PRESETS, readScenarioFile, type Scenario } from "../benchmarks/inputs/scenario";
 import { kubernetesServer } from "../benchmarks/kube/cluster";
 import { silentProgress } from "../benchmarks/progress";
-import { writeResult } from "../benchmarks/result/files";
+import { writeResult } from "../benchmarks/report/write";
 import { runBenchmark } from "../benchmarks/run";
 import { EXIT } from "../common/exit-codes";
 import { gitInfo } from "../common/git-info";
