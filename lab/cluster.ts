@@ -3,11 +3,11 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import * as k8s from "@kubernetes/client-node";
+import { findTool } from "../common/tools";
 import { ignoreStatus } from "./api-errors";
 import { labNode, localPathStorageClass, VLLM_POD_SELECTOR } from "./manifests";
 import { KUBECONFIG_FILE, LAB_DIR, type LabOptions, LabOptionsSchema, type LabState, STATE_FILE } from "./options";
 import { processAlive, readLabState } from "./state";
-import { findTool } from "./tools";
 
 const run = promisify(execFile);
 

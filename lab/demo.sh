@@ -29,11 +29,9 @@ if [[ ! -d node_modules/@pulumi/pulumi || ! -x node_modules/.bin/tsx ]]; then
 fi
 
 LAB_BIN="${VLLM_LAB_HOME:-$HOME/.cache/vllm-lab}/bin"
-have_tool() { [[ -x "$LAB_BIN/$1" ]] || command -v "$1" >/dev/null 2>&1; }
-missing=()
-for tool in pulumi pulumi-language-nodejs pulumi-resource-kubernetes kube-apiserver etcd kwokctl kwok llm-d-inference-sim; do
-  have_tool "$tool" || missing+=("$tool")
-done
+# The one tool rule (common/tools.ts): VLLM_LAB_TOOL_<NAME>, then $LAB_BIN, then PATH.
+mapfile -t missing < <(npx --no-install tsx common/tools.ts missing \
+  pulumi pulumi-language-nodejs pulumi-resource-kubernetes kube-apiserver etcd kwokctl kwok llm-d-inference-sim)
 if [[ ${#missing[@]} -gt 0 ]]; then
   say "building the lab toolchain into $LAB_BIN (missing: ${missing[*]}); the first build takes a while, later runs skip it"
   command -v go >/dev/null || { echo "demo: the toolchain is built from source and needs Go on PATH (https://go.dev/dl/), then rerun npm run demo" >&2; exit 1; }

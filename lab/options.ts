@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import * as os from "node:os";
 import * as path from "node:path";
 import { z } from "zod";
 
@@ -8,15 +7,8 @@ export const LAB_DIR = path.resolve(__dirname, "..", ".lab");
 export const STATE_FILE = path.join(LAB_DIR, "state.json");
 export const KUBECONFIG_FILE = path.join(LAB_DIR, "kubeconfig");
 
-/** The lab's cache root outside the repo: `$VLLM_LAB_HOME`, else ~/.cache/vllm-lab. */
-export function labHome(env: Readonly<Record<string, string | undefined>> = process.env): string {
-  return env["VLLM_LAB_HOME"] ?? path.join(os.homedir(), ".cache", "vllm-lab");
-}
-
-/** Built tools live here (lab/toolchain/build.sh puts them there). */
-export function toolchainBin(env: Readonly<Record<string, string | undefined>> = process.env): string {
-  return path.join(labHome(env), "bin");
-}
+/** Where the lab's cache and built tools live: one rule, in common/tools.ts. */
+export { labHome, toolchainBin } from "../common/tools";
 
 function defaultClusterName(): string {
   return `vllm-lab-${createHash("sha256").update(LAB_DIR).digest("hex").slice(0, 8)}`;

@@ -4,9 +4,9 @@ import type { AddressInfo } from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
-import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
+import { LocalWorkspace, type Stack } from "@pulumi/pulumi/automation";
+import { findPulumi } from "../../campaign/pulumi";
 import { stageProject } from "../../campaign/stage";
-import { toolchainBin } from "../../lab/options";
 
 export const PROJECT_DIR = path.resolve(__dirname, "../..");
 
@@ -22,14 +22,14 @@ export async function pulumiSandbox(kubeconfig: string): Promise<PulumiSandbox> 
   const workDir = stageProject(PROJECT_DIR, path.join(root, "project")).dir;
   const backendDir = path.join(root, "state");
   fs.mkdirSync(backendDir);
-  const pulumiCommand = await PulumiCommand.get({ root: path.dirname(toolchainBin()), skipVersionCheck: true });
+  const pulumiCommand = await findPulumi();
   const envVars = {
     PULUMI_BACKEND_URL: `file://${backendDir}`,
     PULUMI_CONFIG_PASSPHRASE: "",
     PULUMI_SKIP_UPDATE_CHECK: "true",
     KUBECONFIG: kubeconfig,
     // The CLI finds the language host and provider plugins it was built with next to it.
-    PATH: `${toolchainBin()}${path.delimiter}${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ""}`,
+    PATH: `${path.dirname(pulumiCommand.command)}${path.delimiter}${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ""}`,
   };
   return {
     workDir,
