@@ -4,7 +4,11 @@ import { UsageError } from "../common/usage-error";
 import { ORDER_MODES, type OrderMode } from "./order";
 import type { Mode } from "./pulumi";
 
-/** The seed's eleven runs as stacks: baseline, the four memory budgets (0.80 is baseline), three contexts, three schedulers, cold. */
+/**
+ * The seed's runs as ten stacks: baseline; three other memory budgets (baseline's is 0.80); two
+ * other context lengths (baseline's is 8192); three scheduler sizes (seqs4 repeats baseline's 4,
+ * a control for run-to-run noise); cold.
+ */
 export const SEED_STACKS = [
   "baseline",
   "mem070",

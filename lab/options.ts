@@ -15,8 +15,8 @@ function defaultClusterName(): string {
 }
 
 /**
- * How the lab behaves. Timings are the seed's divided by `timeScale` (270 s cold and 171 s warm
- * to Ready on the RTX 4090 node), so cold stays slower than warm by the same ratio.
+ * How the lab behaves. The start-up timings default to the seed's divided by 30 (270 s cold and
+ * 171 s warm to Ready on the RTX 4090 node), so cold stays slower than warm by the same ratio.
  */
 export const LabOptionsSchema = z.object({
   /** kwokctl keeps clusters in ~/.kwok by name; one per checkout keeps two clones' labs apart. */
