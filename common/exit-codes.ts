@@ -1,7 +1,7 @@
 import { markdownTableLines } from "./markdown-table";
 
 /**
- * The exit codes of every CLI of this repository (benchmark, campaign): one table, so a number
+ * The exit codes of every CLI of this repository (benchmark, campaign, review): one table, so a number
  * never means two things and a script can act on it without knowing which command ran. The
  * README's "Exit codes" table is checked against it (test/unit/exit-codes.test.ts).
  */
@@ -23,6 +23,10 @@ export const EXIT_CODES = {
   noRecommendation: { code: 7, meaning: "`compare`: no candidate qualifies under the rule" },
   baselineNotRestored: { code: 8, meaning: "campaign: baseline could not be restored or did not verify" },
   labNotRunning: { code: 9, meaning: "campaign `--lab`: the lab is not running (or stopped during the campaign)" },
+  checksFailed: {
+    code: 10,
+    meaning: "review: a changed stack's config is invalid or breaks the one-knob rule (the message names the keys)",
+  },
   interrupted: {
     code: 130,
     meaning:
