@@ -127,13 +127,14 @@ describe("pulumi up / restore / drift against a real API server (lab)", function
   it("an invalid config fails preview with its message and changes nothing on the cluster", async () => {
     const before = await apps.readNamespacedDeployment({ name: NAME, namespace: NS });
     const bad = await sandbox.stack("seqs2");
+    const own = await bad.getConfig("vllm-tuner:maxNumSeqs");
     await bad.setConfig("vllm-tuner:maxNumSeqs", { value: "0" });
     try {
       await assert.rejects(bad.preview(), /vllm-tuner:maxNumSeqs = "0": expected an integer from 1 to 1024/);
       await assert.rejects(bad.up(), /vllm-tuner:maxNumSeqs = "0"/);
     } finally {
       // The sandbox's stack file is put back, so no other test sees the bad value.
-      await bad.removeConfig("vllm-tuner:maxNumSeqs");
+      await bad.setConfig("vllm-tuner:maxNumSeqs", own);
     }
     const after = await apps.readNamespacedDeployment({ name: NAME, namespace: NS });
     // Status updates by the controllers move resourceVersion; the spec and our last apply must not move.
