@@ -62,7 +62,7 @@ export const LabStateSchema = z.looseObject({
   controllerPid: z.number().int().positive(),
   options: LabOptionsSchema,
   startedAt: z.string(),
-  /** Every figure from the lab is simulated; results carry this note. */
-  simulated: z.literal(true),
+  /** True when every figure from the lab is simulated; results carry this note. */
+  simulated: z.boolean(),
 });
 export type LabState = z.infer<typeof LabStateSchema>;
