@@ -3,17 +3,16 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
+import { EXIT } from "../common/exit-codes";
 import { UsageError } from "../common/usage-error";
-import { buildScenario, PHASES, PRESETS, type PresetName, readScenarioFile } from "./inputs/scenario";
-import { loadStackOutputs, resolveEndpoint } from "./inputs/stack-outputs";
+import { buildScenario, PHASES, PRESETS, type PresetName, readScenarioFile, type Scenario } from "./inputs/scenario";
+import { loadStackOutputs, resolveEndpoint, type StackOutputs } from "./inputs/stack-outputs";
 import { silentProgress, stderrProgress } from "./progress";
 import { compareResults, renderComparison } from "./report/compare";
 import { chartFromResults } from "./report/svg";
-import { fileStamp, readResult, writeResult } from "./result/files";
+import { writeResult } from "./report/write";
+import { fileStamp, readResult } from "./result/files";
 import { PreflightError, runBenchmark } from "./run";
-
-/** Exit codes: documented in benchmarks/README.md. */
-export const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3, httpError: 4, timeout: 5, interrupted: 130 } as const;
 
 const USAGE = `Usage:
   bench [run] [--stack NAME] [--outputs FILE | --outputs-json JSON] [--endpoint URL] [options]
@@ -85,9 +84,9 @@ async function runCommand(argv: string[], cwd: string): Promise<number> {
   if (values.scenario) layers.push(readScenarioFile(resolve(cwd, values.scenario)));
   for (const s of values.set) layers.push(parseSet(s));
   if (values.phases) layers.push({ phases: values.phases.split(",").map((p) => p.trim()) });
-  let scenario;
-  let outputs;
-  let endpoint;
+  let scenario: Scenario;
+  let outputs: StackOutputs;
+  let endpoint: string;
   try {
     scenario = buildScenario(layers, values.scenario ? `scenario ${values.scenario}` : "scenario");
     outputs = await loadStackOutputs({
@@ -140,7 +139,7 @@ async function runCommand(argv: string[], cwd: string): Promise<number> {
     if (controller.signal.aborted) return EXIT.interrupted;
     if (!result.valid) {
       progress.log(`result NOT valid:\n${result.invalidReasons.map((r) => `  - ${r}`).join("\n")}`);
-      return EXIT.failed;
+      return EXIT.invalidResults;
     }
     return EXIT.ok;
   } catch (err) {
@@ -183,7 +182,7 @@ async function compareCommand(argv: string[], cwd: string): Promise<number> {
   writeFileSync(chart, chartFromResults(loaded.map((l) => l.result)));
   if (values.json) process.stdout.write(`${JSON.stringify({ ...comparison, chart })}\n`);
   else process.stdout.write(`${renderComparison(comparison)}\nChart: ${chart}\n`);
-  return comparison.recommended === null ? EXIT.failed : EXIT.ok;
+  return comparison.recommended === null ? EXIT.noRecommendation : EXIT.ok;
 }
 
 /** Entry point with `cwd` passed in, so the CLI is testable in-process. */
@@ -213,7 +212,7 @@ export async function main(argv: string[], cwd = process.cwd()): Promise<number>
       return EXIT.usage;
     }
     process.stderr.write(`error: ${e.message}\n`);
-    return EXIT.failed;
+    return EXIT.error;
   }
 }
 

@@ -1,4 +1,5 @@
-export { EXIT, main as cliMain } from "./cli";
+export { EXIT } from "../common/exit-codes";
+export { main as cliMain } from "./cli";
 export {
   buildScenario,
   PRESETS,
@@ -24,6 +25,7 @@ export {
 } from "./report/compare";
 export { renderMarkdown } from "./report/markdown";
 export { chartFromResults, renderChartSvg } from "./report/svg";
-export { readResult, writeResult } from "./result/files";
+export { writeResult } from "./report/write";
+export { readResult } from "./result/files";
 export type * from "./result/types";
 export { PreflightError, type RunOptions, runBenchmark } from "./run";

@@ -1,4 +1,8 @@
-/** Progress on stderr: plain lines, plus a redrawn bar when stderr is a terminal. */
+/**
+ * Progress on stderr: plain lines, plus a redrawn bar when stderr is a terminal. The one progress
+ * reporter: the campaign's candidate lines (campaign/progress.ts) are built on it, so a verbose
+ * campaign's benchmark lines and its own never cut into each other.
+ */
 export interface Progress {
   log(message: string): void;
   /** fraction in [0, 1]; `detail` is shown beside the bar. */
@@ -8,35 +12,37 @@ export interface Progress {
 
 export const silentProgress: Progress = { log() {}, bar() {}, endBar() {} };
 
-export function stderrProgress(stream: NodeJS.WriteStream = process.stderr): Progress {
-  const tty = stream.isTTY === true;
+/** Progress written through `write`; `tty` draws a bar in place, otherwise one bar line every 10 s. */
+export function writerProgress(write: (s: string) => void, tty: boolean): Progress {
   let lastPlain = 0;
   let drawn = false;
   return {
     log(message) {
-      if (drawn) stream.write("\n");
+      if (drawn) write("\n");
       drawn = false;
-      stream.write(`${message}\n`);
+      write(`${message}\n`);
     },
     bar(label, fraction, detail) {
       const f = Math.min(1, Math.max(0, fraction));
       if (tty) {
         const width = 30;
         const full = Math.round(f * width);
-        stream.write(
-          `\r${label} [${"#".repeat(full)}${"-".repeat(width - full)}] ${Math.round(f * 100)}% ${detail}\x1b[K`,
-        );
+        write(`\r${label} [${"#".repeat(full)}${"-".repeat(width - full)}] ${Math.round(f * 100)}% ${detail}\x1b[K`);
         drawn = true;
       } else if (Date.now() - lastPlain >= 10_000) {
         // Non-terminal stderr (CI, Pulumi command logs): one line every 10 s, not a flood.
         lastPlain = Date.now();
-        stream.write(`${label} ${Math.round(f * 100)}% ${detail}\n`);
+        write(`${label} ${Math.round(f * 100)}% ${detail}\n`);
       }
     },
     endBar() {
-      if (drawn) stream.write("\n");
+      if (drawn) write("\n");
       drawn = false;
       lastPlain = 0;
     },
   };
+}
+
+export function stderrProgress(stream: NodeJS.WriteStream = process.stderr): Progress {
+  return writerProgress((s) => stream.write(s), stream.isTTY === true);
 }

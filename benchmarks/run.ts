@@ -3,7 +3,8 @@ import { cpus, hostname } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { gitInfo } from "../common/git-info";
-import { ApiClient, TransportError } from "./http/client";
+import { ApiClient } from "./http/client";
+import { probeHealth } from "./http/probes";
 import { PHASES, type Scenario } from "./inputs/scenario";
 import { redactSecrets, type StackOutputs } from "./inputs/stack-outputs";
 import { apiErrorMessage, Cluster } from "./kube/cluster";
@@ -70,15 +71,12 @@ function toolInfo(cwd: string): BenchmarkResult["tool"] {
 async function waitHealthy(client: ApiClient, seconds: number, signal: AbortSignal): Promise<void> {
   const deadline = Date.now() + seconds * 1000;
   for (;;) {
-    let problem: PreflightError;
-    try {
-      const res = await client.send("GET", "/health", undefined, 10_000, signal);
-      if (res.status === 200) return;
-      problem = new PreflightError("http", `${client.url("/health")} answered HTTP ${res.status}`);
-    } catch (err) {
-      const kind = err instanceof TransportError && err.kind === "timeout" ? "timeout" : "unreachable";
-      problem = new PreflightError(kind, (err as Error).message);
-    }
+    const h = await probeHealth(client, 10_000, signal);
+    if (h.status === 200) return;
+    const problem =
+      h.status !== null
+        ? new PreflightError("http", `${client.url("/health")} answered ${h.error}`)
+        : new PreflightError(h.failure === "timeout" ? "timeout" : "unreachable", h.error ?? "no answer");
     if (Date.now() >= deadline || signal.aborted) throw problem;
     await sleep(Math.min(2000, deadline - Date.now()), undefined, { signal }).catch(() => {});
   }

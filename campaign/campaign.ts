@@ -1,11 +1,12 @@
 import type { Scenario } from "../benchmarks/inputs/scenario";
 import { parseStackOutputs, resolveEndpoint, type StackOutputs } from "../benchmarks/inputs/stack-outputs";
+import type { DeploymentRef } from "../benchmarks/kube/cluster";
 import { compareResults } from "../benchmarks/report/compare";
 import type { BenchmarkResult } from "../benchmarks/result/types";
 import { renderVllmArgs } from "../components/render/vllm-args";
 import { formatProblems, parseCandidateConfig, type RawConfig } from "../config";
 import type { OrderMode } from "./order";
-import type { DeploymentRef, ServingExpectation } from "./probe";
+import type { ServingExpectation } from "./probe";
 import type { CampaignProgress } from "./progress";
 import type { Mode, StackDriver } from "./pulumi";
 import { recommend, throughputNoise } from "./recommend";
@@ -177,6 +178,7 @@ export async function runCampaign(
       scenario: { source: settings.scenarioSource, scenario: settings.scenario },
       fresh: settings.fresh,
       interrupted,
+      labLost: fatal,
       candidates: [...candidates],
       restore,
       cleanup: [...cleanup],
@@ -356,7 +358,7 @@ export async function runCampaign(
     const observed = await deps.observe(endpoint, {
       namespace: baselineOutputs.namespace,
       deploymentName: baselineOutputs.deploymentName,
-      container: "vllm",
+      containerName: "vllm",
     });
     const expectedImage = typeof base.config["image"] === "string" ? base.config["image"] : "";
     const verification = verifyBaseline(observed, {

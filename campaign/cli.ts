@@ -1,30 +1,25 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { buildScenario, PRESETS, readScenarioFile, type Scenario } from "../benchmarks/inputs/scenario";
-import { silentProgress, stderrProgress } from "../benchmarks/progress";
-import { writeResult } from "../benchmarks/result/files";
+import { kubernetesServer } from "../benchmarks/kube/cluster";
+import { silentProgress } from "../benchmarks/progress";
+import { writeResult } from "../benchmarks/report/write";
 import { runBenchmark } from "../benchmarks/run";
+import { EXIT } from "../common/exit-codes";
 import { gitInfo } from "../common/git-info";
 import { UsageError } from "../common/usage-error";
 import { mergedStackConfig, stackNames } from "../config";
+import { LabNotRunningError, labStateFile, runningLabState } from "../lab/state";
 import { type CampaignDeps, type CampaignSettings, planCampaign, runCampaign } from "./campaign";
 import { SUMMARY_DIR, writeCandidateSummaries } from "./candidate-summary";
-import {
-  campaignBase,
-  campaignCount,
-  campaignId,
-  coldRunIdFor,
-  readLabState,
-  storedResults,
-  writeSummary,
-} from "./files";
+import { campaignBase, campaignCount, campaignId, coldRunIdFor, storedResults, writeSummary } from "./files";
 import { type CliOptions, parseCliOptions, USAGE } from "./options";
 import { orderStacks, stackListProblems } from "./order";
-import { kubernetesServer, observe, waitServing } from "./probe";
+import { observe, waitServing } from "./probe";
 import { streamProgress } from "./progress";
 import { automationDriver, findPulumi, pulumiEnv } from "./pulumi";
 import { stageProject } from "./stage";
-import { EXIT, exitCodeOf, recommendationLine } from "./summary";
+import { exitCodeOf, recommendationLine } from "./summary";
 import { renderVerification } from "./verify";
 
 interface Io {
@@ -39,7 +34,7 @@ function resolveSettings(opts: CliOptions, repoDir: string, io: Io) {
   let kubeconfig = opts.kubeconfig;
   let endpoint = opts.endpoint;
   if (opts.mode === "lab") {
-    const lab = readLabState(repoDir);
+    const lab = runningLabState(labStateFile(repoDir));
     kubeconfig ??= lab.kubeconfig;
     endpoint ??= lab.endpoint.replace(/\/+$/, "");
   }
@@ -128,7 +123,7 @@ async function runCommand(opts: CliOptions, repoDir: string, io: Io): Promise<nu
   fs.mkdirSync(opts.resultsDir, { recursive: true });
   const driver = automationDriver({ workDir: opts.workDir, envVars, pulumiCommand });
 
-  const progress = streamProgress(io.stderr);
+  const progress = streamProgress(io.stderr, undefined, io === processIo && process.stderr.isTTY === true);
   const stop = new AbortController();
   const cancel = new AbortController();
   let interrupts = 0;
@@ -146,7 +141,9 @@ async function runCommand(opts: CliOptions, repoDir: string, io: Io): Promise<nu
   };
   process.on("SIGINT", onSigint);
 
-  const benchProgress = opts.verbose ? stderrProgress() : silentProgress;
+  // One key for every request the campaign makes: the benchmark's and its own readiness and baseline checks.
+  const apiKey = process.env["VLLM_API_KEY"] || undefined;
+  const benchProgress = opts.verbose ? progress : silentProgress;
   const deps: CampaignDeps = {
     driver,
     readConfig,
@@ -163,16 +160,16 @@ async function runCommand(opts: CliOptions, repoDir: string, io: Io): Promise<nu
         progress: benchProgress,
         cwd: repoDir,
         waitReadySeconds: 30,
-        apiKey: process.env["VLLM_API_KEY"],
+        apiKey,
       }),
-    waitServing: (endpoint, want, signal) => waitServing(endpoint, want, opts.readyTimeoutSeconds, signal),
-    observe: (endpoint, ref) => observe(endpoint, settings.kubeconfig, ref),
+    waitServing: (endpoint, want, signal) => waitServing({ endpoint, apiKey }, want, opts.readyTimeoutSeconds, signal),
+    observe: (endpoint, ref) => observe({ endpoint, apiKey }, settings.kubeconfig, ref),
     checkpoint: (s) => writeSummary(opts.resultsDir, s),
     preflight:
       opts.mode === "lab"
         ? () => {
             try {
-              readLabState(repoDir);
+              runningLabState(labStateFile(repoDir));
               return null;
             } catch (err) {
               return (err as Error).message;
@@ -240,7 +237,7 @@ export async function main(argv: readonly string[], repoDir = process.cwd(), io:
       return EXIT.usage;
     }
     io.stderr(`error: ${(err as Error).message}\n`);
-    return EXIT.restoreFailed;
+    return err instanceof LabNotRunningError ? EXIT.labNotRunning : EXIT.error;
   }
 }
 

@@ -1,6 +1,5 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { z } from "zod";
 import { fileStamp, readResult, safeName } from "../benchmarks/result/files";
 import { writeFileAtomic } from "../common/atomic-write";
 import type { StoredResult } from "./resume";
@@ -52,43 +51,3 @@ export const campaignId = (startedAt: Date): string => fileStamp(startedAt.toISO
 
 /** A DNS label of at most 20 characters (the cacheRunId limit), unique per second: `c20261129142233`. */
 export const coldRunIdFor = (startedAt: Date): string => `c${startedAt.toISOString().replace(/\D/g, "").slice(0, 14)}`;
-
-/** The part of `.lab/state.json` the campaign uses (lab/options.ts LabState). */
-export const LabStateSchema = z.looseObject({
-  kubeconfig: z.string().min(1),
-  endpoint: z.string().regex(/^https?:\/\/\S+$/),
-  controllerPid: z.number().int().optional(),
-});
-export type LabStateView = z.infer<typeof LabStateSchema>;
-
-export const labStateFile = (repoDir: string) => path.join(repoDir, ".lab", "state.json");
-
-/** Reads the running lab's state; throws naming `npm run lab:up` when there is none. */
-export function readLabState(repoDir: string, isAlive: (pid: number) => boolean = pidAlive): LabStateView {
-  const file = labStateFile(repoDir);
-  if (!fs.existsSync(file))
-    throw new Error(
-      `no lab state at ${file}: start the lab with \`npm run lab:up\` (or run the whole demo with \`npm run demo\`)`,
-    );
-  const parsed = LabStateSchema.safeParse(JSON.parse(fs.readFileSync(file, "utf8")));
-  if (!parsed.success)
-    throw new Error(
-      `${file} is not a lab state this campaign understands; restart the lab: npm run lab:down && npm run lab:up`,
-    );
-  const state = parsed.data;
-  if (state.controllerPid !== undefined && !isAlive(state.controllerPid)) {
-    throw new Error(
-      `the lab in ${file} is not running (controller pid ${state.controllerPid} is gone): npm run lab:up`,
-    );
-  }
-  return { ...state, kubeconfig: path.resolve(repoDir, state.kubeconfig) };
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
-import { labHome } from "../lab/options";
+import { locateTool } from "../common/tools";
 
 /**
  * The campaign's only seam to Pulumi: deploy a stack and return its outputs, or destroy it.
@@ -68,32 +68,23 @@ export function pulumiEnv(
   return env;
 }
 
-export { labHome };
-
-/** The first `pulumi` on PATH, or null. */
-export function pulumiOnPath(
-  pathVar: string | undefined,
-  exists: (p: string) => boolean = fs.existsSync,
-): string | null {
-  for (const dir of (pathVar ?? "").split(path.delimiter)) {
-    if (dir !== "" && exists(path.join(dir, "pulumi"))) return path.join(dir, "pulumi");
-  }
-  return null;
-}
-
-/** Where the CLI comes from: PATH first, else the lab toolchain's `<labHome>/bin/pulumi`. Throws naming the build command. */
+/**
+ * The Pulumi CLI by the one tool rule (common/tools.ts: VLLM_LAB_TOOL_PULUMI, then the lab
+ * toolchain, then PATH). The Automation API runs `<root>/bin/pulumi`, so the CLI must sit in a
+ * `bin` directory. Throws naming the build command.
+ */
 export async function findPulumi(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): Promise<PulumiCommand> {
-  if (pulumiOnPath(env["PATH"]) !== null) return PulumiCommand.get();
-  const root = labHome(env);
-  if (!fs.existsSync(path.join(root, "bin", "pulumi"))) {
-    throw new Error(
-      `no pulumi CLI on PATH nor in ${path.join(root, "bin")}: run \`bash lab/toolchain/build.sh\` (or install Pulumi) first`,
-    );
-  }
-  // The lab builds the CLI from the Go module proxy at a pinned version, possibly older than this SDK.
-  return PulumiCommand.get({ root, skipVersionCheck: true });
+  const found = locateTool("pulumi", env);
+  if ("error" in found) throw new Error(`${found.error} (or install Pulumi)`);
+  if (path.basename(path.dirname(found.path)) !== "bin" || path.basename(found.path) !== "pulumi")
+    throw new Error(`${found.path} (from ${found.source}): the Automation API needs the CLI at <root>/bin/pulumi`);
+  // The toolchain builds the CLI at a pinned version, possibly older than this SDK expects.
+  return PulumiCommand.get({
+    root: path.dirname(path.dirname(found.path)),
+    skipVersionCheck: found.source === "toolchain",
+  });
 }
 
 export interface AutomationSettings {

@@ -1,5 +1,6 @@
 import type { Scenario } from "../benchmarks/inputs/scenario";
 import { type Comparison, renderComparison } from "../benchmarks/report/compare";
+import { EXIT } from "../common/exit-codes";
 import { markdownTableLines } from "../common/markdown-table";
 import type { OrderMode } from "./order";
 import { formatSeconds } from "./progress";
@@ -72,6 +73,8 @@ export interface CampaignSummary {
   readonly fresh: boolean;
   /** True when Ctrl-C stopped the campaign before every candidate ran. */
   readonly interrupted: boolean;
+  /** Why the campaign stopped early because the lab it ran on is gone (baseline not restored either); null otherwise. */
+  readonly labLost: string | null;
   readonly candidates: CandidateRecord[];
   readonly restore: RestoreRecord | null;
   readonly cleanup: CleanupRecord[];
@@ -82,14 +85,18 @@ export interface CampaignSummary {
 }
 
 /** Exit codes of `campaign run`. */
-export const EXIT = { ok: 0, restoreFailed: 1, usage: 2, candidatesFailed: 3, interrupted: 130 } as const;
-
-/** Pure: restore/verification failure outranks an interruption, which outranks failed candidates. */
-export function exitCodeOf(s: Pick<CampaignSummary, "restore" | "interrupted" | "candidates">): number {
-  if (s.restore === null || s.restore.error !== null || s.restore.verification?.ok !== true) return EXIT.restoreFailed;
+/**
+ * Pure (codes: common/exit-codes.ts). A lost lab outranks everything (nothing else can be done
+ * until it runs again); then a baseline not restored or not verified; then an interruption; then
+ * failed or invalid candidates.
+ */
+export function exitCodeOf(s: Pick<CampaignSummary, "restore" | "interrupted" | "candidates" | "labLost">): number {
+  if (s.labLost !== null) return EXIT.labNotRunning;
+  if (s.restore === null || s.restore.error !== null || s.restore.verification?.ok !== true)
+    return EXIT.baselineNotRestored;
   if (s.interrupted) return EXIT.interrupted;
   if (s.candidates.some((c) => c.status === "failed" || c.status === "invalid-config" || c.resultValid === false))
-    return EXIT.candidatesFailed;
+    return EXIT.invalidResults;
   return EXIT.ok;
 }
 
@@ -115,6 +122,7 @@ export function renderCampaignMarkdown(s: CampaignSummary): string {
     "",
     `- mode: ${s.mode}${s.mode === "lab" ? " (simulated GPU and vLLM: timings and throughput come from the simulator)" : ""}`,
     `- started ${s.startedAt}, finished ${s.finishedAt} (${formatSeconds(s.wallSeconds)})${s.interrupted ? ", **interrupted**" : ""}`,
+    ...(s.labLost !== null ? [`- **stopped: ${s.labLost}**`] : []),
     `- order: ${s.order.mode} (seed ${s.order.seed}): ${s.order.stacks.join(", ")}`,
     `- scenario: ${s.scenario.source}; load ${s.scenario.scenario.load.durationSeconds} s per level at concurrency ${s.scenario.scenario.load.concurrency.join(", ")}`,
     `- cluster: ${s.kubernetesServer ?? "unknown"}; endpoint: ${s.endpoint ?? "each stack's NodePort"}; work dir: ${s.workDir}`,

@@ -54,16 +54,14 @@ export class PostDeployBenchmark extends pulumi.ComponentResource {
 
   constructor(name: string, args: PostDeployBenchmarkArgs, opts?: pulumi.ComponentResourceOptions) {
     super("vllm-tuner:benchmark:PostDeployBenchmark", name, {}, opts);
-    const create = pulumi
-      .all([args.endpoint, args.outputs])
-      .apply(([endpoint, outputs]) =>
-        benchmarkCommand({
-          stack: args.stack,
-          endpoint,
-          scenario: args.scenario,
-          outputsJson: JSON.stringify(outputs),
-        }),
-      );
+    const create = pulumi.all([args.endpoint, args.outputs]).apply(([endpoint, outputs]) =>
+      benchmarkCommand({
+        stack: args.stack,
+        endpoint,
+        scenario: args.scenario,
+        outputsJson: JSON.stringify(outputs),
+      }),
+    );
     this.run = new command.local.Command(
       `${name}-run`,
       {

@@ -3,3 +3,4 @@ export * from "./one-knob";
 export * from "./parse";
 export * from "./schema";
 export * from "./stack-files";
+export * from "./stack-outputs";

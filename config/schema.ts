@@ -31,14 +31,19 @@ export const TYPED_FLAGS = [
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const QUANTITY = /^([0-9]+(\.[0-9]+)?)(m|Ki|Mi|Gi|Ti)?$/;
 
-/** A field: how its config string becomes a value, and the sentence that says what is allowed. */
+/**
+ * A field: how its config string becomes a value, the sentence that says what is allowed, and what
+ * the key means. The meaning is said here once (as the schema's `.describe()`); Pulumi.yaml's
+ * `description`s and the README's key table are checked against it (scripts/config-docs.ts).
+ */
 interface Field<T extends z.ZodTypeAny> {
   readonly schema: T;
   readonly allowed: string;
+  readonly description: string;
 }
 
-function field<T extends z.ZodTypeAny>(allowed: string, schema: T): Field<T> {
-  return { schema, allowed };
+function field<T extends z.ZodTypeAny>(allowed: string, schema: T, description: string): Field<T> {
+  return { schema: schema.describe(description), allowed, description };
 }
 
 function integer(min: number, max: number) {
@@ -96,41 +101,88 @@ export const FIELDS = {
     text(/^[a-z0-9][a-z0-9./_:@-]*$/, 512).refine(
       (v) => /[:@]/.test(v.split("/").pop() ?? "") && !v.endsWith(":latest"),
     ),
+    "vLLM OpenAI-server image, pinned by tag or digest (never :latest).",
   ),
   model: field(
     "a Hugging Face repo id such as google/gemma-4-12B-it-qat-w4a16-ct, or an absolute path",
     text(/^(\/[^\s]+|[A-Za-z0-9][\w.-]*\/[\w.-]+)$/, 256),
+    "Hugging Face repo id (or absolute path) of the checkpoint; the first positional arg of vllm serve.",
   ),
   revision: field(
     "a 40-hex-digit commit of the model repo (pins exactly what is downloaded) or a branch/tag name",
     text(/^[A-Za-z0-9._\-/]+$/, 128),
+    "Commit of the model repo to serve (--revision); pins what a cold start downloads.",
   ),
-  servedModelName: field("the model id the API reports, letters, digits and . _ -", text(/^[A-Za-z0-9][\w.-]*$/, 128)),
+  servedModelName: field(
+    "the model id the API reports, letters, digits and . _ -",
+    text(/^[A-Za-z0-9][\w.-]*$/, 128),
+    "Model id the OpenAI API reports and clients send (--served-model-name).",
+  ),
   dtype: field(
     "one of auto, half, float16, bfloat16, float, float32",
     oneOf(["auto", "half", "float16", "bfloat16", "float", "float32"]),
+    "Weight and activation dtype (--dtype) - auto, half, float16, bfloat16, float, float32.",
   ),
-  maxModelLen: field("an integer from 256 to 1048576 (tokens of prompt + output)", integer(256, 1_048_576)),
-  maxNumSeqs: field("an integer from 1 to 1024 (sequences the scheduler runs at once)", integer(1, 1024)),
-  gpuMemoryUtilization: field('a decimal string above 0.05 and at most 1, e.g. "0.80"', utilization),
+  maxModelLen: field(
+    "an integer from 256 to 1048576 (tokens of prompt + output)",
+    integer(256, 1_048_576),
+    "Context length in tokens, prompt plus output (--max-model-len).",
+  ),
+  maxNumSeqs: field(
+    "an integer from 1 to 1024 (sequences the scheduler runs at once)",
+    integer(1, 1024),
+    "Sequences the scheduler runs at once (--max-num-seqs); more requests wait.",
+  ),
+  gpuMemoryUtilization: field(
+    'a decimal string above 0.05 and at most 1, e.g. "0.80"',
+    utilization,
+    "Fraction of GPU memory vLLM may take for weights, activations and KV cache (--gpu-memory-utilization), as a decimal string.",
+  ),
   maxNumBatchedTokens: field(
     "0 (leave vLLM's default; the flag is not rendered) or an integer from 256 to 1048576",
     integer(0, 1_048_576).refine((v) => v === 0 || v >= 256),
+    "Tokens per scheduler step (--max-num-batched-tokens); 0 leaves vLLM's default and renders no flag.",
   ),
-  limitMmPerPrompt: field('a JSON object of modality to count 0-64, e.g. {"image": 0, "audio": 0}', modalityLimits),
+  limitMmPerPrompt: field(
+    'a JSON object of modality to count 0-64, e.g. {"image": 0, "audio": 0}',
+    modalityLimits,
+    "JSON object of modality to items per prompt (--limit-mm-per-prompt); 0 disables a modality and frees its memory.",
+  ),
   extraArgs: field(
     "a JSON array of strings, each flag starting with -- and none of the typed flags (" + TYPED_FLAGS.join(" ") + ")",
     jsonOf(z.array(z.string().min(1).max(1024)).max(64)),
+    "Further vllm serve flags, appended as given; may not repeat a flag a typed key sets.",
   ),
-  namespace: field("a DNS label (lowercase letters, digits, -; at most 63)", text(DNS_LABEL, 63)),
-  deploymentName: field("a DNS label (lowercase letters, digits, -; at most 63)", text(DNS_LABEL, 63)),
+  namespace: field(
+    "a DNS label (lowercase letters, digits, -; at most 63)",
+    text(DNS_LABEL, 63),
+    "Namespace shared by every stack; never deleted by pulumi destroy.",
+  ),
+  deploymentName: field(
+    "a DNS label (lowercase letters, digits, -; at most 63)",
+    text(DNS_LABEL, 63),
+    "Name of the Deployment and the Service (container name is always vllm).",
+  ),
   cacheMode: field(
     "warm (mount the shared cache claim) or cold (a fresh claim per cacheRunId)",
     oneOf(["warm", "cold"]),
+    "warm mounts the shared cache claim; cold mounts a fresh claim per cacheRunId to measure a cold start.",
   ),
-  cacheClaimName: field("a DNS label (lowercase letters, digits, -; at most 63)", text(DNS_LABEL, 63)),
-  cacheStorageClass: field("a storage class name (k3s: local-path)", text(DNS_LABEL, 63)),
-  cacheSizeGi: field("an integer number of GiB from 1 to 4096", integer(1, 4096)),
+  cacheClaimName: field(
+    "a DNS label (lowercase letters, digits, -; at most 63)",
+    text(DNS_LABEL, 63),
+    "The shared (warm) Hugging Face cache claim, mounted at /models/huggingface; never deleted by pulumi destroy.",
+  ),
+  cacheStorageClass: field(
+    "a storage class name (k3s: local-path)",
+    text(DNS_LABEL, 63),
+    "Storage class of the cache claims (k3s ships local-path).",
+  ),
+  cacheSizeGi: field(
+    "an integer number of GiB from 1 to 4096",
+    integer(1, 4096),
+    "Size of each cache claim in GiB (the seed's checkpoint fills 9.6 GiB).",
+  ),
   cacheRunId: field(
     "empty, or with cacheMode cold a DNS label naming this cold run (e.g. 20261129a)",
     z
@@ -138,36 +190,62 @@ export const FIELDS = {
       .trim()
       .max(20)
       .refine((v) => v === "" || DNS_LABEL.test(v)),
+    "With cacheMode cold, names the fresh claim (<cacheClaimName>-cold-<cacheRunId>); change it to measure another cold start.",
   ),
-  gpuCount: field("an integer from 1 to 8 (nvidia.com/gpu limit)", integer(1, 8)),
+  gpuCount: field("an integer from 1 to 8 (nvidia.com/gpu limit)", integer(1, 8), "nvidia.com/gpu request and limit."),
   cpuRequest: field(
     "a CPU quantity such as 4 or 3500m",
     text(QUANTITY, 32).refine((v) => !/(Ki|Mi|Gi|Ti)$/.test(v)),
+    "CPU request (a quantity such as 4 or 3500m); no CPU limit is set.",
   ),
-  memoryRequestGi: field("an integer number of GiB from 1 to 1024", integer(1, 1024)),
-  memoryLimitGi: field("an integer number of GiB from 1 to 1024, not below memoryRequestGi", integer(1, 1024)),
-  shmSizeGi: field("an integer number of GiB from 1 to 256 (/dev/shm size)", integer(1, 256)),
-  serviceType: field("ClusterIP or NodePort", oneOf(["ClusterIP", "NodePort"])),
-  servicePort: field("a port from 1 to 65535 (vLLM listens on it too)", integer(1, 65535)),
+  memoryRequestGi: field("an integer number of GiB from 1 to 1024", integer(1, 1024), "Memory request in GiB."),
+  memoryLimitGi: field(
+    "an integer number of GiB from 1 to 1024, not below memoryRequestGi",
+    integer(1, 1024),
+    "Memory limit in GiB.",
+  ),
+  shmSizeGi: field(
+    "an integer number of GiB from 1 to 256 (/dev/shm size)",
+    integer(1, 256),
+    "Size of the in-memory /dev/shm volume in GiB.",
+  ),
+  serviceType: field(
+    "ClusterIP or NodePort",
+    oneOf(["ClusterIP", "NodePort"]),
+    "ClusterIP (reach it with kubectl port-forward) or NodePort (reach it on the node).",
+  ),
+  servicePort: field(
+    "a port from 1 to 65535 (vLLM listens on it too)",
+    integer(1, 65535),
+    "Port vLLM listens on (--port) and the Service exposes.",
+  ),
   serviceNodePort: field(
     "0 (Kubernetes picks one) or a port from 1 to 65535 the cluster's node-port range allows; only with serviceType NodePort",
     integer(0, 65535),
+    "With serviceType NodePort, the node port to use; 0 lets Kubernetes pick.",
   ),
   startupBudgetSeconds: field(
     "an integer from 60 to 14400: how long a pod may take to become Ready (cold downloads included)",
     integer(60, 14_400),
+    "Seconds a new pod may take to become Ready (startup probe and pulumi up's wait); cold downloads included.",
   ),
-  benchmarkOnDeploy: field("true or false", booleanString),
+  benchmarkOnDeploy: field(
+    "true or false",
+    booleanString,
+    "Run the benchmark as part of pulumi up, after the Deployment is Ready and whenever its spec changes.",
+  ),
   benchmarkEndpoint: field(
     "empty, or the http(s) URL the post-deploy benchmark reaches vLLM at",
     z
       .string()
       .trim()
       .refine((v) => v === "" || /^https?:\/\/[^\s]+$/.test(v)),
+    "URL the post-deploy benchmark reaches vLLM at; empty means http://127.0.0.1:<nodePort>.",
   ),
   benchmarkScenario: field(
     "empty (the seed's scenario) or a path to a scenario file, relative to the project",
     z.string().trim().max(512),
+    "Scenario file for the post-deploy benchmark; empty runs the seed's scenario.",
   ),
 } as const;
 
@@ -177,6 +255,13 @@ export const FIELD_NAMES = Object.keys(FIELDS) as FieldName[];
 /** Secret keys: read with `requireSecret`/`getSecret`, never through the plain parser. */
 export const SECRET_KEYS = ["hfToken", "apiKey"] as const;
 export type SecretKey = (typeof SECRET_KEYS)[number];
+
+/** What each secret is for (set with `pulumi config set --secret`; Pulumi.yaml declares no default). */
+export const SECRET_DESCRIPTIONS: Readonly<Record<SecretKey, string>> = {
+  hfToken: "Hugging Face token for gated checkpoints: a Kubernetes Secret, env HF_TOKEN.",
+  apiKey:
+    "Key clients must send as Bearer: a Kubernetes Secret, env VLLM_API_KEY (the benchmark and campaign read it from VLLM_API_KEY).",
+};
 
 export type CandidateConfig = { readonly [K in FieldName]: z.output<(typeof FIELDS)[K]["schema"]> };
 

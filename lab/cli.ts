@@ -3,8 +3,9 @@
  * Options for up (all optional): --cold-start-seconds N --warm-start-seconds N --endpoint-port N
  *   --ttft-ms N --itl-ms N
  */
-import { readLabState, startLab, stopLab } from "./cluster";
+import { startLab, stopLab } from "./cluster";
 import type { LabOptions } from "./options";
+import { readLabState } from "./state";
 
 function numberFlag(args: string[], name: string): number | undefined {
   const i = args.indexOf(name);

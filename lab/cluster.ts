@@ -3,10 +3,11 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import * as k8s from "@kubernetes/client-node";
+import { findTool } from "../common/tools";
 import { ignoreStatus } from "./api-errors";
 import { labNode, localPathStorageClass, VLLM_POD_SELECTOR } from "./manifests";
 import { KUBECONFIG_FILE, LAB_DIR, type LabOptions, LabOptionsSchema, type LabState, STATE_FILE } from "./options";
-import { findTool } from "./tools";
+import { processAlive, readLabState } from "./state";
 
 const run = promisify(execFile);
 
@@ -67,10 +68,6 @@ function writeKwokConfig(): string {
 
 function log(message: string): void {
   process.stderr.write(`[lab] ${message}\n`);
-}
-
-export function readLabState(): LabState | undefined {
-  return fs.existsSync(STATE_FILE) ? (JSON.parse(fs.readFileSync(STATE_FILE, "utf8")) as LabState) : undefined;
 }
 
 /**
@@ -192,15 +189,6 @@ async function nodeReady(kubeconfig: string, nodeName: string): Promise<boolean>
     kc.loadFromFile(kubeconfig);
     const node = await kc.makeApiClient(k8s.CoreV1Api).readNode({ name: nodeName });
     return node.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
-  } catch {
-    return false;
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
   } catch {
     return false;
   }

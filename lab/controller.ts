@@ -6,11 +6,11 @@
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as k8s from "@kubernetes/client-node";
+import { findTool } from "../common/tools";
 import { LabKubelet, type SimPlacement } from "./kubelet";
 import { KUBECONFIG_FILE, LabOptionsSchema } from "./options";
 import { LabProvisioner } from "./provisioner";
 import { SimEndpoint } from "./sim-endpoint";
-import { findTool } from "./tools";
 
 const TICK_MS = 500;
 

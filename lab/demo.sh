@@ -29,11 +29,9 @@ if [[ ! -d node_modules/@pulumi/pulumi || ! -x node_modules/.bin/tsx ]]; then
 fi
 
 LAB_BIN="${VLLM_LAB_HOME:-$HOME/.cache/vllm-lab}/bin"
-have_tool() { [[ -x "$LAB_BIN/$1" ]] || command -v "$1" >/dev/null 2>&1; }
-missing=()
-for tool in pulumi pulumi-language-nodejs pulumi-resource-kubernetes kube-apiserver etcd kwokctl kwok llm-d-inference-sim; do
-  have_tool "$tool" || missing+=("$tool")
-done
+# The one tool rule (common/tools.ts): VLLM_LAB_TOOL_<NAME>, then $LAB_BIN, then PATH.
+mapfile -t missing < <(npx --no-install tsx common/tools.ts missing \
+  pulumi pulumi-language-nodejs pulumi-resource-kubernetes kube-apiserver etcd kwokctl kwok llm-d-inference-sim)
 if [[ ${#missing[@]} -gt 0 ]]; then
   say "building the lab toolchain into $LAB_BIN (missing: ${missing[*]}); the first build takes a while, later runs skip it"
   command -v go >/dev/null || { echo "demo: the toolchain is built from source and needs Go on PATH (https://go.dev/dl/), then rerun npm run demo" >&2; exit 1; }
@@ -57,7 +55,8 @@ set -e
 
 say "done in $((SECONDS - T0)) s (campaign exit code $status)"
 ENDPOINT="$(node -p 'require("./.lab/state.json").endpoint' 2>/dev/null || echo "http://127.0.0.1:8100")"
-if [[ $status == 0 || $status == 3 ]]; then
+# Exit codes: common/exit-codes.ts (0 ok, 6 some candidate invalid: baseline is verified either way).
+if [[ $status == 0 || $status == 6 ]]; then
   echo "The lab is still running, back on baseline (verified):" >&2
 else
   echo "The campaign did not end with a verified baseline (exit code $status); see the report above. The lab is still running:" >&2

@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import * as os from "node:os";
 import * as path from "node:path";
 import { z } from "zod";
 
@@ -8,23 +7,16 @@ export const LAB_DIR = path.resolve(__dirname, "..", ".lab");
 export const STATE_FILE = path.join(LAB_DIR, "state.json");
 export const KUBECONFIG_FILE = path.join(LAB_DIR, "kubeconfig");
 
-/** The lab's cache root outside the repo: `$VLLM_LAB_HOME`, else ~/.cache/vllm-lab. */
-export function labHome(env: Readonly<Record<string, string | undefined>> = process.env): string {
-  return env["VLLM_LAB_HOME"] ?? path.join(os.homedir(), ".cache", "vllm-lab");
-}
-
-/** Built tools live here (lab/toolchain/build.sh puts them there). */
-export function toolchainBin(env: Readonly<Record<string, string | undefined>> = process.env): string {
-  return path.join(labHome(env), "bin");
-}
+/** Where the lab's cache and built tools live: one rule, in common/tools.ts. */
+export { labHome, toolchainBin } from "../common/tools";
 
 function defaultClusterName(): string {
   return `vllm-lab-${createHash("sha256").update(LAB_DIR).digest("hex").slice(0, 8)}`;
 }
 
 /**
- * How the lab behaves. Timings are the seed's divided by `timeScale` (270 s cold and 171 s warm
- * to Ready on the RTX 4090 node), so cold stays slower than warm by the same ratio.
+ * How the lab behaves. The start-up timings default to the seed's divided by 30 (270 s cold and
+ * 171 s warm to Ready on the RTX 4090 node), so cold stays slower than warm by the same ratio.
  */
 export const LabOptionsSchema = z.object({
   /** kwokctl keeps clusters in ~/.kwok by name; one per checkout keeps two clones' labs apart. */
@@ -56,16 +48,21 @@ export const LabOptionsSchema = z.object({
 });
 export type LabOptions = z.infer<typeof LabOptionsSchema>;
 
-/** What `lab up` leaves behind for the benchmark, the campaign and the tests. */
-export interface LabState {
-  readonly clusterName: string;
-  readonly nodeName: string;
-  readonly kubeconfig: string;
+/**
+ * What `lab up` leaves behind in `.lab/state.json` for the benchmark, the campaign and the tests:
+ * the one schema every reader validates against (lab/state.ts reads it).
+ */
+export const LabStateSchema = z.looseObject({
+  clusterName: z.string().min(1),
+  nodeName: z.string().min(1),
+  kubeconfig: z.string().min(1),
   /** Where the current Ready vLLM pod's simulator answers. */
-  readonly endpoint: string;
-  readonly controllerPid: number;
-  readonly options: LabOptions;
-  readonly startedAt: string;
-  /** Every figure from the lab is simulated; results carry this note. */
-  readonly simulated: true;
-}
+  endpoint: z.string().regex(/^https?:\/\/\S+$/),
+  /** The node agent (lab/controller.ts); gone means the lab is not running. */
+  controllerPid: z.number().int().positive(),
+  options: LabOptionsSchema,
+  startedAt: z.string(),
+  /** True when every figure from the lab is simulated; results carry this note. */
+  simulated: z.boolean(),
+});
+export type LabState = z.infer<typeof LabStateSchema>;

@@ -1,12 +1,13 @@
 import * as path from "node:path";
+import { EXIT } from "../common/exit-codes";
 import { UsageError } from "../common/usage-error";
 import { renderReviewMarkdown } from "./markdown";
 import { parseReviewOptions, USAGE } from "./options";
 import { buildReview } from "./review";
 import { summaryFinder } from "./summaries";
 
-/** Exit codes of `npm run review`. */
-export const EXIT = { ok: 0, checksFailed: 1, usage: 2, error: 3 } as const;
+/** Exit codes of `npm run review`: the repository's one table (common/exit-codes.ts). */
+export { EXIT };
 
 export interface Io {
   readonly stdout: (s: string) => void;

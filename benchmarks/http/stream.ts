@@ -9,8 +9,7 @@ export class SseParser {
   push(chunk: Uint8Array | string): string[] {
     this.buffer += typeof chunk === "string" ? chunk : this.decoder.decode(chunk, { stream: true });
     const out: string[] = [];
-    let idx: number;
-    while ((idx = this.buffer.search(/\r?\n\r?\n/)) >= 0) {
+    for (let idx = this.buffer.search(/\r?\n\r?\n/); idx >= 0; idx = this.buffer.search(/\r?\n\r?\n/)) {
       const event = this.buffer.slice(0, idx);
       const sep = this.buffer.slice(idx).match(/^\r?\n\r?\n/)?.[0].length ?? 2;
       this.buffer = this.buffer.slice(idx + sep);

@@ -1,32 +1,11 @@
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
-import { z } from "zod";
+import { type StackOutputs, StackOutputsSchema } from "../../config/stack-outputs";
 import { formatIssues } from "./scenario";
 
-/**
- * The stack outputs the benchmark needs (`pulumi stack output --json`). Only the fields the
- * benchmark cannot do without are required; everything else passes through into the result.
- */
-export const StackOutputsSchema = z
-  .object({
-    namespace: z.string().min(1),
-    deploymentName: z.string().min(1),
-    servedModelName: z.string().min(1),
-    config: z.looseObject({}),
-    serviceName: z.string().optional(),
-    servicePort: z.number().int().optional(),
-    clusterEndpoint: z.string().optional(),
-    nodePort: z.number().int().positive().nullable().optional(),
-    image: z.string().optional(),
-    args: z.array(z.string()).optional(),
-    envNames: z.array(z.string()).optional(),
-    cacheClaimName: z.string().optional(),
-    cacheMode: z.enum(["warm", "cold"]).optional(),
-  })
-  .loose();
-
-export type StackOutputs = z.infer<typeof StackOutputsSchema>;
+/** The shape is shared with the program that exports it: config/stack-outputs.ts. */
+export { type StackOutputs, StackOutputsSchema };
 
 /** Keys whose values must never reach a result file, whatever the stack exports. */
 // "token" but not "tokens": maxNumBatchedTokens and max_tokens are counts, not credentials.

@@ -54,6 +54,53 @@ export function apiErrorMessage(err: unknown): string {
   return (e.message ?? String(err)).split("\n")[0]!.slice(0, 300);
 }
 
+/** `kubeconfigPath`, else KUBECONFIG, else ~/.kube/config: the one rule for benchmark and campaign. */
+export function loadKubeConfig(kubeconfigPath: string | undefined): KubeConfig {
+  const kc = new KubeConfig();
+  if (kubeconfigPath !== undefined) kc.loadFromFile(kubeconfigPath);
+  else kc.loadFromDefault();
+  return kc;
+}
+
+/** The API server URL the kubeconfig's current context points at, or null (no file, no context). */
+export function kubernetesServer(kubeconfigPath: string | undefined): string | null {
+  try {
+    return loadKubeConfig(kubeconfigPath).getCurrentCluster()?.server ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** What the live Deployment runs in one container. */
+export interface LiveContainer {
+  readonly args: string[];
+  readonly image: string | null;
+}
+
+/** Reads the live Deployment's container `containerName` (default: the first); throws with a one-line reason. */
+export async function readDeploymentContainer(
+  kubeconfigPath: string | undefined,
+  ref: DeploymentRef,
+): Promise<LiveContainer> {
+  const apps = loadKubeConfig(kubeconfigPath).makeApiClient(AppsV1Api);
+  let d: Awaited<ReturnType<AppsV1Api["readNamespacedDeployment"]>>;
+  try {
+    d = await withTimeout(
+      apps.readNamespacedDeployment({ name: ref.deploymentName, namespace: ref.namespace }),
+      "read Deployment",
+    );
+  } catch (err) {
+    throw new Error(apiErrorMessage(err));
+  }
+  const containers = d.spec?.template.spec?.containers ?? [];
+  const c = ref.containerName === undefined ? containers[0] : containers.find((x) => x.name === ref.containerName);
+  if (c === undefined)
+    throw new Error(
+      `deployment ${ref.namespace}/${ref.deploymentName} has no container ${ref.containerName ?? "(none at all)"}`,
+    );
+  return { args: c.args ?? [], image: c.image ?? null };
+}
+
 /** Read-only access to one Deployment through @kubernetes/client-node. */
 export class Cluster {
   private constructor(
@@ -65,9 +112,7 @@ export class Cluster {
 
   /** Loads `kubeconfigPath`, else KUBECONFIG, else ~/.kube/config; proves access by reading the Deployment. */
   static async connect(ref: DeploymentRef, kubeconfigPath?: string): Promise<Cluster> {
-    const kc = new KubeConfig();
-    if (kubeconfigPath !== undefined) kc.loadFromFile(kubeconfigPath);
-    else kc.loadFromDefault();
+    const kc = loadKubeConfig(kubeconfigPath);
     const server = kc.getCurrentCluster()?.server ?? "(no cluster in kubeconfig)";
     const cluster = new Cluster(kc.makeApiClient(AppsV1Api), kc.makeApiClient(CoreV1Api), server, ref);
     try {

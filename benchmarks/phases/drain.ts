@@ -21,7 +21,7 @@ export async function waitForIdle(
   const started = performance.now();
   for (let polls = 0; polls < Math.ceil(timeoutMs / POLL_MS) + 1; polls++) {
     if (signal.aborted) return missing("interrupted while waiting for the server to go idle");
-    let snapshot;
+    let snapshot: ReturnType<typeof vllmSnapshot>;
     try {
       const res = await client.send("GET", metricsUrl, undefined, 2000);
       if (res.status !== 200) return missing(`${metricsUrl} answered HTTP ${res.status}`);

@@ -1,13 +1,9 @@
-import { errorMessageOf } from "../http/client";
+import { probeHealth, probeModels } from "../http/probes";
 import { type Measured, measured, missing } from "../measured";
 import { parseExposition } from "../metrics/exposition";
 import { cacheConfigInfo, type KvCapacityLog, parseKvCapacityLog } from "../metrics/vllm";
 import type { IdentityPhase, ModelInfo } from "../result/types";
 import { nowIso, type PhaseContext } from "./shared";
-
-interface ModelsShape {
-  data?: Array<{ id?: string; root?: string | null; max_model_len?: number | null }>;
-}
 
 export interface IdentityInputs {
   readonly metricsUrl: string;
@@ -21,27 +17,12 @@ export async function identityPhase(ctx: PhaseContext, inputs: IdentityInputs): 
   const { client } = ctx;
   const timeout = ctx.scenario.requestTimeoutMs;
 
-  const health: IdentityPhase["health"] = await client.send("GET", "/health", undefined, timeout, ctx.signal).then(
-    (r) => ({
-      status: r.status,
-      elapsedMs: r.elapsedMs,
-      error: r.status === 200 ? null : errorMessageOf(r.text).slice(0, 200),
-    }),
-    (err: Error) => ({ status: null, elapsedMs: null, error: err.message }),
-  );
+  const probe = await probeHealth(client, timeout, ctx.signal);
+  const health: IdentityPhase["health"] = { status: probe.status, elapsedMs: probe.elapsedMs, error: probe.error };
 
-  let models: ModelInfo[] = [];
-  let modelsError: string | null = null;
-  try {
-    const body = (await client.json("GET", "/v1/models", undefined, timeout)) as ModelsShape;
-    models = (body.data ?? []).map((m) => ({
-      id: m.id ?? "",
-      root: m.root ?? null,
-      maxModelLen: m.max_model_len ?? null,
-    }));
-  } catch (err) {
-    modelsError = `/v1/models: ${(err as Error).message}`;
-  }
+  const listed = await probeModels(client, timeout, ctx.signal);
+  const models: ModelInfo[] = listed.models ?? [];
+  const modelsError = listed.error === null ? null : `/v1/models: ${listed.error}`;
   const servedModel = models.find((m) => m.id === ctx.model) ?? null;
 
   let vllmVersion: Measured<string>;

@@ -67,7 +67,6 @@ export async function inputLengthPhase(ctx: PhaseContext): Promise<InputLengthPh
   const { repeats, runs: n, maxTokens } = ctx.scenario.inputLength;
   const tokenizer = new Tokenizer(ctx);
   const cases: InputLengthCase[] = [];
-  let tokenizeError: string | null = null;
   for (const r of repeats) {
     if (ctx.signal.aborted) break;
     const prompt = repeatSentence(ctx.scenario.context.sentence, r);
@@ -75,7 +74,8 @@ export async function inputLengthPhase(ctx: PhaseContext): Promise<InputLengthPh
     try {
       promptTokens = await tokenizer.count(prompt);
     } catch (err) {
-      tokenizeError ??= (err as Error).message;
+      // The count then comes from the answers' usage; say why it is not the /tokenize count.
+      ctx.progress.log(`input length x${r}: /tokenize failed (${(err as Error).message}); using the answers' usage`);
     }
     const runs = await runSeries(ctx, prompt, maxTokens, n, `input ${promptTokens ?? "?"} tokens`);
     const ok = succeededOf(runs);

@@ -47,7 +47,11 @@ export function containerEnv(c: CandidateConfig, secrets: SecretRefs): EnvVarInp
   return env;
 }
 
-export function containerResources(c: CandidateConfig): k8s.types.input.core.v1.ResourceRequirements {
+/** Plain quantities (no Inputs): they are also a stack output (config/stack-outputs.ts). */
+export function containerResources(c: CandidateConfig): {
+  requests: Record<string, string>;
+  limits: Record<string, string>;
+} {
   const gpus = String(c.gpuCount);
   return {
     requests: { cpu: c.cpuRequest, memory: `${c.memoryRequestGi}Gi`, "nvidia.com/gpu": gpus },

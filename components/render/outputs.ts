@@ -1,4 +1,5 @@
 import type { CandidateConfig } from "../../config/schema";
+import type { StackOutputs } from "../../config/stack-outputs";
 import { containerEnv, containerResources } from "./deployment";
 import { mountedClaimName } from "./names";
 import { clusterEndpoint } from "./service";
@@ -8,6 +9,7 @@ import { renderVllmArgs } from "./vllm-args";
  * The baseline record the seed took with `kubectl get deploy -o json | jq`: image, args, env
  * names, resources, claim, where to reach the server, and the whole candidate config. Env values
  * are left out on purpose: the token's is a secret, and names are what a reviewer compares.
+ * Its shape is the one schema the benchmark reads too (config/stack-outputs.ts).
  */
 export function stackOutputs(c: CandidateConfig, present: { stack: string; hfToken: boolean; apiKey: boolean }) {
   return {
@@ -26,7 +28,5 @@ export function stackOutputs(c: CandidateConfig, present: { stack: string; hfTok
     cacheClaimName: mountedClaimName(c),
     cacheMode: c.cacheMode,
     config: { ...c },
-  };
+  } satisfies StackOutputs;
 }
-
-export type StackOutputs = ReturnType<typeof stackOutputs>;

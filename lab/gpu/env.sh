@@ -2,7 +2,7 @@
 # Puts the carried Python tree, Node 24, the lab toolchain and Pulumi's plugin cache in place.
 GPU_ROOT="${GPU_ROOT:-/tmp/gpu}"
 export GPU_ROOT
-export VLLM_LAB_HOME="$GPU_ROOT"                       # lab/options.ts: toolchainBin() = $GPU_ROOT/bin
+export VLLM_LAB_HOME="$GPU_ROOT"                       # common/tools.ts: toolchainBin() = $GPU_ROOT/bin
 export PULUMI_HOME="$GPU_ROOT/pulumi-home"            # plugins/resource-kubernetes-v* (unpack.sh installs it)
 export PULUMI_SKIP_UPDATE_CHECK=true PULUMI_IGNORE_AMBIENT_PLUGINS=true
 # ts-node without type checking: the payload's node_modules carries no *.d.ts (pack.sh prunes them).

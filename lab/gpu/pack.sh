@@ -74,7 +74,7 @@ build_py() {
 }
 
 # ---------------------------------------------------------------- bin
-# What the lab executes (lab/cluster.ts, lab/tools.ts, campaign/pulumi.ts, lab/demo.sh):
+# What the lab executes (lab/cluster.ts, common/tools.ts, campaign/pulumi.ts, lab/demo.sh):
 # kwokctl + kwok, kube-apiserver, kube-controller-manager, kube-scheduler, etcd (kwokctl --*-binary),
 # pulumi + pulumi-language-nodejs (found next to pulumi), pulumi-resource-kubernetes (installed into
 # $PULUMI_HOME/plugins on the device by unpack.sh: the same binary, not shipped twice).

@@ -18,6 +18,9 @@
 #
 # Environment:
 #   VLLM_LAB_HOME      cache root (default ~/.cache/vllm-lab); bin/ and src/ below it
+#   VLLM_LAB_TOOL_<NAME>  an executable to use instead of building NAME (e.g.
+#                      VLLM_LAB_TOOL_ETCD=/usr/bin/etcd); the same rule as common/tools.ts:
+#                      override, then BIN, then PATH
 #   VLLM_LAB_USE_PATH  auto (default): a non-Pulumi tool (kube-apiserver, etcd,
 #                        kwok, ...) already on PATH outside BIN is used as is and
 #                        not built. Pulumi CLI/language host/providers are always
@@ -72,6 +75,13 @@ is_current() {
   [[ -f "$(marker "$name")" ]] && [[ "$(cat "$(marker "$name")")" == "$(stamp_of "$ver")" ]]
 }
 
+# overridden BINARY: set in VLLM_LAB_TOOL_<NAME> (common/tools.ts: override, then BIN, then PATH)?
+overridden() {
+  local var
+  var="VLLM_LAB_TOOL_$(printf '%s' "$1" | tr '[:lower:]' '[:upper:]' | tr -c 'A-Z0-9\n' '_')"
+  [[ -n "${!var:-}" && -x "${!var}" ]]
+}
+
 # on_path BINARY: found on PATH outside BIN?
 on_path() {
   local p
@@ -88,6 +98,15 @@ run_step() {
     log "$name $ver: up to date (skip)"
     SUMMARY+=("$name|$ver|cached")
     return 0
+  fi
+  if [[ ${#bins[@]} -gt 0 ]]; then
+    local b over=1
+    for b in "${bins[@]}"; do overridden "$b" || over=0; done
+    if [[ $over == 1 ]]; then
+      log "$name: ${bins[*]} set by VLLM_LAB_TOOL_*, not building"
+      SUMMARY+=("$name|override|0")
+      return 0
+    fi
   fi
   if [[ ${#bins[@]} -gt 0 && "$pclass" != none ]]; then
     local use=0
@@ -219,7 +238,7 @@ install_plugin() {
   "$PULUMI" plugin install resource "$name" "$ver" --file "$file" --reinstall
 }
 install_plugins() {
-  PULUMI="$BIN/pulumi"; [[ -x "$PULUMI" ]] || PULUMI="$(command -v pulumi)"
+  PULUMI="${VLLM_LAB_TOOL_PULUMI:-$BIN/pulumi}"; [[ -x "$PULUMI" ]] || PULUMI="$(command -v pulumi)"
   install_plugin kubernetes "$KUBERNETES_PROVIDER_VERSION"
   if [[ -n "$COMMAND_PROVIDER_MODULE_VERSION" ]]; then install_plugin command "$COMMAND_PROVIDER_VERSION"; fi
 }

@@ -1,10 +1,12 @@
 import * as fs from "node:fs";
+import * as http from "node:http";
+import type { AddressInfo } from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
-import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
+import { LocalWorkspace, type Stack } from "@pulumi/pulumi/automation";
+import { findPulumi } from "../../campaign/pulumi";
 import { stageProject } from "../../campaign/stage";
-import { toolchainBin } from "../../lab/options";
 
 export const PROJECT_DIR = path.resolve(__dirname, "../..");
 
@@ -20,14 +22,14 @@ export async function pulumiSandbox(kubeconfig: string): Promise<PulumiSandbox> 
   const workDir = stageProject(PROJECT_DIR, path.join(root, "project")).dir;
   const backendDir = path.join(root, "state");
   fs.mkdirSync(backendDir);
-  const pulumiCommand = await PulumiCommand.get({ root: path.dirname(toolchainBin()), skipVersionCheck: true });
+  const pulumiCommand = await findPulumi();
   const envVars = {
     PULUMI_BACKEND_URL: `file://${backendDir}`,
     PULUMI_CONFIG_PASSPHRASE: "",
     PULUMI_SKIP_UPDATE_CHECK: "true",
     KUBECONFIG: kubeconfig,
     // The CLI finds the language host and provider plugins it was built with next to it.
-    PATH: `${toolchainBin()}${path.delimiter}${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ""}`,
+    PATH: `${path.dirname(pulumiCommand.command)}${path.delimiter}${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ""}`,
   };
   return {
     workDir,
@@ -59,5 +61,63 @@ export function watchPodCount(core: k8s.CoreV1Api, namespace: string, selector: 
       await loop;
       return max;
     },
+  };
+}
+
+/** What a key-checking proxy saw: requests per path prefix and how many it refused. */
+export interface KeyProxy {
+  readonly url: string;
+  readonly seen: { readonly authorized: number; readonly refused: number; readonly open: number };
+  close(): Promise<void>;
+}
+
+/**
+ * A loopback reverse proxy to `target` that enforces an API key the way `vllm serve --api-key`
+ * does: every `/v1` path needs `Authorization: Bearer <key>` (401 otherwise), `/health`,
+ * `/metrics`, `/version` and `/tokenize` do not. The simulator has no key option of its own.
+ */
+export async function startKeyProxy(target: string, key: string): Promise<KeyProxy> {
+  const upstream = new URL(target);
+  const seen = { authorized: 0, refused: 0, open: 0 };
+  const server = http.createServer((req, res) => {
+    if (req.url?.startsWith("/v1")) {
+      if (req.headers.authorization !== `Bearer ${key}`) {
+        seen.refused += 1;
+        res.writeHead(401, { "content-type": "application/json" }).end('{"error":"Unauthorized"}');
+        req.resume();
+        return;
+      }
+      seen.authorized += 1;
+    } else seen.open += 1;
+    const out = http.request(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: upstream.host },
+        // A fresh connection per request: the lab replaces the simulator behind the endpoint with
+        // every candidate, and a pooled socket to the previous one would fail a request.
+        agent: false,
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    out.on("error", () => res.destroy());
+    // A client that gives up (end of a load window) stops the upstream request too.
+    res.on("close", () => out.destroy());
+    req.pipe(out);
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }

@@ -1,40 +1,19 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { accessSync, constants } from "node:fs";
 import { createServer } from "node:net";
-import { delimiter, join } from "node:path";
-import { toolchainBin } from "../../../lab/options";
+import { locateTool } from "../../../common/tools";
 
 const NAME = "llm-d-inference-sim";
 
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** LLM_D_INFERENCE_SIM, else $VLLM_LAB_HOME/bin (default ~/.cache/vllm-lab/bin), else PATH; null if none. */
-export function locateSimulator(env: NodeJS.ProcessEnv = process.env): string | null {
-  const explicit = env["LLM_D_INFERENCE_SIM"];
-  if (explicit) return executable(explicit) ? explicit : null;
-  const lab = join(toolchainBin(env), NAME);
-  if (executable(lab)) return lab;
-  for (const dir of (env["PATH"] ?? "").split(delimiter)) {
-    if (dir && executable(join(dir, NAME))) return join(dir, NAME);
-  }
-  return null;
-}
-
-/** Fails under CI=true (the simulator is part of CI), skips elsewhere, with the same message. */
+/** Fails under CI=true (the simulator is part of CI), skips elsewhere, with the locator's message. */
 export function requireSimulator(ctx: Mocha.Context): string {
-  const bin = locateSimulator();
-  if (bin !== null) return bin;
-  const msg = `${NAME} not found: set LLM_D_INFERENCE_SIM, or build it with \`bash lab/toolchain/build.sh llm-d-inference-sim\` (into \${VLLM_LAB_HOME:-~/.cache/vllm-lab}/bin), or put it on PATH`;
-  if (process.env["CI"] === "true") throw new Error(msg);
-  ctx.skip();
-  throw new Error(msg);
+  const found = locateTool(NAME);
+  if ("error" in found) {
+    const { error } = found;
+    if (process.env["CI"] === "true") throw new Error(error);
+    ctx.skip();
+    throw new Error(error);
+  }
+  return found.path;
 }
 
 /** A free loopback port: the simulator takes no port 0, so bind 0, read it, release it. */

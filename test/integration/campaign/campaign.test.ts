@@ -7,7 +7,7 @@ import type { CampaignSummary } from "../../../campaign/summary";
 import { render } from "../../../components";
 import { mergedStackConfig, parseCandidateConfig, stackNames } from "../../../config";
 import { startLab, stopLab } from "../../../lab";
-import { kubeClients, PROJECT_DIR } from "../helpers";
+import { type KeyProxy, kubeClients, PROJECT_DIR, startKeyProxy } from "../helpers";
 
 const NS = "gemmaforge";
 
@@ -31,18 +31,29 @@ async function campaign(args: string[]): Promise<{ code: number; stdout: string;
   return { code, stdout, stderr };
 }
 
+const API_KEY = "sk-campaign-it-key";
+
 /**
  * A tiny campaign for real: the Pulumi engine through the Automation API against the lab's API
- * server, pods that turn Ready only once their simulator serves, the benchmark over HTTP.
+ * server, pods that turn Ready only once their simulator serves, the benchmark over HTTP, all of
+ * it through a proxy that enforces an API key as `vllm serve --api-key` does (the campaign's own
+ * readiness and baseline checks included). `before` runs the campaign and then its plan; each
+ * `it` only reads what they left, so any one of them can run alone.
  */
-describe("campaign on the lab (baseline, seqs1, cold)", function () {
+describe("campaign on the lab (baseline, seqs1, cold) with an API key", function () {
   this.timeout(15 * 60_000);
   let tmp: string;
-  let common: string[];
+  let proxy: KeyProxy;
+  let run: { code: number; stdout: string; stderr: string };
+  let plan: { code: number; stdout: string; stderr: string };
+  let summary: CampaignSummary;
   const before0 = repoStackFiles();
+  let after0: Record<string, string>;
+  const keyBefore = process.env["VLLM_API_KEY"];
 
   before(async () => {
-    await startLab({ coldStartSeconds: 4, warmStartSeconds: 2 });
+    const lab = await startLab({ coldStartSeconds: 4, warmStartSeconds: 2 });
+    proxy = await startKeyProxy(lab.endpoint, API_KEY);
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), "vllm-campaign-it-"));
     const scenario = path.join(tmp, "scenario.yaml");
     // Enough load to separate 4 sequences from 1 at concurrency 2, and nothing else. Every
@@ -52,8 +63,10 @@ describe("campaign on the lab (baseline, seqs1, cold)", function () {
       scenario,
       "phases: [readiness, identity, load]\nignoreEos: true\nload:\n  concurrency: [1, 2]\n  durationSeconds: 6\n  warmupSeconds: 1\n",
     );
-    common = [
+    const common = [
       "--lab",
+      "--endpoint",
+      proxy.url,
       "--stacks",
       "baseline,seqs1,cold",
       "--scenario",
@@ -67,18 +80,22 @@ describe("campaign on the lab (baseline, seqs1, cold)", function () {
       "--results",
       path.join(tmp, "results"),
     ];
+    process.env["VLLM_API_KEY"] = API_KEY;
+    run = await campaign(["run", ...common, "--fresh", "--json"]);
+    plan = await campaign(["plan", ...common, "--json"]);
+    after0 = repoStackFiles();
+    summary = JSON.parse(run.stdout || "null") as CampaignSummary;
   });
   after(async () => {
+    if (keyBefore === undefined) delete process.env["VLLM_API_KEY"];
+    else process.env["VLLM_API_KEY"] = keyBefore;
+    await proxy?.close();
     await stopLab();
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
 
-  let summary: CampaignSummary;
-
-  it("runs every candidate, restores and verifies baseline, and recommends 4 sequences over 1", async () => {
-    const run = await campaign(["run", ...common, "--fresh", "--json"]);
+  it("runs every candidate, restores and verifies baseline, and recommends 4 sequences over 1", () => {
     assert.equal(run.code, 0, run.stderr);
-    summary = JSON.parse(run.stdout) as CampaignSummary;
     assert.deepEqual(
       summary.candidates.map((c) => [c.stack, c.status, c.resultValid]),
       [
@@ -106,6 +123,15 @@ describe("campaign on the lab (baseline, seqs1, cold)", function () {
     assert.ok(fs.existsSync(path.join(tmp, "results", `campaign-${summary.id}.md`)));
   });
 
+  it("sends the API key on every /v1 request: the server refused none", async () => {
+    assert.equal(proxy.seen.refused, 0);
+    assert.ok(proxy.seen.authorized > 0, JSON.stringify(proxy.seen));
+    // The proxy does enforce it: the same request without the key is refused.
+    const res = await fetch(`${proxy.url}/v1/models`);
+    await res.arrayBuffer();
+    assert.equal(res.status, 401);
+  });
+
   it("leaves the live Deployment on baseline's args and deletes only the cold claim", async () => {
     const { apps, core } = kubeClients(
       JSON.parse(fs.readFileSync(path.join(PROJECT_DIR, ".lab", "state.json"), "utf8")).kubeconfig as string,
@@ -125,11 +151,10 @@ describe("campaign on the lab (baseline, seqs1, cold)", function () {
   });
 
   it("never writes to the repository's stack files", () => {
-    assert.deepEqual(repoStackFiles(), before0);
+    assert.deepEqual(after0, before0);
   });
 
-  it("resumes: a second campaign would skip every candidate already measured", async () => {
-    const plan = await campaign(["plan", ...common, "--json"]);
+  it("resumes: a second campaign would skip every candidate already measured", () => {
     assert.equal(plan.code, 0, plan.stderr);
     const parsed = JSON.parse(plan.stdout) as { plan: Array<{ stack: string; action: string; detail: string }> };
     assert.deepEqual(

@@ -1,5 +1,6 @@
 import * as assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
+import type { UpResult } from "@pulumi/pulumi/automation";
 import { render } from "../../../components";
 import { mergedStackConfig, parseCandidateConfig } from "../../../config";
 import { type LabState, startLab, stopLab } from "../../../lab";
@@ -17,7 +18,9 @@ function renderedArgs(stack: string): string[] {
 
 /**
  * The user's flows, for real: the Pulumi engine (Automation API, local file backend) against the
- * lab's kube-apiserver, with pods that turn Ready only when their simulator serves.
+ * lab's kube-apiserver, with pods that turn Ready only when their simulator serves. `before`
+ * deploys baseline once; every `it` starts from baseline deployed (`beforeEach` applies it again,
+ * a no-op when nothing moved) and sets up whatever else it needs itself, so any one can run alone.
  */
 describe("pulumi up / restore / drift against a real API server (lab)", function () {
   this.timeout(15 * 60_000);
@@ -25,32 +28,41 @@ describe("pulumi up / restore / drift against a real API server (lab)", function
   let sandbox: PulumiSandbox;
   let core: k8s.CoreV1Api;
   let apps: k8s.AppsV1Api;
+  let firstUp: UpResult;
+  let firstWarmUid: string;
   const liveArgs = async () =>
     (await apps.readNamespacedDeployment({ name: NAME, namespace: NS })).spec!.template.spec!.containers[0]!.args!;
   const warmClaimUid = async () =>
     (await core.readNamespacedPersistentVolumeClaim({ name: "gemma4-model-cache", namespace: NS })).metadata!.uid!;
-  let firstWarmUid = "";
+  const up = async (stack: string) => {
+    const result = await (await sandbox.stack(stack)).up();
+    assert.equal(result.summary.result, "succeeded", `${stack} up`);
+    return result;
+  };
 
   before(async () => {
     lab = await startLab({ coldStartSeconds: 4, warmStartSeconds: 2 });
     ({ core, apps } = kubeClients(lab.kubeconfig));
     sandbox = await pulumiSandbox(lab.kubeconfig);
+    firstUp = await up("baseline");
+    firstWarmUid = await warmClaimUid();
+  });
+  beforeEach(async () => {
+    await up("baseline");
   });
   after(async () => {
     await stopLab();
   });
 
   it("baseline up deploys the seed's args, Ready, on the warm claim", async () => {
-    const result = await (await sandbox.stack("baseline")).up();
-    assert.equal(result.summary.result, "succeeded");
+    assert.deepEqual(firstUp.outputs.args?.value, renderedArgs("baseline"));
     assert.deepEqual(await liveArgs(), renderedArgs("baseline"));
     const deployment = await apps.readNamespacedDeployment({ name: NAME, namespace: NS });
     assert.equal(deployment.status?.readyReplicas, 1);
     assert.equal(deployment.spec?.template.spec?.volumes?.[0]?.persistentVolumeClaim?.claimName, "gemma4-model-cache");
     const claim = await core.readNamespacedPersistentVolumeClaim({ name: "gemma4-model-cache", namespace: NS });
     assert.equal(claim.status?.phase, "Bound");
-    firstWarmUid = claim.metadata!.uid!;
-    assert.deepEqual(result.outputs.args?.value, renderedArgs("baseline"));
+    assert.equal(claim.metadata?.uid, firstWarmUid);
   });
 
   it("a second preview of baseline shows no changes", async () => {
@@ -61,17 +73,16 @@ describe("pulumi up / restore / drift against a real API server (lab)", function
 
   it("seqs1 up changes the live args, keeps the warm claim, and never runs two vLLM pods", async () => {
     const watcher = watchPodCount(core, NS, SELECTOR);
-    const result = await (await sandbox.stack("seqs1")).up();
+    await up("seqs1");
     const maxPods = await watcher.stop();
-    assert.equal(result.summary.result, "succeeded");
     assert.deepEqual(await liveArgs(), renderedArgs("seqs1"));
     assert.equal(maxPods, 1);
     assert.equal(await warmClaimUid(), firstWarmUid);
   });
 
-  it("selecting baseline and up restores the exact baseline args", async () => {
-    const result = await (await sandbox.stack("baseline")).up();
-    assert.equal(result.summary.result, "succeeded");
+  it("selecting baseline and up after a candidate restores the exact baseline args", async () => {
+    await up("seqs1");
+    await up("baseline");
     assert.deepEqual(await liveArgs(), renderedArgs("baseline"));
     const deployment = await apps.readNamespacedDeployment({ name: NAME, namespace: NS });
     assert.equal(deployment.metadata?.annotations?.["vllm-tuner/stack"], "baseline");
@@ -89,15 +100,14 @@ describe("pulumi up / restore / drift against a real API server (lab)", function
       k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.StrategicMergePatch),
     );
     assert.deepEqual(await liveArgs(), drifted);
-    const result = await (await sandbox.stack("baseline")).up();
-    assert.equal(result.summary.result, "succeeded");
+    const result = await up("baseline");
     assert.equal(result.summary.resourceChanges?.update, 1);
     assert.deepEqual(await liveArgs(), renderedArgs("baseline"));
   });
 
   it("the cold stack mounts a fresh claim; destroying it after restore leaves the warm claim", async () => {
     const cold = await sandbox.stack("cold");
-    assert.equal((await cold.up()).summary.result, "succeeded");
+    await up("cold");
     const claim = await core.readNamespacedPersistentVolumeClaim({ name: "gemma4-model-cache-cold-r1", namespace: NS });
     assert.equal(claim.status?.phase, "Bound");
     const deployment = await apps.readNamespacedDeployment({ name: NAME, namespace: NS });
@@ -106,7 +116,7 @@ describe("pulumi up / restore / drift against a real API server (lab)", function
       "gemma4-model-cache-cold-r1",
     );
 
-    assert.equal((await (await sandbox.stack("baseline")).up()).summary.result, "succeeded");
+    await up("baseline");
     await cold.destroy();
     const claims = await core.listNamespacedPersistentVolumeClaim({ namespace: NS });
     const live = claims.items.filter((c) => !c.metadata?.deletionTimestamp).map((c) => c.metadata?.name);
@@ -117,12 +127,15 @@ describe("pulumi up / restore / drift against a real API server (lab)", function
   it("an invalid config fails preview with its message and changes nothing on the cluster", async () => {
     const before = await apps.readNamespacedDeployment({ name: NAME, namespace: NS });
     const bad = await sandbox.stack("seqs2");
+    const own = await bad.getConfig("vllm-tuner:maxNumSeqs");
     await bad.setConfig("vllm-tuner:maxNumSeqs", { value: "0" });
-    await assert.rejects(bad.preview(), (error: Error) => {
-      assert.match(error.message, /vllm-tuner:maxNumSeqs = "0": expected an integer from 1 to 1024/);
-      return true;
-    });
-    await assert.rejects(bad.up(), /vllm-tuner:maxNumSeqs = "0"/);
+    try {
+      await assert.rejects(bad.preview(), /vllm-tuner:maxNumSeqs = "0": expected an integer from 1 to 1024/);
+      await assert.rejects(bad.up(), /vllm-tuner:maxNumSeqs = "0"/);
+    } finally {
+      // The sandbox's stack file is put back, so no other test sees the bad value.
+      await bad.setConfig("vllm-tuner:maxNumSeqs", own);
+    }
     const after = await apps.readNamespacedDeployment({ name: NAME, namespace: NS });
     // Status updates by the controllers move resourceVersion; the spec and our last apply must not move.
     const lastApply = (d: k8s.V1Deployment) =>
@@ -134,6 +147,8 @@ describe("pulumi up / restore / drift against a real API server (lab)", function
   });
 
   it("destroying a candidate stack leaves the namespace, the warm claim and the server", async () => {
+    await up("seqs1");
+    await up("baseline");
     await (await sandbox.stack("seqs1")).destroy();
     const ns = await core.readNamespace({ name: NS });
     assert.equal(ns.status?.phase, "Active");

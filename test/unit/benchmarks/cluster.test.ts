@@ -4,7 +4,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Cluster } from "../../../benchmarks/kube/cluster";
+import { Cluster, kubernetesServer, readDeploymentContainer } from "../../../benchmarks/kube/cluster";
+import { readDeployment } from "../../../campaign/probe";
 
 const NS = "gemmaforge";
 const uid = "dep-uid";
@@ -14,6 +15,17 @@ const objects: Record<string, unknown> = {
     kind: "Deployment",
     metadata: { name: "gemma4-12b", namespace: NS, uid, creationTimestamp: "2025-06-01T09:00:00Z" },
     spec: { selector: { matchLabels: { app: "gemma4-12b" } }, template: {} },
+  },
+  [`/apis/apps/v1/namespaces/${NS}/deployments/live`]: {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: "live", namespace: NS, uid: "live-uid" },
+    spec: {
+      selector: { matchLabels: { app: "live" } },
+      template: {
+        spec: { containers: [{ name: "vllm", image: "vllm/vllm-openai:v0.24.0", args: ["m", "--port", "8000"] }] },
+      },
+    },
   },
   [`/apis/apps/v1/namespaces/${NS}/replicasets`]: {
     apiVersion: "v1",
@@ -138,6 +150,27 @@ describe("Kubernetes API access through @kubernetes/client-node", () => {
     await assert.rejects(
       Cluster.connect({ namespace: NS, deploymentName: "nope" }, kubeconfig),
       /^Error: cannot read deployment gemmaforge\/nope at http:\/\/127\.0\.0\.1:\d+: HTTP 404/,
+    );
+  });
+
+  it("reads the live Deployment's container for the campaign's baseline check, through the same module", async () => {
+    assert.equal(kubernetesServer(kubeconfig), `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    assert.deepEqual(
+      await readDeploymentContainer(kubeconfig, { namespace: NS, deploymentName: "live", containerName: "vllm" }),
+      { args: ["m", "--port", "8000"], image: "vllm/vllm-openai:v0.24.0" },
+    );
+    assert.deepEqual(await readDeployment(kubeconfig, { namespace: NS, deploymentName: "live", containerName: "x" }), {
+      args: null,
+      image: null,
+      error: "deployment gemmaforge/live has no container x",
+    });
+    assert.deepEqual(
+      await readDeployment(kubeconfig, { namespace: NS, deploymentName: "nope", containerName: "vllm" }),
+      {
+        args: null,
+        image: null,
+        error: "HTTP 404: not found",
+      },
     );
   });
 });

@@ -10,6 +10,7 @@ import { streamChat } from "../../../benchmarks/http/stream";
 import { buildScenario, SHORT_PRESET } from "../../../benchmarks/inputs/scenario";
 import { runClosedLoop } from "../../../benchmarks/load/closed-loop";
 import { runBenchmark } from "../../../benchmarks/run";
+import { EXIT } from "../../../common/exit-codes";
 import { type FakeVllm, startFakeVllm } from "./fake-vllm";
 
 const outputs = { namespace: "ns", deploymentName: "d", servedModelName: "fake-model", config: { maxNumSeqs: 4 } };
@@ -28,8 +29,8 @@ async function captureStdio(fn: () => Promise<number>): Promise<{ code: number; 
   const err: string[] = [];
   const o = process.stdout.write.bind(process.stdout);
   const e = process.stderr.write.bind(process.stderr);
-  process.stdout.write = ((c: string) => (out.push(String(c)), true)) as typeof process.stdout.write;
-  process.stderr.write = ((c: string) => (err.push(String(c)), true)) as typeof process.stderr.write;
+  process.stdout.write = ((c: string) => out.push(String(c)) > 0) as typeof process.stdout.write;
+  process.stderr.write = ((c: string) => err.push(String(c)) > 0) as typeof process.stderr.write;
   try {
     return { code: await fn(), stdout: out.join(""), stderr: err.join("") };
   } finally {
@@ -60,9 +61,10 @@ describe("against a loopback vLLM-protocol server", function () {
     assert.equal(s.promptTokens, 3);
     assert.equal(s.outputTokens, 11);
     assert.equal(s.contentChunks, 11);
-    // Timers never fire early; the upper bounds allow one event-loop tick per sleep.
-    assert.ok(s.ttftMs! >= 29 && s.ttftMs! < 80, `ttft ${s.ttftMs}`);
-    assert.ok(s.itlMs! >= 4.9 && s.itlMs! < 12, `itl ${s.itlMs}`);
+    // Timers never fire early, so the server's sleeps are lower bounds; a busy machine may take any
+    // longer, so there is no upper bound here (the client's own overhead: npm run bench:loadgen).
+    assert.ok(s.ttftMs! >= 29, `ttft ${s.ttftMs}`);
+    assert.ok(s.itlMs! >= 4.9, `itl ${s.itlMs}`);
     assert.ok(s.e2eMs >= 79, `e2e ${s.e2eMs}`);
   });
 
@@ -199,7 +201,7 @@ describe("CLI exit codes", function () {
         mkdtempSync(join(tmpdir(), "bench-")),
       ]),
     );
-    assert.equal(r.code, 3);
+    assert.equal(r.code, EXIT.unreachable);
     assert.match(
       r.stderr,
       /^error: http:\/\/127\.0\.0\.1:\d+\/health is unreachable \(ECONNREFUSED\)\nCheck that the server runs/,
@@ -215,7 +217,7 @@ describe("CLI exit codes", function () {
     );
     s.closeAllConnections();
     s.close();
-    assert.equal(r.code, 4);
+    assert.equal(r.code, EXIT.httpError);
     assert.match(r.stderr, /\/health answered HTTP 503/);
   });
 
@@ -228,7 +230,7 @@ describe("CLI exit codes", function () {
     assert.match(r.stderr, /stack outputs from --outputs-json are not usable/);
   });
 
-  it("exits 1 and still writes the result when requests fail, with --json on stdout", async () => {
+  it("exits 6 and still writes the result when requests fail, with --json on stdout", async () => {
     const failing = await startFakeVllm({ forceStatus: 500 });
     const out = mkdtempSync(join(tmpdir(), "bench-"));
     const r = await captureStdio(() =>
@@ -252,7 +254,7 @@ describe("CLI exit codes", function () {
       ]),
     );
     await failing.close();
-    assert.equal(r.code, 1);
+    assert.equal(r.code, EXIT.invalidResults);
     const printed = JSON.parse(r.stdout) as {
       valid: boolean;
       phases: { sequential: { runs: Array<{ status: number }> } };

@@ -4,7 +4,8 @@ import type { BenchmarkResult } from "../../../benchmarks/result/types";
 import { type CampaignDeps, type CampaignSettings, planCampaign, runCampaign } from "../../../campaign/campaign";
 import { silentCampaignProgress } from "../../../campaign/progress";
 import type { StoredResult } from "../../../campaign/resume";
-import { EXIT, exitCodeOf } from "../../../campaign/summary";
+import { exitCodeOf } from "../../../campaign/summary";
+import { EXIT } from "../../../common/exit-codes";
 import { stackOutputs } from "../../../components/render/outputs";
 import { mergedStackConfig, parseCandidateConfig } from "../../../config";
 import { level, result } from "../benchmarks/sample-result";
@@ -216,7 +217,7 @@ describe("campaign orchestration (fake Pulumi, fake benchmark)", () => {
     assert.deepEqual(fresh.calls, ["up seqs1", "bench seqs1", "up baseline"]);
   });
 
-  it("records a failed candidate, goes on with the next, and exits 3", async () => {
+  it("records a failed candidate, goes on with the next, and exits 6", async () => {
     const w = world({ failUp: "seqs2" });
     const s = await runCampaign(settings(["seqs2", "seqs4"]), w.deps, running());
     assert.deepEqual(w.calls, ["up seqs2", "up seqs4", "bench seqs4", "up baseline"]);
@@ -227,7 +228,7 @@ describe("campaign orchestration (fake Pulumi, fake benchmark)", () => {
         ["seqs4", "measured", null],
       ],
     );
-    assert.equal(exitCodeOf(s), EXIT.candidatesFailed);
+    assert.equal(exitCodeOf(s), EXIT.invalidResults);
   });
 
   it("on Ctrl-C stops after the current step, still restores baseline and keeps the cold claim's cleanup", async () => {
@@ -251,7 +252,7 @@ describe("campaign orchestration (fake Pulumi, fake benchmark)", () => {
     assert.equal(exitCodeOf(s), EXIT.interrupted);
   });
 
-  it("exits 1 when the restored Deployment does not carry baseline's args, and keeps nothing it must not", async () => {
+  it("exits 8 when the restored Deployment does not carry baseline's args, and keeps nothing it must not", async () => {
     const w = world({ liveArgsFrom: "seqs1" });
     const s = await runCampaign(settings(["seqs1", "cold"]), w.deps, running());
     assert.equal(s.restore?.verification?.ok, false);
@@ -259,7 +260,7 @@ describe("campaign orchestration (fake Pulumi, fake benchmark)", () => {
       s.restore?.verification?.checks.filter((c) => !c.ok).map((c) => c.detail),
       ["--max-num-seqs: live 1, expected 4"],
     );
-    assert.equal(exitCodeOf(s), EXIT.restoreFailed);
+    assert.equal(exitCodeOf(s), EXIT.baselineNotRestored);
   });
 
   it("keeps the cold stack when baseline could not be restored", async () => {
@@ -271,13 +272,18 @@ describe("campaign orchestration (fake Pulumi, fake benchmark)", () => {
       [["cold", "kept"]],
     );
     assert.match(s.cleanup[0]!.detail, /pulumi destroy --stack cold/);
-    assert.equal(exitCodeOf(s), EXIT.restoreFailed);
+    assert.equal(exitCodeOf(s), EXIT.baselineNotRestored);
   });
 
   it("a second Ctrl-C (cancel) leaves baseline unrestored and says so", async () => {
     const stop = new AbortController();
     const cancel = new AbortController();
-    const w = world({ onUp: () => (stop.abort(), cancel.abort()) });
+    const w = world({
+      onUp: () => {
+        stop.abort();
+        cancel.abort();
+      },
+    });
     const s = await runCampaign(settings(["seqs1", "seqs2"]), w.deps, { stop: stop.signal, cancel: cancel.signal });
     assert.deepEqual(w.calls, ["up seqs1"]);
     assert.deepEqual(
@@ -288,12 +294,16 @@ describe("campaign orchestration (fake Pulumi, fake benchmark)", () => {
       ],
     );
     assert.equal(s.restore, null);
-    assert.equal(exitCodeOf(s), EXIT.restoreFailed);
+    assert.equal(exitCodeOf(s), EXIT.baselineNotRestored);
   });
 
   it("stops at once when the lab is gone instead of waiting out each startup budget", async () => {
     let labAlive = true;
-    const w = world({ onUp: (stack) => stack === "cold" && (labAlive = false) });
+    const w = world({
+      onUp: (stack) => {
+        if (stack === "cold") labAlive = false;
+      },
+    });
     const gone = "the lab in /repo/.lab/state.json is not running (controller pid 42 is gone): npm run lab:up";
     const s = await runCampaign(
       settings(["seqs1", "cold", "seqs4", "seqs2"]),
@@ -313,7 +323,8 @@ describe("campaign orchestration (fake Pulumi, fake benchmark)", () => {
     assert.equal(s.candidates[2]!.detail, gone);
     assert.deepEqual(s.restore, { upSeconds: null, error: gone, verification: null });
     assert.deepEqual(s.cleanup, [{ stack: "cold", action: "kept", detail: `not destroyed: ${gone}`, seconds: null }]);
-    assert.equal(exitCodeOf(s), EXIT.restoreFailed);
+    assert.equal(s.labLost, gone);
+    assert.equal(exitCodeOf(s), EXIT.labNotRunning);
   });
 
   it("plan shows what run would do without touching anything", () => {

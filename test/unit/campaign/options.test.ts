@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
 import * as path from "node:path";
 import { parseCliOptions, SEED_STACKS } from "../../../campaign/options";
-import { labHome, pulumiEnv, pulumiOnPath } from "../../../campaign/pulumi";
+import { pulumiEnv } from "../../../campaign/pulumi";
 import { UsageError } from "../../../common/usage-error";
 
 const REPO = "/repo";
@@ -112,17 +112,5 @@ describe("campaign Pulumi environment", () => {
       { PATH: "/usr/bin" },
     );
     assert.deepEqual(env, { PULUMI_SKIP_UPDATE_CHECK: "true", PATH: "/n:/usr/bin" });
-  });
-
-  it("finds pulumi on PATH and the lab home", () => {
-    assert.equal(
-      pulumiOnPath("/a:/b:/c", (p) => p === "/b/pulumi"),
-      "/b/pulumi",
-    );
-    assert.equal(
-      pulumiOnPath("/a", () => false),
-      null,
-    );
-    assert.equal(labHome({ VLLM_LAB_HOME: "/x" }), "/x");
   });
 });

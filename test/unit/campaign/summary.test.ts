@@ -4,11 +4,11 @@ import { compareResults } from "../../../benchmarks/report/compare";
 import { streamProgress } from "../../../campaign/progress";
 import {
   type CampaignSummary,
-  EXIT,
   exitCodeOf,
   recommendationLine,
   renderCampaignMarkdown,
 } from "../../../campaign/summary";
+import { EXIT } from "../../../common/exit-codes";
 import { level, result } from "../benchmarks/sample-result";
 
 const seqs1 = result("seqs1", [level(1, 0.59, 1670, 0, 0), level(2, 0.59, 3300, 1, 0), level(4, 0.59, 6700, 3, 0)]);
@@ -39,6 +39,7 @@ const summary: CampaignSummary = {
   scenario: { source: "short preset", scenario: buildScenario([SHORT_PRESET]) },
   fresh: false,
   interrupted: false,
+  labLost: null,
   candidates: [
     {
       stack: "seqs4",
@@ -138,17 +139,18 @@ describe("campaign summary", () => {
     assert.ok(md.includes(", **interrupted**"));
   });
 
-  it("exit codes: restore problems first, then interruption, then failed candidates", () => {
+  it("exit codes: a lost lab first, then restore problems, then interruption, then failed candidates", () => {
     assert.equal(exitCodeOf(summary), EXIT.ok);
-    assert.equal(exitCodeOf({ ...summary, restore: null }), EXIT.restoreFailed);
+    assert.equal(exitCodeOf({ ...summary, restore: null }), EXIT.baselineNotRestored);
     assert.equal(
       exitCodeOf({ ...summary, restore: { upSeconds: 1, error: null, verification: { ok: false, checks: [] } } }),
-      EXIT.restoreFailed,
+      EXIT.baselineNotRestored,
     );
     assert.equal(exitCodeOf({ ...summary, interrupted: true }), EXIT.interrupted);
+    assert.equal(exitCodeOf({ ...summary, restore: null, labLost: "the lab is gone" }), EXIT.labNotRunning);
     assert.equal(
       exitCodeOf({ ...summary, candidates: [{ ...summary.candidates[0]!, resultValid: false }] }),
-      EXIT.candidatesFailed,
+      EXIT.invalidResults,
     );
   });
 
@@ -164,5 +166,16 @@ describe("campaign summary", () => {
     p.begin("restore", 10, "baseline");
     p.note("interrupted");
     assert.equal(out, "[3/10] seqs1     up ... 12.3s  bench ... 41.0s  ok\n[restore] baseline  \ninterrupted\n");
+  });
+
+  it("progress lets a verbose benchmark's lines in without cutting a candidate's line", () => {
+    let out = "";
+    const p = streamProgress((s) => (out += s));
+    p.begin(4, 10, "seqs2");
+    p.phase("bench");
+    p.log("phase load");
+    p.took(41);
+    p.end("ok");
+    assert.equal(out, "[4/10] seqs2     bench ... \nphase load\n[4/10] seqs2     41.0s  ok\n");
   });
 });

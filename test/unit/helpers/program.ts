@@ -8,24 +8,39 @@ export const PROJECT_DIR = path.resolve(__dirname, "../../..");
 export interface RecordedResource {
   readonly type: string;
   readonly name: string;
+  // biome-ignore lint/suspicious/noExplicitAny: the engine's inputs are untyped JSON; tests walk them by the provider's schema.
   readonly inputs: Record<string, any>;
   readonly opts: RegisteredOptions;
+}
+
+/** The options the program gave a resource (as its constructor received them). */
+export interface RegisteredOptions {
+  readonly retainOnDelete: boolean | undefined;
+  readonly deleteBeforeReplace: boolean | undefined;
+  readonly customTimeouts: pulumi.CustomTimeouts | undefined;
+  /** `dependsOn`, as `type::name` of each resource. */
+  readonly dependsOn: string[];
 }
 
 export interface ProgramRun {
   readonly resources: RecordedResource[];
   /** Stack outputs, resolved, with whether each was marked secret. */
   readonly outputs: Record<string, { value: unknown; secret: boolean }>;
-  /** Every value the engine would persist (inputs and outputs), serialised, for leak checks. */
-  readonly everythingPersisted: string;
   find(type: string, name: string): RecordedResource;
 }
 
+const key = (type: string, name: string) => `${type}::${name}`;
+
 /**
- * Runs index.ts under Pulumi's mocks with a stack's config, the official pattern: mocks first,
- * then import the program. The mock's `call` throws, because the program makes no invokes and
- * one appearing would be a change worth a test. Resource options are read off the registration
- * requests the SDK sends to the (mock) monitor: exactly what the engine would receive.
+ * Runs index.ts under Pulumi's mocks with a stack's config, the official pattern: `setMocks`
+ * first, then load the program, here inside the root stack as `pulumi up` runs it. The mock's
+ * `call` throws, because the program makes no invokes and one appearing would be a change worth a
+ * test.
+ *
+ * Resource options: the mock monitor gives `newResource` only type, name, inputs, provider and id,
+ * and it does not run transforms (`registerResourceTransform`). The SDK-side stack transformation
+ * (`registerStackTransformation`) does see every resource with the options its constructor got,
+ * so that is where they are recorded; it changes nothing.
  */
 export async function runProgram(
   stack: string,
@@ -33,26 +48,16 @@ export async function runProgram(
   secretKeys: string[] = [],
 ): Promise<ProgramRun> {
   const resources: RecordedResource[] = [];
-  const optsByName = new Map<string, RegisteredOptions>();
+  const optsByKey = new Map<string, RegisteredOptions>();
+  const keyOf = new WeakMap<pulumi.Resource, string>();
   await pulumi.runtime.setMocks(
     {
       newResource(args) {
-        const opts = optsByName.get(`${args.type}::${args.name}`);
-        if (!opts) throw new Error(`no registration request seen for ${args.type} ${args.name}`);
-        resources.push({ type: args.type, name: args.name, inputs: args.inputs, opts });
-        const state = { ...args.inputs };
-        if (args.type === "kubernetes:apps/v1:Deployment")
-          state.metadata = { ...state.metadata, uid: `uid-${args.name}`, generation: 1 };
-        if (args.type === "kubernetes:core/v1:Service") {
-          state.spec = {
-            ...state.spec,
-            ports: (state.spec?.ports ?? []).map((p: any) => ({
-              ...p,
-              nodePort: p.nodePort ?? (state.spec?.type === "NodePort" ? 31234 : undefined),
-            })),
-          };
-        }
-        return { id: `${args.name}-id`, state };
+        const opts = optsByKey.get(key(args.type, args.name));
+        if (!opts && args.type !== pulumi.runtime.rootPulumiStackTypeName)
+          throw new Error(`no options recorded for ${args.type} ${args.name}`);
+        if (opts) resources.push({ type: args.type, name: args.name, inputs: args.inputs, opts });
+        return { id: `${args.name}-id`, state: mockState(args.type, args.name, args.inputs) };
       },
       call(args) {
         throw new Error(`unexpected invoke ${args.token} in a unit test: stub it explicitly`);
@@ -63,25 +68,40 @@ export async function runProgram(
     false,
   );
   pulumi.runtime.setAllConfig({ ...mergedStackConfig(PROJECT_DIR, stack), ...overrides }, secretKeys);
-  captureRegisteredOptions(optsByName);
 
   const programPath = require.resolve(path.join(PROJECT_DIR, "index.ts"));
-  for (const key of Object.keys(require.cache)) {
-    if (key.startsWith(PROJECT_DIR) && !key.includes("node_modules") && !key.includes(`${path.sep}test${path.sep}`))
-      delete require.cache[key];
+  for (const k of Object.keys(require.cache)) {
+    if (k.startsWith(PROJECT_DIR) && !k.includes("node_modules") && !k.includes(`${path.sep}test${path.sep}`))
+      delete require.cache[k];
   }
-  // require, not import(): the program is CommonJS TypeScript loaded through tsx's require hook.
-  const program = require(programPath) as Record<string, unknown>;
+  let program: Record<string, unknown> = {};
+  await pulumi.runtime.runInPulumiStack(async () => {
+    pulumi.runtime.registerStackTransformation((t) => {
+      keyOf.set(t.resource, key(t.type, t.name));
+      const deps = t.opts.dependsOn;
+      const list = deps === undefined ? [] : Array.isArray(deps) ? deps : [deps];
+      optsByKey.set(key(t.type, t.name), {
+        retainOnDelete: t.opts.retainOnDelete,
+        deleteBeforeReplace: (t.opts as pulumi.CustomResourceOptions).deleteBeforeReplace,
+        customTimeouts: t.opts.customTimeouts,
+        dependsOn: list.map((r) => keyOf.get(r as pulumi.Resource) ?? "(a resource created outside the program)"),
+      });
+      return undefined;
+    });
+    // require, not import(): the program is CommonJS TypeScript loaded through tsx's require hook.
+    program = require(programPath) as Record<string, unknown>;
+    return undefined;
+  });
 
   const outputs: ProgramRun["outputs"] = {};
-  for (const [key, value] of Object.entries(program)) {
+  for (const [k, value] of Object.entries(program)) {
     if (!pulumi.Output.isInstance(value)) {
-      outputs[key] = { value, secret: false };
+      outputs[k] = { value, secret: false };
       continue;
     }
     const output = value as pulumi.Output<unknown>;
     const [resolved, secret] = await Promise.all([promiseOf(output), pulumi.isSecret(output)]);
-    outputs[key] = { value: resolved, secret };
+    outputs[k] = { value: resolved, secret };
   }
   // Let registrations started by apply callbacks (the post-deploy command) reach the mock.
   await new Promise((resolve) => setTimeout(resolve, 50));
@@ -89,7 +109,6 @@ export async function runProgram(
   return {
     resources,
     outputs,
-    everythingPersisted: JSON.stringify({ resources: resources.map((r) => ({ ...r, opts: undefined })), outputs }),
     find(type, name) {
       const hit = resources.find((r) => r.type === type && r.name === name);
       if (!hit)
@@ -101,30 +120,26 @@ export async function runProgram(
   };
 }
 
-/** The options of a registration, as sent over the wire. */
-export interface RegisteredOptions {
-  readonly retainOnDelete: boolean | undefined;
-  readonly deleteBeforeReplace: boolean;
-  readonly customTimeouts: { create: string; update: string; delete: string } | undefined;
-  /** URNs of direct dependencies (dependsOn and inputs). */
-  readonly dependencies: string[];
+interface ServicePort {
+  readonly nodePort?: number;
 }
 
-function captureRegisteredOptions(into: Map<string, RegisteredOptions>): void {
-  const monitor = (pulumi.runtime as unknown as { getMonitor(): any }).getMonitor();
-  const register = monitor.registerResource.bind(monitor);
-  monitor.registerResource = (req: any, callback: unknown) => {
-    const timeouts = req.getCustomtimeouts();
-    const create = timeouts?.getCreate() ?? "";
-    into.set(`${req.getType()}::${req.getName()}`, {
-      retainOnDelete: req.hasRetainondelete?.() === false ? undefined : req.getRetainondelete(),
-      deleteBeforeReplace: req.getDeletebeforereplace(),
-      customTimeouts:
-        create === "" ? undefined : { create, update: timeouts.getUpdate(), delete: timeouts.getDelete() },
-      dependencies: req.getDependenciesList(),
-    });
-    return register(req, callback);
-  };
+/** What the API server would add: a Deployment's uid and generation, a NodePort Service's port. */
+function mockState(type: string, name: string, inputs: Record<string, unknown>): Record<string, unknown> {
+  const state = { ...inputs };
+  if (type === "kubernetes:apps/v1:Deployment")
+    state["metadata"] = { ...(state["metadata"] as object), uid: `uid-${name}`, generation: 1 };
+  if (type === "kubernetes:core/v1:Service") {
+    const spec = (state["spec"] ?? {}) as { type?: string; ports?: ServicePort[] };
+    state["spec"] = {
+      ...spec,
+      ports: (spec.ports ?? []).map((p) => ({
+        ...p,
+        nodePort: p.nodePort ?? (spec.type === "NodePort" ? 31234 : undefined),
+      })),
+    };
+  }
+  return state;
 }
 
 export function promiseOf<T>(output: pulumi.Output<T>): Promise<T> {

@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { buildScenario } from "../../../benchmarks/inputs/scenario";
-import { writeResult } from "../../../benchmarks/result/files";
+import { writeResult } from "../../../benchmarks/report/write";
 import type { BenchmarkResult, ReadinessPhase } from "../../../benchmarks/result/types";
 import {
   type CandidateSummary,

@@ -51,13 +51,13 @@ describe("npm run review on a pull request (temporary git repository)", () => {
     assert.equal(review.base.mergeBase, git(repo, "rev-parse", "main").trim());
   });
 
-  it("is what `npm run review` prints: the Markdown comment, exit 1 naming both keys", () => {
+  it("is what `npm run review` prints: the Markdown comment, exit 10 (checks failed) naming both keys", () => {
     const tsx = path.join(PROJECT_DIR, "node_modules", ".bin", "tsx");
     const r = spawnSync(tsx, [path.join(PROJECT_DIR, "review", "cli.ts"), "--base", "main"], {
       cwd: repo,
       encoding: "utf8",
     });
-    assert.equal(r.status, 1);
+    assert.equal(r.status, EXIT.checksFailed);
     assert.match(r.stderr, /changes 2 knobs \(maxModelLen, maxNumSeqs\)/);
     assert.equal(r.stdout.split("\n")[0], "<!-- vllm-tuner-review -->");
     assert.match(r.stdout, /\*\*Checks fail: twoknobs\.\*\*/);

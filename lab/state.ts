@@ -1,0 +1,62 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { type LabState, LabStateSchema, STATE_FILE } from "./options";
+
+/** There is no lab to use: no state file, or its node agent is gone. The message names `npm run lab:up`. */
+export class LabNotRunningError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "LabNotRunningError";
+  }
+}
+
+/** The lab's state file of a checkout: `<repoDir>/.lab/state.json`. */
+export const labStateFile = (repoDir: string): string => path.join(repoDir, ".lab", "state.json");
+
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists but belongs to someone else.
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * The lab's state, validated against LabStateSchema; undefined when there is none. Its kubeconfig
+ * path is made absolute against the checkout. Throws naming the restart command when the file
+ * is not a state this version understands.
+ */
+export function readLabState(file: string = STATE_FILE): LabState | undefined {
+  if (!fs.existsSync(file)) return undefined;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(fs.readFileSync(file, "utf8"));
+  } catch {
+    raw = undefined;
+  }
+  const parsed = LabStateSchema.safeParse(raw);
+  if (!parsed.success)
+    throw new Error(
+      `${file} is not a lab state this version understands (${parsed.error.issues
+        .map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`)
+        .join("; ")}); restart the lab: npm run lab:down && npm run lab:up`,
+    );
+  const repoDir = path.dirname(path.dirname(file));
+  return { ...parsed.data, kubeconfig: path.resolve(repoDir, parsed.data.kubeconfig) };
+}
+
+/** The state of a lab that is running now; throws LabNotRunningError otherwise. */
+export function runningLabState(file: string = STATE_FILE, isAlive: (pid: number) => boolean = processAlive): LabState {
+  const state = readLabState(file);
+  if (state === undefined)
+    throw new LabNotRunningError(
+      `no lab state at ${file}: start the lab with \`npm run lab:up\` (or run the whole demo with \`npm run demo\`)`,
+    );
+  if (!isAlive(state.controllerPid))
+    throw new LabNotRunningError(
+      `the lab in ${file} is not running (controller pid ${state.controllerPid} is gone): npm run lab:up`,
+    );
+  return state;
+}
