@@ -134,7 +134,7 @@ build_model() {
   # random weights sample beyond the tokenizer's vocabulary cannot be detokenized. So the corpus adds
   # the JavaScript and Markdown in node_modules (tens of MB of varied text) until the vocabulary fills.
   { (cd "$REPO" && git ls-files -z '*.ts' '*.md' '*.yaml' '*.sh' | xargs -0 cat; cat "$SHARED"/captures/*.txt 2>/dev/null || true)
-    find "$REPO/node_modules" -type f \( -name '*.js' -o -name '*.md' \) -size -200k -print0 | head -z -n 4000 | xargs -0 cat
+    (set +o pipefail; find "$REPO/node_modules" -type f \( -name '*.js' -o -name '*.md' \) -size -200k -print0 | head -z -n 4000 | xargs -0 cat) || true  # head closes the pipe
   } > "$corpus/corpus.txt"
   # make_tokenizer.py writes tokenizer_config.json/chat_template too; keep the recipe's own files.
   "$venv/bin/python" "$SHARED/recipe/make_tokenizer.py" "$WORK/model/tok" >&2
