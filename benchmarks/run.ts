@@ -5,7 +5,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { gitInfo } from "../common/git-info";
 import { ApiClient, TransportError } from "./http/client";
 import { PHASES, type Scenario } from "./inputs/scenario";
-import { redactSecrets, type StackOutputs } from "./inputs/stack-outputs";
+import { maxNumSeqsOf, redactSecrets, type StackOutputs } from "./inputs/stack-outputs";
 import { apiErrorMessage, Cluster } from "./kube/cluster";
 import type { PodIdentity } from "./kube/readiness";
 import { type Measured, measured, missing } from "./measured";
@@ -196,10 +196,12 @@ export async function runBenchmark(opts: RunOptions): Promise<BenchmarkResult> {
             gpu: opts.gpu ?? {},
             namespace: opts.outputs.namespace,
             podIdentity,
+            kvCapacity: phases.identity?.kvCapacity ?? missing("the identity phase did not run"),
+            maxNumSeqs: maxNumSeqsOf(opts.outputs),
           });
           break;
         case "inputLength":
-          phases.inputLength = await inputLengthPhase(ctx);
+          phases.inputLength = await inputLengthPhase(ctx, metricsUrl);
           break;
         default: {
           const never: never = phase;

@@ -1,6 +1,7 @@
 import { errorMessageOf } from "../http/client";
 import { type Measured, measured, missing } from "../measured";
 import { parseExposition } from "../metrics/exposition";
+import { kvCapacity } from "../metrics/capacity";
 import { cacheConfigInfo, type KvCapacityLog, parseKvCapacityLog } from "../metrics/vllm";
 import type { IdentityPhase, ModelInfo } from "../result/types";
 import { nowIso, type PhaseContext } from "./shared";
@@ -15,7 +16,7 @@ export interface IdentityInputs {
   readonly podLog: () => Promise<Measured<string>>;
 }
 
-/** `/health`, `/v1/models`, `/version`, the KV capacity log line and `vllm:cache_config_info`. */
+/** `/health`, `/v1/models`, `/version`, the KV capacity log line and `vllm:cache_config_info`, and the capacity from them. */
 export async function identityPhase(ctx: PhaseContext, inputs: IdentityInputs): Promise<IdentityPhase> {
   const startedAt = nowIso();
   const { client } = ctx;
@@ -96,5 +97,6 @@ export async function identityPhase(ctx: PhaseContext, inputs: IdentityInputs): 
     vllmVersion,
     kvCapacityLog,
     cacheConfigInfo: cacheInfo,
+    kvCapacity: kvCapacity(cacheInfo, kvCapacityLog, servedModel?.maxModelLen ?? null),
   };
 }
