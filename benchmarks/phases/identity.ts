@@ -1,7 +1,7 @@
 import { errorMessageOf } from "../http/client";
 import { type Measured, measured, missing } from "../measured";
-import { parseExposition } from "../metrics/exposition";
 import { kvCapacity } from "../metrics/capacity";
+import { parseExposition } from "../metrics/exposition";
 import { cacheConfigInfo, type KvCapacityLog, parseKvCapacityLog } from "../metrics/vllm";
 import type { IdentityPhase, ModelInfo } from "../result/types";
 import { nowIso, type PhaseContext } from "./shared";

@@ -244,7 +244,12 @@ export async function loadPhase(
   // A failing /tokenize leaves promptTokens null: the load does not depend on it, the usage counts show it.
   const prompts = await PromptSource.create(new Tokenizer(ctx), body, ctx.scenario.prompts.uniquePrefix);
   const promptTokens = prompts.info.promptTokens;
-  const req: ChatRequest = { model: ctx.model, prompt: body, maxTokens: cfg.maxTokens, ignoreEos: ctx.scenario.ignoreEos };
+  const req: ChatRequest = {
+    model: ctx.model,
+    prompt: body,
+    maxTokens: cfg.maxTokens,
+    ignoreEos: ctx.scenario.ignoreEos,
+  };
   const levels: LoadLevel[] = [];
   let error: string | null = null;
   for (const c of cfg.concurrency) {
@@ -275,7 +280,9 @@ export async function loadPhase(
     prompts: {
       uniquePrefix: prompts.info.uniquePrefix,
       note: prompts.info.note,
-      usagePromptTokens: usageRange(levels.flatMap((l) => l.samples.filter((s) => s.window).map((s) => s.promptTokens))),
+      usagePromptTokens: usageRange(
+        levels.flatMap((l) => l.samples.filter((s) => s.window).map((s) => s.promptTokens)),
+      ),
     },
     levels,
     concurrencyCeiling: {
