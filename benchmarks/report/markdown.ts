@@ -65,7 +65,7 @@ export function ceilingLine(c: ConcurrencyCeiling): string {
     : `n/a (${p.reason})`;
   const m = c.measured;
   const measuredText = m.value
-    ? `**${m.value.atLeast ? "≥ " : ""}${m.value.concurrency}** (requests waiting from ${m.value.firstWaitingAt ?? "no level"}; throughput flat from ${m.value.firstFlatAt ?? "no level"})`
+    ? `**${m.value.atLeast ? "≥ " : ""}${m.value.concurrency}** (${m.value.firstWaitingAt === null ? "no level had requests waiting" : `requests wait from c=${m.value.firstWaitingAt}`}; ${m.value.firstFlatAt === null ? "req/s scaled at every level" : `req/s stops scaling at c=${m.value.firstFlatAt}`})`
     : `n/a (${m.reason})`;
   return `Concurrency ceiling: predicted ${predicted}; measured ${measuredText}.`;
 }
