@@ -127,6 +127,12 @@ describe("benchmark against llm-d-inference-sim", function () {
     assert.equal(id.servedModel?.maxModelLen, SIM.maxModelLen);
     assert.equal(id.kvCapacityLog.value, null);
     assert.match(id.kvCapacityLog.reason ?? "", /no cluster access/);
+    // No log here: capacity comes from vllm:cache_config_info's labels, or is null saying why.
+    const cap = id.kvCapacity;
+    assert.ok(
+      cap.value === null ? /cache_config_info/.test(cap.reason) : cap.value.source === "metrics",
+      JSON.stringify(cap),
+    );
   });
 
   it("sequential runs all succeed", () => {
@@ -168,6 +174,9 @@ describe("benchmark against llm-d-inference-sim", function () {
       assert.equal(level.server.peakRunning.value, e.running);
       assert.equal(level.server.peakWaiting.value, e.waiting);
       assert.equal(level.server.preemptionsDelta.value, null);
+      // Unique tagged prompts: whatever prefix cache the server has cannot serve them.
+      const hit = level.prefixCache.hitRatePercent;
+      assert.ok(hit.value === null ? /not exported/.test(hit.reason) : hit.value <= 5, JSON.stringify(hit));
       within(
         "req/s",
         level.requestsPerSecond,
@@ -189,6 +198,12 @@ describe("benchmark against llm-d-inference-sim", function () {
       );
     });
   }
+
+  it("sends unique prompts of one token count in the load", () => {
+    const p = result.phases.load!.prompts;
+    assert.equal(p.uniquePrefix, true);
+    assert.equal(p.usagePromptTokens?.min, p.usagePromptTokens?.max);
+  });
 
   it("input-length sweep: every run succeeds, prompt sizes grow", () => {
     const cases = result.phases.inputLength!.cases;
