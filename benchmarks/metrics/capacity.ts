@@ -17,7 +17,7 @@ export interface KvCapacity {
  * Pure: KV capacity from `vllm:cache_config_info` first, else the start-up log line. Metrics first because
  * they are structured and unrounded (436.423828125 against the log's 436.42x), come from the pod the load
  * scrapes, and need neither log access (RBAC, kwok) nor a log that still holds the start-up lines; the log
- * serves servers older than the capacity labels (vLLM < 0.11) and cross-checks the metrics.
+ * serves servers whose labels lack the capacity and cross-checks the metrics.
  */
 export function kvCapacity(
   cacheInfo: Measured<Readonly<Record<string, string>>>,
@@ -38,9 +38,7 @@ export function kvCapacity(
       crossCheck,
     });
   }
-  const whyNotMetrics = cacheInfo.value
-    ? "vllm:cache_config_info has no kv_cache_size_tokens label (vLLM older than 0.11)"
-    : cacheInfo.reason;
+  const whyNotMetrics = cacheInfo.value ? "vllm:cache_config_info has no kv_cache_size_tokens label" : cacheInfo.reason;
   if (log.value) {
     return measured({
       kvCacheTokens: log.value.kvCacheTokens,

@@ -84,7 +84,7 @@ export interface KvCapacityMetrics {
   readonly maxConcurrency: number | null;
 }
 
-/** Reads the capacity labels of `vllm:cache_config_info` (vLLM 0.11+); null when the labels are absent or not numbers. */
+/** Reads the capacity labels of `vllm:cache_config_info` (as vLLM 0.24 publishes them); null when the labels are absent or not numbers. */
 export function kvCapacityFromMetrics(info: Readonly<Record<string, string>>): KvCapacityMetrics | null {
   const tokens = Number(info["kv_cache_size_tokens"]);
   if (info["kv_cache_size_tokens"] === undefined || !Number.isFinite(tokens)) return null;
