@@ -6,7 +6,7 @@ import { gitInfo } from "../common/git-info";
 import { ApiClient } from "./http/client";
 import { probeHealth } from "./http/probes";
 import { PHASES, type Scenario } from "./inputs/scenario";
-import { redactSecrets, type StackOutputs } from "./inputs/stack-outputs";
+import { maxNumSeqsOf, redactSecrets, type StackOutputs } from "./inputs/stack-outputs";
 import { apiErrorMessage, Cluster } from "./kube/cluster";
 import type { PodIdentity } from "./kube/readiness";
 import { type Measured, measured, missing } from "./measured";
@@ -194,10 +194,12 @@ export async function runBenchmark(opts: RunOptions): Promise<BenchmarkResult> {
             gpu: opts.gpu ?? {},
             namespace: opts.outputs.namespace,
             podIdentity,
+            kvCapacity: phases.identity?.kvCapacity ?? missing("the identity phase did not run"),
+            maxNumSeqs: maxNumSeqsOf(opts.outputs),
           });
           break;
         case "inputLength":
-          phases.inputLength = await inputLengthPhase(ctx);
+          phases.inputLength = await inputLengthPhase(ctx, metricsUrl);
           break;
         default: {
           const never: never = phase;

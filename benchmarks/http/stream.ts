@@ -68,8 +68,34 @@ export function chatBody(req: ChatRequest, stream: boolean): Record<string, unkn
 }
 
 interface ChunkShape {
-  choices?: Array<{ delta?: { content?: string | null; reasoning_content?: string | null }; text?: string }>;
+  choices?: Array<{
+    delta?: { content?: string | null; reasoning?: string | null; reasoning_content?: string | null };
+    text?: string;
+  }>;
   usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
+}
+
+/** What one streamed chunk carries: generated text (answer or reasoning) and, in the last one, usage. */
+export interface StreamChunk {
+  readonly text: string;
+  readonly usage: { readonly promptTokens: number | null; readonly completionTokens: number | null } | null;
+}
+
+/**
+ * Pure: reads one `data:` payload of a chat or completion stream. A reasoning model streams its thinking
+ * as `delta.reasoning` (vLLM 0.24; `reasoning_content` before): those are generated tokens too, so the
+ * first of them is the first token.
+ */
+export function readChunk(data: string): StreamChunk {
+  const parsed = JSON.parse(data) as ChunkShape;
+  const choice = parsed.choices?.[0];
+  const d = choice?.delta;
+  const text = d?.content || d?.reasoning || d?.reasoning_content || choice?.text || "";
+  const u = parsed.usage;
+  return {
+    text,
+    usage: u ? { promptTokens: u.prompt_tokens ?? null, completionTokens: u.completion_tokens ?? null } : null,
+  };
 }
 
 /**
@@ -135,17 +161,15 @@ export async function streamChat(
           sawDone = true;
           continue;
         }
-        const parsed = JSON.parse(data) as ChunkShape;
-        const choice = parsed.choices?.[0];
-        const text = choice?.delta?.content ?? choice?.delta?.reasoning_content ?? choice?.text ?? "";
-        if (text.length > 0) {
+        const chunk = readChunk(data);
+        if (chunk.text.length > 0) {
           contentChunks += 1;
           if (firstTokenAt === null) firstTokenAt = now;
           lastTokenAt = now;
         }
-        if (parsed.usage) {
-          promptTokens = parsed.usage.prompt_tokens ?? promptTokens;
-          outputTokens = parsed.usage.completion_tokens ?? outputTokens;
+        if (chunk.usage) {
+          promptTokens = chunk.usage.promptTokens ?? promptTokens;
+          outputTokens = chunk.usage.completionTokens ?? outputTokens;
         }
       }
     }

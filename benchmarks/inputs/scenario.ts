@@ -24,6 +24,17 @@ export const ScenarioSchema = z
     requestTimeoutMs: positiveInt.default(120_000),
     /** Sent as `ignore_eos` so every request generates exactly max_tokens (vLLM and the simulator accept it). */
     ignoreEos: z.boolean().default(false),
+    prompts: z
+      .object({
+        /**
+         * Starts every prompt of `load` and `inputLength` with a tag no other request shares, so vLLM's prefix
+         * cache (on by default) cannot serve it: the figures then cost what a user's distinct prompts cost.
+         * `false` resends the seed's identical prompt, which measures cached prefill.
+         */
+        uniquePrefix: z.boolean().default(true),
+      })
+      .strict()
+      .default({ uniquePrefix: true }),
     sequential: z
       .object({
         runs: positiveInt.max(1000).default(5),

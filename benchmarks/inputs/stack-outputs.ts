@@ -92,3 +92,14 @@ export function resolveEndpoint(outputs: StackOutputs, endpoint: string | undefi
       "use --endpoint http://127.0.0.1:8100",
   );
 }
+
+/** The candidate's `--max-num-seqs`: its config key, else the rendered args; null when neither says. */
+export function maxNumSeqsOf(outputs: StackOutputs): number | null {
+  const fromConfig = outputs.config["maxNumSeqs"];
+  if (typeof fromConfig === "number" && Number.isInteger(fromConfig) && fromConfig > 0) return fromConfig;
+  const args = outputs.args ?? [];
+  const i = args.indexOf("--max-num-seqs");
+  const raw = i >= 0 ? args[i + 1] : args.find((a) => a.startsWith("--max-num-seqs="))?.split("=")[1];
+  const n = Number(raw);
+  return raw !== undefined && Number.isInteger(n) && n > 0 ? n : null;
+}

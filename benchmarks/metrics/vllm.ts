@@ -9,6 +9,9 @@ export const VLLM_METRICS = {
   /** prometheus_client exposes counters with `_total`; some builds and the simulator without. */
   preemptions: ["vllm:num_preemptions_total", "vllm:num_preemptions"],
   cacheConfigInfo: ["vllm:cache_config_info"],
+  /** Prompt tokens prefilled or served from the prefix cache, and the part served from it (v0.10+). */
+  promptTokens: ["vllm:prompt_tokens_total", "vllm:prompt_tokens"],
+  promptTokensCached: ["vllm:prompt_tokens_cached_total", "vllm:prompt_tokens_cached"],
 } as const;
 
 /** One scrape of `/metrics` reduced to what the load sweep needs. */
@@ -20,6 +23,9 @@ export interface VllmSnapshot {
   readonly kvCacheMetric: string | null;
   readonly preemptions: number | null;
   readonly preemptionsMetric: string | null;
+  /** Counters of prompt tokens: all of them, and those the prefix cache served. */
+  readonly promptTokens: number | null;
+  readonly promptTokensCached: number | null;
 }
 
 /**
@@ -60,6 +66,8 @@ export function vllmSnapshot(all: readonly MetricSample[], model?: string): Vllm
     kvCacheMetric: kv?.name ?? null,
     preemptions: pre?.value ?? null,
     preemptionsMetric: pre?.name ?? null,
+    promptTokens: pick(all, VLLM_METRICS.promptTokens, model, "sum")?.value ?? null,
+    promptTokensCached: pick(all, VLLM_METRICS.promptTokensCached, model, "sum")?.value ?? null,
   };
 }
 
@@ -67,6 +75,24 @@ export function vllmSnapshot(all: readonly MetricSample[], model?: string): Vllm
 export function cacheConfigInfo(all: readonly MetricSample[]): Record<string, string> | null {
   const s = select(all, VLLM_METRICS.cacheConfigInfo[0])[0];
   return s ? { ...s.labels } : null;
+}
+
+/** KV capacity as `vllm:cache_config_info` publishes it (labels `kv_cache_size_tokens`, `kv_cache_max_concurrency`). */
+export interface KvCapacityMetrics {
+  readonly kvCacheTokens: number;
+  /** For max_model_len tokens per request, as vLLM computes it; unrounded. */
+  readonly maxConcurrency: number | null;
+}
+
+/** Reads the capacity labels of `vllm:cache_config_info` (as vLLM 0.24 publishes them); null when the labels are absent or not numbers. */
+export function kvCapacityFromMetrics(info: Readonly<Record<string, string>>): KvCapacityMetrics | null {
+  const tokens = Number(info["kv_cache_size_tokens"]);
+  if (info["kv_cache_size_tokens"] === undefined || !Number.isFinite(tokens)) return null;
+  const conc = Number(info["kv_cache_max_concurrency"]);
+  return {
+    kvCacheTokens: tokens,
+    maxConcurrency: info["kv_cache_max_concurrency"] !== undefined && Number.isFinite(conc) ? conc : null,
+  };
 }
 
 /** What vLLM prints once at start-up about KV-cache capacity. */

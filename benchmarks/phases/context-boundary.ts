@@ -5,6 +5,11 @@ import { nowIso, type PhaseContext, plainChat, Tokenizer } from "./shared";
 
 const CONTEXT_MESSAGE = /context length|context window|maximum model length|max_model_len/i;
 
+/** Pure: whether a 400's message blames the context length (vLLM 0.24: "This model's maximum context length is ..."). */
+export function mentionsContextLength(message: string | null): boolean {
+  return CONTEXT_MESSAGE.test(message ?? "");
+}
+
 /** The first `w` words of the sentence repeated forever: a prompt that grows a word at a time. */
 export function wordsPrompt(sentence: string, w: number): string {
   const words = sentence.trim().split(/\s+/);
@@ -61,7 +66,7 @@ export async function contextPhase(ctx: PhaseContext, maxModelLenFromModels: num
       status: r.status,
       usagePromptTokens: r.promptTokens,
       message: r.message === null ? null : r.message.slice(0, 400),
-      mentionsContextLength: r.status === 400 ? CONTEXT_MESSAGE.test(r.message ?? "") : null,
+      mentionsContextLength: r.status === 400 ? mentionsContextLength(r.message) : null,
       asExpected: false,
     };
     const asExpected = p.status === p.expectedStatus && (p.status !== 400 || p.mentionsContextLength === true);

@@ -1,5 +1,6 @@
 import { probeHealth, probeModels } from "../http/probes";
 import { type Measured, measured, missing } from "../measured";
+import { kvCapacity } from "../metrics/capacity";
 import { parseExposition } from "../metrics/exposition";
 import { cacheConfigInfo, type KvCapacityLog, parseKvCapacityLog } from "../metrics/vllm";
 import type { IdentityPhase, ModelInfo } from "../result/types";
@@ -11,7 +12,7 @@ export interface IdentityInputs {
   readonly podLog: () => Promise<Measured<string>>;
 }
 
-/** `/health`, `/v1/models`, `/version`, the KV capacity log line and `vllm:cache_config_info`. */
+/** `/health`, `/v1/models`, `/version`, the KV capacity log line and `vllm:cache_config_info`, and the capacity from them. */
 export async function identityPhase(ctx: PhaseContext, inputs: IdentityInputs): Promise<IdentityPhase> {
   const startedAt = nowIso();
   const { client } = ctx;
@@ -77,5 +78,6 @@ export async function identityPhase(ctx: PhaseContext, inputs: IdentityInputs): 
     vllmVersion,
     kvCapacityLog,
     cacheConfigInfo: cacheInfo,
+    kvCapacity: kvCapacity(cacheInfo, kvCapacityLog, servedModel?.maxModelLen ?? null),
   };
 }

@@ -3,6 +3,7 @@ import { repeatSentence } from "../inputs/scenario";
 import type { PodIdentity } from "../kube/readiness";
 import { runClosedLoop } from "../load/closed-loop";
 import type { Measured } from "../measured";
+import { type KvCapacity, measureCeiling, predictCeiling } from "../metrics/capacity";
 import {
   dcgmPoint,
   type GpuPoint,
@@ -12,11 +13,13 @@ import {
   gpuFromPrometheus,
   gpuUnavailable,
 } from "../metrics/gpu";
+import { prefixCacheWindow } from "../metrics/prefix-cache";
 import { deltaOf, peakOf, type ScrapeSeries, WindowScraper } from "../metrics/scraper";
 import { type VllmSnapshot, vllmSnapshot } from "../metrics/vllm";
 import type { LoadLevel, LoadPhase, ServerWindow } from "../result/types";
 import { summarize } from "../stats";
 import { waitForIdle } from "./drain";
+import { PromptSource, usageRange } from "./prompts";
 import { nowIso, type PhaseContext, Tokenizer } from "./shared";
 
 export interface LoadInputs {
@@ -25,6 +28,10 @@ export interface LoadInputs {
   readonly namespace: string;
   /** The current pod, or why it is unknown (no cluster). */
   readonly podIdentity: () => Promise<Measured<PodIdentity>>;
+  /** From the identity phase, for the predicted concurrency ceiling. */
+  readonly kvCapacity: Measured<KvCapacity>;
+  /** The candidate's `--max-num-seqs`, or null when the stack outputs do not say. */
+  readonly maxNumSeqs: number | null;
 }
 
 /**
@@ -111,6 +118,7 @@ async function runLevel(
   ctx: PhaseContext,
   inputs: LoadInputs,
   req: ChatRequest,
+  prompts: PromptSource,
   concurrency: number,
 ): Promise<LoadLevel> {
   const cfg = ctx.scenario.load;
@@ -131,7 +139,7 @@ async function runLevel(
     warmupMs: cfg.warmupSeconds * 1000,
     durationMs: cfg.durationSeconds * 1000,
     maxRequests: cfg.maxRequestsPerLevel,
-    send: (signal) => streamChat(ctx.client, req, cfg.requestTimeoutMs, signal),
+    send: (signal) => streamChat(ctx.client, { ...req, prompt: prompts.next() }, cfg.requestTimeoutMs, signal),
     signal: ctx.signal,
     fatal: hopeless(concurrency),
     onWindowStart: async () => {
@@ -154,15 +162,14 @@ async function runLevel(
     const key = s.status === null ? "none" : String(s.status);
     errorsByStatus[key] = (errorsByStatus[key] ?? 0) + 1;
   }
-  const server = vllmSeries
-    ? serverWindow(vllmSeries)
-    : serverWindow({
-        url: inputs.metricsUrl,
-        intervalMs: cfg.metricsIntervalMs,
-        points: [],
-        failedScrapes: 0,
-        firstError: "the window never opened",
-      });
+  const series: ScrapeSeries<VllmSnapshot> = vllmSeries ?? {
+    url: inputs.metricsUrl,
+    intervalMs: cfg.metricsIntervalMs,
+    points: [],
+    failedScrapes: 0,
+    firstError: "the window never opened",
+  };
+  const server = serverWindow(series);
   let gpu: GpuWindow;
   if (dcgmSeries) gpu = gpuFromDcgm(dcgmSeries);
   else if (inputs.gpu.prometheusUrl) {
@@ -214,6 +221,7 @@ async function runLevel(
     itlMs: summarize(ok.map((s) => s.itlMs).filter((v): v is number => v !== null)),
     e2eMs: summarize(ok.map((s) => s.e2eMs)),
     server,
+    prefixCache: prefixCacheWindow(series),
     gpu,
     podBefore: podBefore.value,
     podAfter: podAfter.value,
@@ -232,25 +240,28 @@ export async function loadPhase(
 ): Promise<LoadPhase> {
   const startedAt = nowIso();
   const cfg = ctx.scenario.load;
-  const prompt = repeatSentence(ctx.scenario.context.sentence, cfg.promptRepeats);
-  let promptTokens: number | null = null;
-  try {
-    promptTokens = await new Tokenizer(ctx).count(prompt);
-  } catch {
-    // The load does not depend on it; the report shows the usage counts instead.
-  }
-  const req: ChatRequest = { model: ctx.model, prompt, maxTokens: cfg.maxTokens, ignoreEos: ctx.scenario.ignoreEos };
+  const body = repeatSentence(ctx.scenario.context.sentence, cfg.promptRepeats);
+  // A failing /tokenize leaves promptTokens null: the load does not depend on it, the usage counts show it.
+  const prompts = await PromptSource.create(new Tokenizer(ctx), body, ctx.scenario.prompts.uniquePrefix);
+  const promptTokens = prompts.info.promptTokens;
+  const req: ChatRequest = {
+    model: ctx.model,
+    prompt: body,
+    maxTokens: cfg.maxTokens,
+    ignoreEos: ctx.scenario.ignoreEos,
+  };
   const levels: LoadLevel[] = [];
   let error: string | null = null;
   for (const c of cfg.concurrency) {
     if (ctx.signal.aborted) break;
     ctx.progress.log(`load: concurrency ${c}, warm-up ${cfg.warmupSeconds} s, window ${cfg.durationSeconds} s`);
-    const level = await runLevel(ctx, inputs, req, c);
+    const level = await runLevel(ctx, inputs, req, prompts, c);
     levels.push(level);
     onLevel?.(levels);
     ctx.progress.log(
       `load c=${c}: ${level.requestsPerSecond.toFixed(3)} req/s, ${level.outputTokensPerSecond.toFixed(1)} tok/s, ` +
-        `ttft p50 ${level.ttftMs?.p50.toFixed(1) ?? "-"} ms, e2e p50 ${level.e2eMs?.p50.toFixed(1) ?? "-"} ms` +
+        `ttft p50 ${level.ttftMs?.p50.toFixed(1) ?? "-"} ms, e2e p50 ${level.e2eMs?.p50.toFixed(1) ?? "-"} ms, ` +
+        `prefix cache ${level.prefixCache.hitRatePercent.value?.toFixed(1) ?? "n/a"} %` +
         `${level.valid ? "" : ` INVALID: ${level.invalidReasons.join("; ")}`}`,
     );
     if (level.status === "failed") {
@@ -266,6 +277,24 @@ export async function loadPhase(
     finishedAt: nowIso(),
     promptTokens,
     maxTokens: cfg.maxTokens,
+    prompts: {
+      uniquePrefix: prompts.info.uniquePrefix,
+      note: prompts.info.note,
+      usagePromptTokens: usageRange(
+        levels.flatMap((l) => l.samples.filter((s) => s.window).map((s) => s.promptTokens)),
+      ),
+    },
     levels,
+    concurrencyCeiling: {
+      predicted: predictCeiling(inputs.kvCapacity, promptTokens, cfg.maxTokens, inputs.maxNumSeqs),
+      measured: measureCeiling(
+        levels.map((l) => ({
+          concurrency: l.concurrency,
+          valid: l.valid,
+          requestsPerSecond: l.requestsPerSecond,
+          peakWaiting: l.server.peakWaiting,
+        })),
+      ),
+    },
   };
 }

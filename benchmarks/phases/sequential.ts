@@ -1,19 +1,23 @@
 import { repeatSentence } from "../inputs/scenario";
+import { prefixCacheWindow } from "../metrics/prefix-cache";
+import { WindowScraper } from "../metrics/scraper";
+import { vllmSnapshot } from "../metrics/vllm";
 import type { InputLengthCase, InputLengthPhase, PlainRun, SequentialPhase } from "../result/types";
 import { mean } from "../stats";
+import { PromptSource, usageRange } from "./prompts";
 import { nowIso, type PhaseContext, plainChat, Tokenizer } from "./shared";
 
-/** N back-to-back requests of one prompt; stops early only on SIGINT. */
+/** N back-to-back requests, each with `prompt()`'s next prompt; stops early only on SIGINT. */
 async function runSeries(
   ctx: PhaseContext,
-  prompt: string,
+  prompt: () => string,
   maxTokens: number,
   runs: number,
   label: string,
 ): Promise<PlainRun[]> {
   const out: PlainRun[] = [];
   for (let run = 1; run <= runs && !ctx.signal.aborted; run++) {
-    const r = await plainChat(ctx, prompt, maxTokens);
+    const r = await plainChat(ctx, prompt(), maxTokens);
     if (ctx.signal.aborted) break;
     out.push({
       run,
@@ -41,7 +45,7 @@ const succeededOf = (runs: readonly PlainRun[]) => runs.filter((r) => r.status =
 export async function sequentialPhase(ctx: PhaseContext): Promise<SequentialPhase> {
   const startedAt = nowIso();
   const { runs: n, prompt, maxTokens } = ctx.scenario.sequential;
-  const runs = await runSeries(ctx, prompt, maxTokens, n, "sequential");
+  const runs = await runSeries(ctx, () => prompt, maxTokens, n, "sequential");
   const ok = succeededOf(runs);
   const interrupted = runs.length < n;
   return {
@@ -61,27 +65,36 @@ export async function sequentialPhase(ctx: PhaseContext): Promise<SequentialPhas
   };
 }
 
-/** The seed's step 7: ~400 / 1550 / 3100-token prompts, N runs each. */
-export async function inputLengthPhase(ctx: PhaseContext): Promise<InputLengthPhase> {
+/**
+ * The seed's step 7: ~400 / 1550 / 3100-token prompts, N runs each; each run's prompt has its own tag
+ * (unless `prompts.uniquePrefix` is off) so the prefix cache cannot turn the length effect into a cache effect.
+ */
+export async function inputLengthPhase(ctx: PhaseContext, metricsUrl: string): Promise<InputLengthPhase> {
   const startedAt = nowIso();
   const { repeats, runs: n, maxTokens } = ctx.scenario.inputLength;
   const tokenizer = new Tokenizer(ctx);
   const cases: InputLengthCase[] = [];
   for (const r of repeats) {
     if (ctx.signal.aborted) break;
-    const prompt = repeatSentence(ctx.scenario.context.sentence, r);
-    let promptTokens: number | null = null;
-    try {
-      promptTokens = await tokenizer.count(prompt);
-    } catch (err) {
-      // The count then comes from the answers' usage; say why it is not the /tokenize count.
-      ctx.progress.log(`input length x${r}: /tokenize failed (${(err as Error).message}); using the answers' usage`);
-    }
-    const runs = await runSeries(ctx, prompt, maxTokens, n, `input ${promptTokens ?? "?"} tokens`);
+    const body = repeatSentence(ctx.scenario.context.sentence, r);
+    const prompts = await PromptSource.create(tokenizer, body, ctx.scenario.prompts.uniquePrefix);
+    const promptTokens = prompts.info.promptTokens;
+    const scraper = new WindowScraper(ctx.client, metricsUrl, ctx.scenario.load.metricsIntervalMs, (s) =>
+      vllmSnapshot(s, ctx.model),
+    );
+    await scraper.start();
+    const runs = await runSeries(ctx, () => prompts.next(), maxTokens, n, `input ${promptTokens ?? "?"} tokens`);
+    const series = await scraper.stop();
     const ok = succeededOf(runs);
     cases.push({
       repeats: r,
       promptTokens: promptTokens ?? ok[0]?.promptTokens ?? null,
+      prompts: {
+        uniquePrefix: prompts.info.uniquePrefix,
+        note: prompts.info.note,
+        usagePromptTokens: usageRange(runs.map((x) => x.promptTokens)),
+      },
+      prefixCache: prefixCacheWindow(series),
       runs,
       succeeded: ok.length,
       meanMs: mean(ok.map((x) => x.elapsedMs)),

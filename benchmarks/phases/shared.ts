@@ -21,6 +21,16 @@ interface TokenizeShape {
   max_model_len?: number;
 }
 
+/** Pure: a `/tokenize` answer (`{"count","max_model_len","tokens","token_strs"}`) as count and max_model_len. */
+export function parseTokenizeBody(text: string): { count: number | null; maxModelLen: number | null } {
+  const body = JSON.parse(text) as TokenizeShape;
+  const count = body.count ?? body.tokens?.length;
+  return {
+    count: typeof count === "number" ? count : null,
+    maxModelLen: typeof body.max_model_len === "number" ? body.max_model_len : null,
+  };
+}
+
 /** Counts a chat prompt's tokens the way the server will: `/tokenize` with messages, else with prompt. */
 export class Tokenizer {
   mode: "messages" | "prompt" | null = null;
@@ -45,14 +55,13 @@ export class Tokenizer {
         lastError = `/tokenize (${mode}) answered HTTP ${res.status}: ${errorMessageOf(res.text).slice(0, 200)}`;
         continue;
       }
-      const body = JSON.parse(res.text) as TokenizeShape;
-      const count = body.count ?? body.tokens?.length;
-      if (typeof count !== "number") {
+      const { count, maxModelLen } = parseTokenizeBody(res.text);
+      if (count === null) {
         lastError = `/tokenize (${mode}) returned no count`;
         continue;
       }
       this.mode = mode;
-      if (typeof body.max_model_len === "number") this.maxModelLen = body.max_model_len;
+      if (maxModelLen !== null) this.maxModelLen = maxModelLen;
       this.cache.set(prompt, count);
       return count;
     }

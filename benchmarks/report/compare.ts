@@ -26,6 +26,11 @@ export interface CandidateVerdict {
   readonly ttftP95Ms: number | null;
   readonly peakKvCacheUsagePercent: number | null;
   readonly peakGpuMemoryMiB: number | null;
+  /** Prefix-cache hit rate at the target concurrency: near 0 when the prompts were unique, as they should be. */
+  readonly prefixCacheHitPercent: number | null;
+  /** Concurrency ceiling predicted from KV capacity and max-num-seqs, and the one the sweep measured ("≥ 8" when none saturated). */
+  readonly ceilingPredicted: number | null;
+  readonly ceilingMeasured: string | null;
   readonly config: Record<string, unknown>;
 }
 
@@ -89,6 +94,8 @@ export function judge(result: BenchmarkResult, rule: CompareRule, file: string |
     if (ttftP95 === null) out.push("no TTFT p95 at the target");
     else if (ttftP95 > rule.sloTtftP95Ms) out.push(`TTFT p95 ${num(ttftP95, 1)} ms > SLO ${rule.sloTtftP95Ms} ms`);
   }
+  const ceiling = result.phases.load?.concurrencyCeiling;
+  const measuredCeiling = ceiling?.measured.value ?? null;
   const peak = (f: (l: LoadLevel) => number | null) => {
     const v = levels.map(f).filter((x): x is number => x !== null);
     return v.length ? Math.max(...v) : null;
@@ -105,6 +112,9 @@ export function judge(result: BenchmarkResult, rule: CompareRule, file: string |
     ttftP95Ms: ttftP95,
     peakKvCacheUsagePercent: peak((l) => l.server.peakKvCacheUsagePercent.value),
     peakGpuMemoryMiB: peak((l) => l.gpu.peakMemoryUsedMiB.value),
+    prefixCacheHitPercent: at?.prefixCache.hitRatePercent.value ?? null,
+    ceilingPredicted: ceiling?.predicted.value?.concurrency ?? null,
+    ceilingMeasured: measuredCeiling ? `${measuredCeiling.atLeast ? "≥ " : ""}${measuredCeiling.concurrency}` : null,
     config: (result.outputs["config"] ?? {}) as Record<string, unknown>,
   };
 }
@@ -158,6 +168,8 @@ export function renderComparison(c: Comparison): string {
         "TTFT p95 ms",
         "KV peak %",
         "GPU mem peak MiB",
+        "prefix cache hit %",
+        "ceiling predicted / measured",
         "eligible",
       ],
       c.candidates.map((x) => [
@@ -168,6 +180,8 @@ export function renderComparison(c: Comparison): string {
         num(x.ttftP95Ms, 1),
         num(x.peakKvCacheUsagePercent, 2),
         num(x.peakGpuMemoryMiB, 0),
+        num(x.prefixCacheHitPercent, 1),
+        `${num(x.ceilingPredicted, 0)} / ${x.ceilingMeasured ?? "n/a"}`,
         x.eligible ? "yes" : `no: ${x.disqualified.join("; ")}`,
       ]),
     ),

@@ -1,6 +1,7 @@
 import { markdownTableLines } from "../../common/markdown-table";
 import type { Measured } from "../measured";
-import type { BenchmarkResult, LoadLevel } from "../result/types";
+import type { ConcurrencyCeiling } from "../metrics/capacity";
+import type { BenchmarkResult, LoadLevel, PromptSet } from "../result/types";
 
 /** Numbers for humans: fixed digits, `n/a` for null. */
 export function num(v: number | null | undefined, digits = 3): string {
@@ -42,10 +43,31 @@ function loadRow(l: LoadLevel, notes: Notes): string[] {
     notes.m(l.server.peakWaiting, 0),
     notes.m(l.server.peakKvCacheUsagePercent, 2),
     notes.m(l.server.preemptionsDelta, 0),
+    notes.m(l.prefixCache.hitRatePercent, 1),
     notes.m(l.gpu.peakMemoryUsedMiB, 0),
     notes.m(l.gpu.peakUtilPercent, 0),
     l.valid ? "yes" : `no: ${l.invalidReasons.join("; ")}`,
   ];
+}
+
+/** "unique per request (...)" or "one identical prompt", with the server's prompt-token counts. */
+function promptsLine(p: PromptSet): string {
+  const usage = p.usagePromptTokens;
+  const seen = usage === null ? "n/a" : usage.min === usage.max ? `${usage.min}` : `${usage.min}-${usage.max}`;
+  return `Prompts: ${p.uniquePrefix ? "unique per request" : "one identical prompt"} (${p.note}); usage.prompt_tokens ${seen}.`;
+}
+
+/** Predicted concurrency ceiling beside the measured one, each with what decided it. */
+export function ceilingLine(c: ConcurrencyCeiling): string {
+  const p = c.predicted;
+  const predicted = p.value
+    ? `**${p.value.concurrency}** (limited by ${p.value.limitedBy}: KV ${p.value.kvCacheTokens} tokens / ${p.value.tokensPerRequest} per request = ${p.value.kvLimit}; max-num-seqs ${p.value.maxNumSeqs ?? "unknown"})`
+    : `n/a (${p.reason})`;
+  const m = c.measured;
+  const measuredText = m.value
+    ? `**${m.value.atLeast ? "≥ " : ""}${m.value.concurrency}** (${m.value.firstWaitingAt === null ? "no level had requests waiting" : `requests wait from c=${m.value.firstWaitingAt}`}; ${m.value.firstFlatAt === null ? "req/s scaled at every level" : `req/s stops scaling at c=${m.value.firstFlatAt}`})`
+    : `n/a (${m.reason})`;
+  return `Concurrency ceiling: predicted ${predicted}; measured ${measuredText}.`;
 }
 
 /** Pure renderer: one candidate's result as the seed's tables. */
@@ -142,6 +164,12 @@ export function renderMarkdown(r: BenchmarkResult): string {
         ? `- KV cache: ${kv.value.kvCacheTokens} tokens; maximum concurrency ${num(kv.value.maxConcurrency, 2)}x for ${num(kv.value.maxConcurrencyTokensPerRequest, 0)} tokens per request`
         : `- KV cache log line: n/a (${kv.reason})`,
     );
+    const cap = id.kvCapacity;
+    out.push(
+      cap.value
+        ? `- KV capacity: **${cap.value.kvCacheTokens} tokens**, maximum concurrency ${num(cap.value.maxConcurrency, 2)}x for ${num(cap.value.maxConcurrencyTokensPerRequest, 0)} tokens per request (from ${cap.value.source === "metrics" ? "vllm:cache_config_info" : "the pod log"}; ${cap.value.crossCheck})`
+        : `- KV capacity: n/a (${cap.reason})`,
+    );
     const ci = id.cacheConfigInfo;
     out.push(
       ci.value
@@ -221,30 +249,40 @@ export function renderMarkdown(r: BenchmarkResult): string {
           "waiting peak",
           "KV cache peak %",
           "preemptions",
+          "prefix cache hit %",
           "GPU mem peak MiB",
           "GPU util peak %",
           "valid",
         ],
         p.load.levels.map((l) => loadRow(l, notes)),
       ),
+      "",
+      promptsLine(p.load.prompts),
+      "",
+      ceilingLine(p.load.concurrencyCeiling),
     );
     const rendered = notes.render();
     if (rendered.length > 0) out.push("", ...rendered);
   }
   if (p.inputLength) {
+    const notes = new Notes();
     out.push("", `## Input length (max_tokens ${p.inputLength.maxTokens})`, "");
     out.push(
       ...table(
-        ["prompt tokens", "runs", "HTTP 200", "mean s", "warm mean s (runs 2..N)"],
+        ["prompt tokens", "runs", "HTTP 200", "mean s", "warm mean s (runs 2..N)", "prefix cache hit %", "prompts"],
         p.inputLength.cases.map((c) => [
           num(c.promptTokens, 0),
           String(c.runs.length),
           String(c.succeeded),
           sec(c.meanMs),
           sec(c.warmMeanMs),
+          notes.m(c.prefixCache.hitRatePercent, 1),
+          c.prompts.uniquePrefix ? "unique" : "identical",
         ]),
       ),
     );
+    const rendered = notes.render();
+    if (rendered.length > 0) out.push("", ...rendered);
   }
   return `${out.join("\n")}\n`;
 }

@@ -3,12 +3,14 @@ import type { RequestSample } from "../http/stream";
 import type { Scenario } from "../inputs/scenario";
 import type { PodIdentity, ReadinessReport } from "../kube/readiness";
 import type { Measured } from "../measured";
+import type { ConcurrencyCeiling, KvCapacity } from "../metrics/capacity";
 import type { GpuWindow } from "../metrics/gpu";
+import type { PrefixCacheWindow } from "../metrics/prefix-cache";
 import type { KvCapacityLog } from "../metrics/vllm";
 import type { Summary } from "../stats";
 
 /** Bumped on any incompatible change of BenchmarkResult. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 export const RESULT_KIND = "vllm-tuner.benchmark";
 
 /**
@@ -38,6 +40,8 @@ export interface IdentityPhase extends PhaseBase {
   readonly vllmVersion: Measured<string>;
   readonly kvCapacityLog: Measured<KvCapacityLog>;
   readonly cacheConfigInfo: Measured<Record<string, string>>;
+  /** KV capacity from `vllm:cache_config_info`, else the log line; `source` says which. */
+  readonly kvCapacity: Measured<KvCapacity>;
 }
 
 /** One non-streaming request of the sequential and input-length phases. */
@@ -133,6 +137,8 @@ export interface LoadLevel {
   readonly itlMs: Summary | null;
   readonly e2eMs: Summary | null;
   readonly server: ServerWindow;
+  /** Share of the window's prompt tokens vLLM's prefix cache served (pod-scoped counters). */
+  readonly prefixCache: PrefixCacheWindow;
   readonly gpu: GpuWindow;
   readonly podBefore: PodIdentity | null;
   readonly podAfter: PodIdentity | null;
@@ -144,15 +150,31 @@ export interface LoadLevel {
   readonly samples: Array<RequestSample & { readonly window: boolean }>;
 }
 
+/** What the load or an input-length case sent: unique prompts or one, and their token counts. */
+export interface PromptSet {
+  /** Every request began with its own tag (scenario `prompts.uniquePrefix`). */
+  readonly uniquePrefix: boolean;
+  /** How equal token counts were kept, or why they were not checked. */
+  readonly note: string;
+  /** Smallest and largest `usage.prompt_tokens` the server reported for the requests, or null if none did. */
+  readonly usagePromptTokens: { readonly min: number; readonly max: number } | null;
+}
+
 export interface LoadPhase extends PhaseBase {
   readonly promptTokens: number | null;
   readonly maxTokens: number;
+  readonly prompts: PromptSet;
   readonly levels: LoadLevel[];
+  /** The concurrency KV capacity and max-num-seqs predict, beside the one the sweep measured. */
+  readonly concurrencyCeiling: ConcurrencyCeiling;
 }
 
 export interface InputLengthCase {
   readonly repeats: number;
   readonly promptTokens: number | null;
+  readonly prompts: PromptSet;
+  /** Prefix-cache hit rate over the case's runs, from `/metrics` before and after them. */
+  readonly prefixCache: PrefixCacheWindow;
   readonly runs: PlainRun[];
   readonly succeeded: number;
   readonly meanMs: number | null;

@@ -117,6 +117,12 @@ describe("benchmark against llm-d-inference-sim", function () {
     assert.equal(id.servedModel?.maxModelLen, SIM.maxModelLen);
     assert.equal(id.kvCapacityLog.value, null);
     assert.match(id.kvCapacityLog.reason ?? "", /no cluster access/);
+    // No log here: capacity comes from vllm:cache_config_info's labels, or is null saying why.
+    const cap = id.kvCapacity;
+    assert.ok(
+      cap.value === null ? /cache_config_info/.test(cap.reason) : cap.value.source === "metrics",
+      JSON.stringify(cap),
+    );
   });
 
   it("sequential runs all succeed", () => {
@@ -157,6 +163,9 @@ describe("benchmark against llm-d-inference-sim", function () {
       assert.equal(level.server.peakRunning.value, e.running);
       assert.equal(level.server.peakWaiting.value, e.waiting);
       assert.equal(level.server.preemptionsDelta.value, null);
+      // Unique tagged prompts: whatever prefix cache the server has cannot serve them.
+      const hit = level.prefixCache.hitRatePercent;
+      assert.ok(hit.value === null ? /not exported/.test(hit.reason) : hit.value <= 5, JSON.stringify(hit));
       atMost("req/s", level.requestsPerSecond, e.requestsPerSecond * (1 + e.L / 1000 / WINDOW_SECONDS));
       atLeast("TTFT p50 ms", level.ttftMs!.p50, e.ttftMs - 1);
       atLeast("e2e p50 ms", level.e2eMs!.p50, e.e2eMs - 1);
@@ -173,6 +182,12 @@ describe("benchmark against llm-d-inference-sim", function () {
       );
     });
   }
+
+  it("sends unique prompts of one token count in the load", () => {
+    const p = result.phases.load!.prompts;
+    assert.equal(p.uniquePrefix, true);
+    assert.equal(p.usagePromptTokens?.min, p.usagePromptTokens?.max);
+  });
 
   it("input-length sweep: every run succeeds, prompt sizes grow", () => {
     const cases = result.phases.inputLength!.cases;

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -17,6 +18,8 @@ export interface FakeVllm {
   readonly server: Server;
   /** Completions currently being generated. */
   running(): number;
+  /** Every chat prompt received, in order. */
+  prompts(): string[];
   close(): Promise<void>;
 }
 
@@ -31,6 +34,31 @@ async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> 
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * vLLM's prefix cache in miniature, words as tokens: full 16-token blocks keyed by a hash chain from the
+ * start of the prompt; a request reuses blocks until the first one not seen before.
+ */
+class PrefixCache {
+  private readonly blocks = new Set<string>();
+  promptTokens = 0;
+  cachedTokens = 0;
+
+  admit(prompt: string): void {
+    const words = prompt.split(/\s+/).filter((w) => w.length > 0);
+    this.promptTokens += words.length;
+    let hash = "";
+    let chain = true;
+    for (let i = 0; i + 16 <= words.length; i += 16) {
+      hash = createHash("sha256")
+        .update(hash + words.slice(i, i + 16).join(" "))
+        .digest("hex");
+      if (chain && this.blocks.has(hash)) this.cachedTokens += 16;
+      else chain = false;
+      this.blocks.add(hash);
+    }
+  }
+}
+
 function promptOf(body: Record<string, unknown>): string {
   const messages = body["messages"] as Array<{ content: string }> | undefined;
   return messages ? messages.map((m) => m.content).join(" ") : String(body["prompt"] ?? "");
@@ -40,6 +68,8 @@ export async function startFakeVllm(opts: FakeVllmOptions = {}): Promise<FakeVll
   const model = opts.model ?? "fake-model";
   const maxModelLen = opts.maxModelLen ?? 1024;
   let running = 0;
+  const seen: string[] = [];
+  const cache = new PrefixCache();
   const json = (res: ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { "content-type": "application/json" });
     res.end(JSON.stringify(body));
@@ -60,7 +90,9 @@ export async function startFakeVllm(opts: FakeVllmOptions = {}): Promise<FakeVll
         case "/metrics":
           res.writeHead(200, { "content-type": "text/plain" });
           return res.end(
-            `vllm:num_requests_running{model_name="${model}"} ${running}\nvllm:num_requests_waiting{model_name="${model}"} 0\n`,
+            `vllm:num_requests_running{model_name="${model}"} ${running}\nvllm:num_requests_waiting{model_name="${model}"} 0\n` +
+              `vllm:prompt_tokens_total{model_name="${model}"} ${cache.promptTokens}\n` +
+              `vllm:prompt_tokens_cached_total{model_name="${model}"} ${cache.cachedTokens}\n`,
           );
         case "/v1/chat/completions": {
           if (opts.forceStatus) return json(res, opts.forceStatus, { error: { message: "forced failure" } });
@@ -73,6 +105,8 @@ export async function startFakeVllm(opts: FakeVllmOptions = {}): Promise<FakeVll
               },
             });
           }
+          seen.push(promptOf(body));
+          cache.admit(promptOf(body));
           running += 1;
           try {
             await sleep(opts.ttftMs ?? 0);
@@ -109,6 +143,7 @@ export async function startFakeVllm(opts: FakeVllmOptions = {}): Promise<FakeVll
     url: `http://127.0.0.1:${port}`,
     server,
     running: () => running,
+    prompts: () => [...seen],
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();

@@ -182,6 +182,73 @@ describe("against a loopback vLLM-protocol server", function () {
   });
 });
 
+describe("prompts the prefix cache cannot serve", function () {
+  this.timeout(20_000);
+  const scenario = (uniquePrefix: boolean) =>
+    buildScenario([
+      {
+        phases: ["load", "inputLength"],
+        prompts: { uniquePrefix },
+        load: {
+          concurrency: [2],
+          durationSeconds: 1,
+          warmupSeconds: 0.3,
+          promptRepeats: 64,
+          maxTokens: 4,
+          metricsIntervalMs: 100,
+        },
+        inputLength: { repeats: [20], runs: 3, maxTokens: 4 },
+      },
+    ]);
+
+  it("tags every load and input-length prompt: 0 % of prompt tokens from the cache, equal token counts", async () => {
+    const fresh = await startFakeVllm({ ttftMs: 5, itlMs: 1, maxModelLen: 1000 });
+    try {
+      const r = await runBenchmark({
+        stack: "f",
+        outputs,
+        endpoint: fresh.url,
+        noCluster: true,
+        scenario: scenario(true),
+      });
+      const sent = fresh.prompts();
+      assert.equal(new Set(sent).size, sent.length);
+      assert.ok(sent.every((p) => /^\[req( \d){10}\] Kubernetes GPU/.test(p)));
+      const load = r.phases.load!;
+      assert.equal(load.promptTokens, 64 * 5 + 11);
+      assert.deepEqual(load.prompts.usagePromptTokens, { min: 331, max: 331 });
+      assert.equal(load.prompts.uniquePrefix, true);
+      assert.deepEqual(load.levels[0]!.prefixCache.hitRatePercent, { value: 0, reason: null });
+      assert.ok(load.levels[0]!.prefixCache.promptTokens.value! >= 331);
+      const c = r.phases.inputLength!.cases[0]!;
+      assert.deepEqual([c.promptTokens, c.prompts.usagePromptTokens], [111, { min: 111, max: 111 }]);
+      assert.deepEqual(c.prefixCache.hitRatePercent, { value: 0, reason: null });
+      assert.deepEqual(c.prefixCache.promptTokens, { value: 333, reason: null });
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it("resends the seed's one prompt with prompts.uniquePrefix false: the cache serves all of it", async () => {
+    const fresh = await startFakeVllm({ ttftMs: 5, itlMs: 1, maxModelLen: 1000 });
+    try {
+      const r = await runBenchmark({
+        stack: "f",
+        outputs,
+        endpoint: fresh.url,
+        noCluster: true,
+        scenario: scenario(false),
+      });
+      const load = r.phases.load!;
+      assert.equal(load.prompts.uniquePrefix, false);
+      assert.equal(new Set(fresh.prompts().slice(0, load.levels[0]!.samples.length)).size, 1);
+      assert.deepEqual(load.levels[0]!.prefixCache.hitRatePercent, { value: 100, reason: null });
+    } finally {
+      await fresh.close();
+    }
+  });
+});
+
 describe("CLI exit codes", function () {
   this.timeout(20_000);
   const json = JSON.stringify(outputs);

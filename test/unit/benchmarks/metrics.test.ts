@@ -40,6 +40,8 @@ describe("vLLM metric names", () => {
       kvCacheMetric: "vllm:kv_cache_usage_perc",
       preemptions: 3,
       preemptionsMetric: "vllm:num_preemptions_total",
+      promptTokens: 794421,
+      promptTokensCached: null,
     });
   });
 
@@ -52,6 +54,8 @@ describe("vLLM metric names", () => {
       kvCacheMetric: "vllm:gpu_cache_usage_perc",
       preemptions: 0,
       preemptionsMetric: "vllm:num_preemptions",
+      promptTokens: null,
+      promptTokensCached: null,
     });
   });
 
@@ -103,6 +107,8 @@ describe("window peaks and deltas", () => {
     kvCacheMetric: null,
     preemptions,
     preemptionsMetric: null,
+    promptTokens: null,
+    promptTokensCached: null,
   });
   const series = (points: VllmSnapshot[]): ScrapeSeries<VllmSnapshot> => ({
     url: "http://x/metrics",

@@ -41,6 +41,11 @@ export function level(
       preemptionsDelta: preemptions === null ? missing("preemption counter not exported") : measured(preemptions),
       series: [],
     },
+    prefixCache: {
+      promptTokens: measured(rps * 5 * 1550),
+      cachedPromptTokens: measured(0),
+      hitRatePercent: measured(0),
+    },
     gpu: gpuUnavailable("no GPU source configured"),
     podBefore: null,
     podAfter: null,
@@ -53,7 +58,7 @@ export function level(
 
 export function result(stack: string, levels: LoadLevel[], over: Partial<BenchmarkResult> = {}): BenchmarkResult {
   return {
-    schemaVersion: 2,
+    schemaVersion: 3,
     kind: "vllm-tuner.benchmark",
     tool: { name: "vllm-tuner-benchmark", version: "0.1.0", gitCommit: "abc", gitDirty: false },
     environment: { node: "v24", platform: "linux", arch: "x64", hostname: "h", cpus: 2 },
@@ -77,7 +82,17 @@ export function result(stack: string, levels: LoadLevel[], over: Partial<Benchma
     outputs: { config: { maxNumSeqs: 4 } },
     scenario: buildScenario([]),
     phases: {
-      load: { status: "ok", error: null, startedAt: "", finishedAt: "", promptTokens: 1550, maxTokens: 128, levels },
+      load: {
+        status: "ok",
+        error: null,
+        startedAt: "",
+        finishedAt: "",
+        promptTokens: 1550,
+        maxTokens: 128,
+        prompts: { uniquePrefix: true, note: "tagged", usagePromptTokens: { min: 1550, max: 1550 } },
+        levels,
+        concurrencyCeiling: { predicted: missing("KV capacity unknown"), measured: missing("not computed") },
+      },
     },
     ...over,
   };
