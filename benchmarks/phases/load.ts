@@ -2,6 +2,7 @@ import { type ChatRequest, type RequestSample, streamChat } from "../http/stream
 import { repeatSentence } from "../inputs/scenario";
 import type { PodIdentity } from "../kube/readiness";
 import { runClosedLoop } from "../load/closed-loop";
+import { StallWatch, scrapeFailureReason, stallReason } from "../load/stall";
 import type { Measured } from "../measured";
 import {
   dcgmPoint,
@@ -126,18 +127,29 @@ async function runLevel(
   let dcgmSeries: ScrapeSeries<GpuPoint> | null = null;
   const label = `load c=${concurrency}`;
   const idleBefore = await waitForIdle(ctx.client, inputs.metricsUrl, ctx.model, IDLE_TIMEOUT_MS, ctx.signal);
+  const watch = new StallWatch(cfg.stallSeconds * 1000);
   const loop = await runClosedLoop({
     concurrency,
     warmupMs: cfg.warmupSeconds * 1000,
     durationMs: cfg.durationSeconds * 1000,
     maxRequests: cfg.maxRequestsPerLevel,
-    send: (signal) => streamChat(ctx.client, req, cfg.requestTimeoutMs, signal),
+    send: async (signal) => {
+      watch.begin();
+      try {
+        return await streamChat(ctx.client, req, cfg.requestTimeoutMs, signal, () => watch.activity());
+      } finally {
+        watch.end();
+      }
+    },
     signal: ctx.signal,
     fatal: hopeless(concurrency),
     onWindowStart: async () => {
+      watch.startWindow();
       await Promise.all([vllm.start(), dcgm?.start()]);
     },
     onWindowEnd: async () => {
+      // Before the closing scrapes: a scrape of a stopped server takes its own timeout to fail.
+      watch.endWindow();
       [vllmSeries, dcgmSeries] = await Promise.all([vllm.stop(), dcgm ? dcgm.stop() : Promise.resolve(null)]);
     },
     onProgress: (elapsed, total, done) => ctx.progress.bar(label, elapsed / total, `${done} requests`),
@@ -190,6 +202,9 @@ async function runLevel(
       ? `window lasted ${windowSeconds.toFixed(2)} s of ${plannedSeconds} s`
       : null,
     failedSummary(loop.samples),
+    stallReason(watch.stalls(), cfg.stallSeconds),
+    vllmSeries ? scrapeFailureReason("vLLM /metrics", vllmSeries) : null,
+    dcgmSeries ? scrapeFailureReason("DCGM", dcgmSeries) : null,
     ok.length === 0 ? "no request succeeded in the window" : null,
   ].filter((r): r is string => r !== null);
   const rate = (n: number) => (windowSeconds > 0 ? n / windowSeconds : 0);
@@ -218,6 +233,8 @@ async function runLevel(
     podBefore: podBefore.value,
     podAfter: podAfter.value,
     podCheck: pc.check,
+    stalls: watch.stalls(),
+    stallBoundSeconds: cfg.stallSeconds,
     valid: invalidReasons.length === 0,
     invalidReasons,
     samples: loop.samples,
