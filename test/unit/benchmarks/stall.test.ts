@@ -72,7 +72,8 @@ describe("validity reasons", () => {
   });
 
   it("counts failed scrapes against all scrapes of the window", () => {
-    const series = { url: "http://h/metrics", points: [1, 2, 3].map((t) => ({ tEpochMs: t, values: null })), failedScrapes: 2, firstError: "timeout" };
+    const points = [1, 2, 3].map((t) => ({ tEpochMs: t, values: null }));
+    const series = { url: "http://h/metrics", points, failedScrapes: 2, firstError: "timeout" };
     assert.equal(
       scrapeFailureReason("vLLM /metrics", series),
       "2 of 5 vLLM /metrics scrapes of http://h/metrics failed in the window (first: timeout)",
