@@ -64,7 +64,12 @@ describe("lab: a client that leaves mid-response", () => {
           conn.once("data", async () => {
             for (let i = 0; i < chunks && error === null && !conn.destroyed; i++) {
               await new Promise((r) => setTimeout(r, 10));
-              await new Promise<void>((r) => conn.write(`data: ${i}\n\n`, (e) => ((error ??= e?.message ?? null), r())));
+              await new Promise<void>((r) =>
+                conn.write(`data: ${i}\n\n`, (e) => {
+                  error ??= e?.message ?? null;
+                  r();
+                }),
+              );
               if (error === null) written += 1;
             }
             conn.end(() => resolve({ written, error }));
