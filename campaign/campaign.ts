@@ -18,6 +18,7 @@ import {
   type CleanupRecord,
   type RestoreRecord,
 } from "./summary";
+import { recoveryCommand } from "./recover";
 import { type ObservedState, verifyBaseline } from "./verify";
 
 export const BASELINE = "baseline";
@@ -75,6 +76,8 @@ export interface CampaignSettings {
   /** Leave the cold stack (and its claim) after the campaign instead of destroying it. */
   readonly keepCold: boolean;
   readonly logFile: string;
+  /** The Pulumi CLI the campaign runs, for the recovery hints (the lab's is not on PATH). */
+  readonly pulumi?: string | undefined;
   readonly tool: CampaignSummary["tool"];
 }
 
@@ -186,6 +189,7 @@ export async function runCampaign(
         return r === undefined ? null : throughputNoise(r, settings.targetConcurrency);
       }),
       logFile: settings.logFile,
+      pulumi: settings.pulumi,
     };
   };
 
@@ -316,10 +320,7 @@ export async function runCampaign(
   }
 
   if (control.cancel.aborted) {
-    p.note(
-      "cancelled: baseline NOT restored. Restore it with `pulumi stack select baseline && pulumi up` in " +
-        settings.workDir,
-    );
+    p.note(`cancelled: baseline NOT restored. Restore it with: ${recoveryCommand(settings)}`);
     const s = summary();
     deps.checkpoint(s);
     return s;
@@ -379,7 +380,7 @@ export async function runCampaign(
     restore = { upSeconds: null, error: errorLine(err), verification: null };
     p.end(
       "FAILED",
-      `${errorLine(err)}; run \`pulumi stack select baseline && pulumi up\` in ${settings.workDir}; Pulumi log: ${settings.logFile}`,
+      `${errorLine(err)}; restore with: ${recoveryCommand(settings)}; Pulumi log: ${settings.logFile}`,
     );
   }
   deps.checkpoint(summary());

@@ -9,6 +9,7 @@ import { UsageError } from "../common/usage-error";
 import { mergedStackConfig, stackNames } from "../config";
 import { type CampaignDeps, type CampaignSettings, planCampaign, runCampaign } from "./campaign";
 import { SUMMARY_DIR, writeCandidateSummaries } from "./candidate-summary";
+import { detachedPulumi, pressCounter } from "./detach";
 import {
   campaignBase,
   campaignCount,
@@ -19,6 +20,7 @@ import {
   writeSummary,
 } from "./files";
 import { type CliOptions, parseCliOptions, USAGE } from "./options";
+import { recoveryCommand } from "./recover";
 import { orderStacks, stackListProblems } from "./order";
 import { kubernetesServer, observe, waitServing } from "./probe";
 import { streamProgress } from "./progress";
@@ -117,8 +119,11 @@ function planCommand(opts: CliOptions, repoDir: string, io: Io): number {
 }
 
 async function runCommand(opts: CliOptions, repoDir: string, io: Io): Promise<number> {
-  const { settings, readConfig, stored } = resolveSettings(opts, repoDir, io);
-  const pulumiCommand = await findPulumi();
+  const resolved = resolveSettings(opts, repoDir, io);
+  const { readConfig, stored } = resolved;
+  const realPulumi = await findPulumi();
+  const settings: CampaignSettings = { ...resolved.settings, pulumi: realPulumi.command };
+  const pulumiCommand = await detachedPulumi(realPulumi, (m) => io.stderr(`warning: ${m}\n`));
   const envVars = pulumiEnv(
     { mode: opts.mode, backendUrl: opts.backendUrl, kubeconfig: settings.kubeconfig },
     process.env,
@@ -131,9 +136,10 @@ async function runCommand(opts: CliOptions, repoDir: string, io: Io): Promise<nu
   const progress = streamProgress(io.stderr);
   const stop = new AbortController();
   const cancel = new AbortController();
-  let interrupts = 0;
+  const press = pressCounter();
   const onSigint = () => {
-    interrupts += 1;
+    const interrupts = press(Date.now());
+    if (interrupts === null) return;
     if (interrupts === 1) {
       progress.note(
         "interrupted: finishing the current step, then restoring baseline (Ctrl-C again to cancel Pulumi and skip the restore)",
@@ -142,7 +148,10 @@ async function runCommand(opts: CliOptions, repoDir: string, io: Io): Promise<nu
     } else if (interrupts === 2) {
       progress.note("cancelling the running Pulumi operation; baseline will NOT be restored");
       cancel.abort();
-    } else process.exit(EXIT.interrupted);
+    } else {
+      progress.note(`exiting now; baseline NOT restored: ${recoveryCommand(settings)}`);
+      process.exit(EXIT.restoreFailed);
+    }
   };
   process.on("SIGINT", onSigint);
 
