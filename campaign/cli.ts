@@ -21,6 +21,7 @@ import {
 } from "./files";
 import { type CliOptions, parseCliOptions, USAGE } from "./options";
 import { recoveryCommand } from "./recover";
+import { rolloutReader, watchRollout } from "./rollout-watch";
 import { orderStacks, stackListProblems } from "./order";
 import { kubernetesServer, observe, waitServing } from "./probe";
 import { streamProgress } from "./progress";
@@ -176,6 +177,14 @@ async function runCommand(opts: CliOptions, repoDir: string, io: Io): Promise<nu
       }),
     waitServing: (endpoint, want, signal) => waitServing(endpoint, want, opts.readyTimeoutSeconds, signal),
     observe: (endpoint, ref) => observe(endpoint, settings.kubeconfig, ref),
+    rollout: (ref, args, until, signal) =>
+      watchRollout(rolloutReader(settings.kubeconfig, ref), {
+        until,
+        container: ref.container,
+        args,
+        timeoutMs: until === "ready" ? opts.readyTimeoutSeconds * 1000 : Number.POSITIVE_INFINITY,
+        signal,
+      }),
     checkpoint: (s) => writeSummary(opts.resultsDir, s),
     preflight:
       opts.mode === "lab"

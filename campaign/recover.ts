@@ -23,6 +23,7 @@ export function recoveryCommand(settings: RecoveryTarget): string {
     ...(settings.kubeconfig != null ? [`KUBECONFIG=${q(settings.kubeconfig)}`] : []),
     ...(settings.mode === "lab" ? ["PULUMI_CONFIG_PASSPHRASE="] : []),
   ];
-  return `(cd ${q(settings.workDir)} && ${[...env, q(settings.pulumi ?? "pulumi"), "up --stack baseline --yes"].join(" ")})`;
+  const command = [...env, q(settings.pulumi ?? "pulumi"), "up --stack baseline --yes"].join(" ");
+  return `(cd ${q(settings.workDir)} && ${command})`;
 }
 
