@@ -1,13 +1,15 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { buildScenario, PRESETS, readScenarioFile, type Scenario } from "../benchmarks/inputs/scenario";
+import { parseStackOutputs, resolveEndpoint } from "../benchmarks/inputs/stack-outputs";
 import { silentProgress, stderrProgress } from "../benchmarks/progress";
 import { writeResult } from "../benchmarks/result/files";
 import { runBenchmark } from "../benchmarks/run";
 import { gitInfo } from "../common/git-info";
 import { UsageError } from "../common/usage-error";
 import { mergedStackConfig, stackNames } from "../config";
-import { type CampaignDeps, type CampaignSettings, planCampaign, runCampaign } from "./campaign";
+import { BASELINE, type CampaignDeps, type CampaignSettings, planCampaign, prepare, runCampaign } from "./campaign";
+import { type ClearStaleReport, clearStaleState } from "./clear-stale";
 import { SUMMARY_DIR, writeCandidateSummaries } from "./candidate-summary";
 import { detachedPulumi, pressCounter } from "./detach";
 import {
@@ -28,7 +30,7 @@ import { streamProgress } from "./progress";
 import { automationDriver, findPulumi, pulumiEnv } from "./pulumi";
 import { stageProject } from "./stage";
 import { EXIT, exitCodeOf, recommendationLine } from "./summary";
-import { renderVerification } from "./verify";
+import { renderVerification, verifyBaseline } from "./verify";
 
 interface Io {
   readonly stdout: (s: string) => void;
@@ -135,6 +137,19 @@ async function runCommand(opts: CliOptions, repoDir: string, io: Io): Promise<nu
   const driver = automationDriver({ workDir: opts.workDir, envVars, pulumiCommand });
 
   const progress = streamProgress(io.stderr);
+  // A campaign killed earlier (kill -9) leaves a lock and pending operations: clear them first, and say so.
+  const stale = await clearStaleState({
+    workDir: opts.workDir,
+    backendUrl: opts.backendUrl,
+    project: PROJECT,
+    stacks: [...new Set([BASELINE, ...settings.stacks])],
+    envVars,
+    pulumiCommand,
+  });
+  reportStale(stale, (line) => {
+    progress.note(line);
+    fs.appendFileSync(settings.logFile, `${line}\n`);
+  });
   const stop = new AbortController();
   const cancel = new AbortController();
   const press = pressCounter();
@@ -234,6 +249,71 @@ async function runCommand(opts: CliOptions, repoDir: string, io: Io): Promise<nu
   }
 }
 
+/** The Pulumi project every stack belongs to (Pulumi.yaml). */
+const PROJECT = "vllm-tuner";
+
+function reportStale(report: ClearStaleReport, say: (line: string) => void): void {
+  for (const a of report.actions) say(`recovered: ${a}`);
+  for (const p of report.problems) say(`not recovered: ${p}`);
+}
+
+/**
+ * `campaign recover`: after a campaign was killed (kill -9, reboot) or cancelled, clears what it left
+ * (stale locks, pending operations, orphaned plugins) on the stacks it owns, restores baseline, verifies
+ * it and destroys the cold stack; says what it did. Same options as `run`.
+ */
+async function recoverCommand(opts: CliOptions, repoDir: string, io: Io): Promise<number> {
+  const { settings, readConfig } = resolveSettings(opts, repoDir, io);
+  const pulumiCommand = await detachedPulumi(await findPulumi(), (m) => io.stderr(`warning: ${m}\n`));
+  const envVars = pulumiEnv(
+    { mode: opts.mode, backendUrl: opts.backendUrl, kubeconfig: settings.kubeconfig },
+    process.env,
+  );
+  const say = (line: string) => io.stderr(`recover: ${line}\n`);
+  const stale = await clearStaleState({
+    workDir: opts.workDir,
+    backendUrl: opts.backendUrl,
+    project: PROJECT,
+    stacks: [...new Set([BASELINE, ...opts.stacks])],
+    envVars,
+    pulumiCommand,
+  });
+  reportStale(stale, say);
+  if (stale.actions.length === 0 && stale.problems.length === 0)
+    say("found no stale lock, pending operation or orphaned plugin");
+  if (stale.problems.length > 0) return EXIT.restoreFailed;
+  const base = prepare({ readConfig }, settings, BASELINE);
+  if ("problems" in base) throw new Error(`baseline's config is invalid:\n${base.problems}`);
+  const driver = automationDriver({ workDir: opts.workDir, envVars, pulumiCommand });
+  const logFile = settings.logFile.replace(/\.log$/, "-recover.log");
+  fs.mkdirSync(path.dirname(logFile), { recursive: true });
+  const log = (text: string) => fs.appendFileSync(logFile, text);
+  say(`restoring baseline (pulumi up --stack ${BASELINE}); Pulumi output: ${logFile}`);
+  const outputs = parseStackOutputs(await driver.up(BASELINE, { log }), `stack ${BASELINE}`);
+  const endpoint = settings.endpoint ?? resolveEndpoint(outputs, undefined);
+  await waitServing(endpoint, base.serving, opts.readyTimeoutSeconds).catch(() => undefined);
+  const observed = await observe(endpoint, settings.kubeconfig, {
+    namespace: outputs.namespace,
+    deploymentName: outputs.deploymentName,
+    container: "vllm",
+  });
+  const verification = verifyBaseline(observed, {
+    servedModelName: base.serving.servedModelName,
+    maxModelLen: base.serving.maxModelLen,
+    args: base.args,
+    image: typeof base.config["image"] === "string" ? base.config["image"] : "",
+  });
+  io.stderr(`baseline verification: ${verification.ok ? "ok" : "FAILED"}\n${renderVerification(verification)}\n`);
+  if (!verification.ok) return EXIT.restoreFailed;
+  const cold = stale.existing.filter((s) => s !== BASELINE && readConfig(s)["vllm-tuner:cacheMode"] === "cold");
+  for (const stack of opts.keepCold ? [] : cold) {
+    say(`destroying ${stack} (its cold cache claim); --keep-cold keeps it`);
+    await driver.destroy(stack, { log });
+  }
+  say("baseline restored and verified");
+  return EXIT.ok;
+}
+
 /** Entry point with the repository directory passed in, so the CLI is testable in-process. */
 export async function main(argv: readonly string[], repoDir = process.cwd(), io: Io = processIo): Promise<number> {
   const [command, ...rest] = argv;
@@ -243,6 +323,8 @@ export async function main(argv: readonly string[], repoDir = process.cwd(), io:
         return await runCommand(parseCliOptions(rest, repoDir), repoDir, io);
       case "plan":
         return planCommand(parseCliOptions(rest, repoDir), repoDir, io);
+      case "recover":
+        return await recoverCommand(parseCliOptions(rest, repoDir), repoDir, io);
       case undefined:
       case "help":
       case "--help":
@@ -250,7 +332,7 @@ export async function main(argv: readonly string[], repoDir = process.cwd(), io:
         io.stdout(`${USAGE}\n`);
         return command === undefined ? EXIT.usage : EXIT.ok;
       default:
-        throw new UsageError(`unknown command ${JSON.stringify(command)}; use run or plan`);
+        throw new UsageError(`unknown command ${JSON.stringify(command)}; use run, plan or recover`);
     }
   } catch (err) {
     if (err instanceof UsageError) {
