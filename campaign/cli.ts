@@ -9,8 +9,8 @@ import { gitInfo } from "../common/git-info";
 import { UsageError } from "../common/usage-error";
 import { mergedStackConfig, stackNames } from "../config";
 import { BASELINE, type CampaignDeps, type CampaignSettings, planCampaign, prepare, runCampaign } from "./campaign";
-import { type ClearStaleReport, clearStaleState } from "./clear-stale";
 import { SUMMARY_DIR, writeCandidateSummaries } from "./candidate-summary";
+import { type ClearStaleReport, clearStaleState } from "./clear-stale";
 import { detachedPulumi, pressCounter } from "./detach";
 import {
   campaignBase,
