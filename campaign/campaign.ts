@@ -8,10 +8,11 @@ import type { OrderMode } from "./order";
 import type { DeploymentRef, ServingExpectation } from "./probe";
 import type { CampaignProgress } from "./progress";
 import type { Mode, StackDriver } from "./pulumi";
+import { recommend, throughputNoise } from "./recommend";
+import { recoveryCommand } from "./recover";
+import { configChanges, resumeDecision, type StoredResult } from "./resume";
 import type { RolloutState } from "./rollout";
 import type { RolloutRef } from "./rollout-watch";
-import { recommend, throughputNoise } from "./recommend";
-import { configChanges, resumeDecision, type StoredResult } from "./resume";
 import {
   CAMPAIGN_KIND,
   CAMPAIGN_SCHEMA_VERSION,
@@ -20,7 +21,6 @@ import {
   type CleanupRecord,
   type RestoreRecord,
 } from "./summary";
-import { recoveryCommand } from "./recover";
 import { type ObservedState, verifyBaseline } from "./verify";
 
 export const BASELINE = "baseline";
@@ -445,10 +445,7 @@ export async function runCampaign(
     );
   } catch (err) {
     restore = { upSeconds: null, error: errorLine(err), verification: null };
-    p.end(
-      "FAILED",
-      `${errorLine(err)}; restore with: ${recoveryCommand(settings)}; Pulumi log: ${settings.logFile}`,
-    );
+    p.end("FAILED", `${errorLine(err)}; restore with: ${recoveryCommand(settings)}; Pulumi log: ${settings.logFile}`);
   }
   deps.checkpoint(summary());
 

@@ -22,12 +22,12 @@ import {
   writeSummary,
 } from "./files";
 import { type CliOptions, parseCliOptions, USAGE } from "./options";
-import { recoveryCommand } from "./recover";
-import { rolloutReader, watchRollout } from "./rollout-watch";
 import { orderStacks, stackListProblems } from "./order";
 import { kubernetesServer, observe, waitServing } from "./probe";
 import { streamProgress } from "./progress";
 import { automationDriver, findPulumi, pulumiEnv } from "./pulumi";
+import { recoveryCommand } from "./recover";
+import { rolloutReader, watchRollout } from "./rollout-watch";
 import { stageProject } from "./stage";
 import { EXIT, exitCodeOf, recommendationLine } from "./summary";
 import { renderVerification, verifyBaseline } from "./verify";

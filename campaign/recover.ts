@@ -29,7 +29,6 @@ export function recoveryCommand(settings: RecoveryTarget): string {
   return `(cd ${q(settings.workDir)} && ${command})`;
 }
 
-
 /** A lock file of a file (DIY) backend: `pulumi up` writes one per running update, `kill -9` leaves it. */
 export interface StackLock {
   readonly file: string;

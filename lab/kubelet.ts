@@ -299,7 +299,12 @@ export function podIPFor(uid: string): string {
 function lastLine(file: string): string {
   try {
     const text = fs.readFileSync(file, "utf8").slice(-65536);
-    return (text.split("\n").filter((l) => l.trim() !== "").pop() ?? "").slice(-1024);
+    return (
+      text
+        .split("\n")
+        .filter((l) => l.trim() !== "")
+        .pop() ?? ""
+    ).slice(-1024);
   } catch {
     return "";
   }

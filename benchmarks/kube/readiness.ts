@@ -161,11 +161,7 @@ export function readinessReport(input: ReadinessInput): ReadinessReport {
     if (previousAt !== null && Date.parse(claimCreatedAt) > Date.parse(previousAt)) {
       cacheState = "cold";
       cacheStateReason = `claim created ${claimCreatedAt}, after the previous revision (${previousAt}): fresh`;
-    } else if (
-      volumeCreatedAt !== null &&
-      changeAt !== null &&
-      Date.parse(volumeCreatedAt) >= Date.parse(changeAt)
-    ) {
+    } else if (volumeCreatedAt !== null && changeAt !== null && Date.parse(volumeCreatedAt) >= Date.parse(changeAt)) {
       // Binding on first consumer (local-path) provisions the volume when the first pod is scheduled:
       // a volume no older than this revision was empty when this pod started.
       cacheState = "cold";

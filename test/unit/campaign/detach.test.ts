@@ -39,7 +39,7 @@ describe("campaign: Pulumi in a process group of its own", function () {
   this.timeout(30_000);
   const setsid = findSetsid(process.env["PATH"]);
 
-  it("a terminal's Ctrl-C reaches a plain Pulumi CLI and cuts its up (the fault)", async function () {
+  it("a terminal's Ctrl-C reaches a plain Pulumi CLI and cuts its up (the fault)", async () => {
     const r = await ctrlCDuringUp("plain");
     assert.equal(r.finished, false);
     assert.equal(r.lines[0], "started");

@@ -21,10 +21,23 @@ describe("campaign recover: stale locks", () => {
 
   it("calls a lock stale only when its process is gone from this host", () => {
     const lock = { file: "f", pid: 4242, hostname: "gpu-box", timestamp: null };
-    assert.equal(isStale(lock, "gpu-box", () => false), true);
-    assert.equal(isStale(lock, "gpu-box", () => true), false);
-    assert.equal(isStale(lock, "laptop", () => false), false, "another host's process cannot be checked");
-    assert.equal(isStale({ ...lock, pid: null }, "gpu-box", () => false), false);
+    assert.equal(
+      isStale(lock, "gpu-box", () => false),
+      true,
+    );
+    assert.equal(
+      isStale(lock, "gpu-box", () => true),
+      false,
+    );
+    assert.equal(
+      isStale(lock, "laptop", () => false),
+      false,
+      "another host's process cannot be checked",
+    );
+    assert.equal(
+      isStale({ ...lock, pid: null }, "gpu-box", () => false),
+      false,
+    );
   });
 });
 
