@@ -4,7 +4,8 @@ import { once } from "node:events";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { detachedWrapper, findSetsid, pressCounter } from "../../../campaign/detach";
+import { PulumiCommand } from "@pulumi/pulumi/automation";
+import { detachedPulumi, detachedWrapper, findSetsid, pressCounter } from "../../../campaign/detach";
 
 /** A fake `pulumi`: answers `version`, and `up` takes 1.5 s, then writes $MARKER. */
 function fakePulumiRoot(): string {
@@ -52,6 +53,26 @@ describe("campaign: Pulumi in a process group of its own", function () {
     const r = await ctrlCDuringUp("detached");
     assert.deepEqual(r.lines, ["started", "sigint", "ok"]);
     assert.equal(r.finished, true);
+  });
+
+  it("the campaign's own cancel (the Automation API's SIGINT) still reaches the detached CLI", async function () {
+    if (setsid === null) this.skip();
+    const marker = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "marker-")), "up-finished");
+    const real = await PulumiCommand.get({ root: fakePulumiRoot(), skipVersionCheck: true });
+    const cmd = (await detachedPulumi(real, () => {})) as unknown as {
+      run(
+        args: string[],
+        cwd: string,
+        env: Record<string, string>,
+        o?: unknown,
+        e?: unknown,
+        s?: AbortSignal,
+      ): Promise<unknown>;
+    };
+    const cancel = new AbortController();
+    setTimeout(() => cancel.abort(), 500);
+    await assert.rejects(cmd.run(["up"], os.tmpdir(), { MARKER: marker }, undefined, undefined, cancel.signal));
+    assert.equal(fs.existsSync(marker), false);
   });
 
   it("writes a wrapper that execs the real CLI through setsid, its directory first on PATH", () => {
