@@ -5,7 +5,7 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { request } from "undici";
 import { ignoreStatus } from "./api-errors";
-import { type ContainerExit, MODEL_CACHED_ANNOTATION, podStatusAt, VLLM_POD_SELECTOR } from "./manifests";
+import { MODEL_CACHED_ANNOTATION, podStatusAt, VLLM_POD_SELECTOR } from "./manifests";
 import { LAB_DIR, type LabOptions } from "./options";
 import { simArgsFor } from "./sim-args";
 import type { SimEndpoint } from "./sim-endpoint";
@@ -37,8 +37,6 @@ interface PodRuntime {
   restartAfter: Date;
   sim: ChildProcess | undefined;
   simExited: boolean;
-  /** How the last simulator ended: the container's termination, as a kubelet reports it in lastState. */
-  lastExit: ContainerExit | undefined;
   cold: boolean;
 }
 
@@ -103,7 +101,6 @@ export class LabKubelet {
         state: "starting",
         sim: undefined,
         simExited: false,
-        lastExit: undefined,
         restartAfter: now,
       };
       this.pods.set(uid, runtime);
@@ -162,8 +159,7 @@ export class LabKubelet {
       timeToFirstTokenMs: this.options.timeToFirstTokenMs,
       interTokenLatencyMs: this.options.interTokenLatencyMs,
     });
-    const logFile = path.join(LAB_DIR, `sim-${runtime.name}.log`);
-    const log = fs.openSync(logFile, "a");
+    const log = fs.openSync(path.join(LAB_DIR, `sim-${runtime.name}.log`), "a");
     let child: ChildProcess;
     if (placement.mode === "netns") {
       const socket = path.join(os.tmpdir(), `vllm-lab-${runtime.uid.slice(0, 8)}-${runtime.restarts}.sock`);
@@ -189,17 +185,9 @@ export class LabKubelet {
     fs.closeSync(log);
     runtime.sim = child;
     runtime.simExited = false;
-    const startedAt = new Date();
     child.on("exit", (code, signal) => {
       if (runtime.sim === child) {
         runtime.simExited = true;
-        runtime.lastExit = {
-          exitCode: code ?? 128 + (signal ? (os.constants.signals[signal] ?? 0) : 0),
-          // terminationMessagePolicy FallbackToLogsOnError: the log's last line is the message.
-          message: lastLine(logFile),
-          startedAt,
-          finishedAt: new Date(),
-        };
         this.record("simulator-exited", runtime, { code, signal });
       }
     });
@@ -239,7 +227,6 @@ export class LabKubelet {
       startedAt: runtime.startedAt,
       now,
       restarts: runtime.restarts,
-      lastExit: runtime.lastExit,
       podIP: podIPFor(runtime.uid),
       hostIP: "10.0.0.10",
     });
@@ -293,19 +280,4 @@ export function podIPFor(uid: string): string {
   let hash = 0;
   for (const ch of uid) hash = (hash * 31 + ch.charCodeAt(0)) >>> 0;
   return `10.244.0.${(hash % 250) + 2}`;
-}
-
-/** The last non-empty line of a log file, at most 1 KiB of it; "" when unreadable. */
-function lastLine(file: string): string {
-  try {
-    const text = fs.readFileSync(file, "utf8").slice(-65536);
-    return (
-      text
-        .split("\n")
-        .filter((l) => l.trim() !== "")
-        .pop() ?? ""
-    ).slice(-1024);
-  } catch {
-    return "";
-  }
 }

@@ -89,14 +89,6 @@ export function provisionedVolume(claim: V1PersistentVolumeClaim, node: string):
 
 export type PodPhaseStep = "started" | "ready" | "crashed";
 
-/** How a container ended, reported in `lastState.terminated` (reason Error for a non-zero exit). */
-export interface ContainerExit {
-  readonly exitCode: number;
-  readonly message: string;
-  readonly startedAt: Date;
-  readonly finishedAt: Date;
-}
-
 /**
  * The status a kubelet would report for a single-container pod at each step. `startedAt` is when
  * the container (re)started; `restarts` counts restarts after a crash.
@@ -104,14 +96,7 @@ export interface ContainerExit {
 export function podStatusAt(
   pod: V1Pod,
   step: PodPhaseStep,
-  at: {
-    startedAt: Date;
-    now: Date;
-    restarts: number;
-    podIP: string;
-    hostIP: string;
-    lastExit?: ContainerExit | undefined;
-  },
+  at: { startedAt: Date; now: Date; restarts: number; podIP: string; hostIP: string },
 ): V1PodStatus {
   const ready = step === "ready";
   const condition = (type: string, status: boolean, time: Date) => ({
@@ -129,19 +114,6 @@ export function podStatusAt(
     ready,
     started: step !== "crashed",
     restartCount: at.restarts,
-    ...(at.lastExit
-      ? {
-          lastState: {
-            terminated: {
-              exitCode: at.lastExit.exitCode,
-              reason: at.lastExit.exitCode === 0 ? "Completed" : "Error",
-              message: at.lastExit.message,
-              startedAt: at.lastExit.startedAt,
-              finishedAt: at.lastExit.finishedAt,
-            },
-          },
-        }
-      : {}),
     state:
       step === "crashed"
         ? { waiting: { reason: "CrashLoopBackOff", message: "simulated server exited" } }

@@ -153,20 +153,6 @@ describe("lab: pod statuses the stand-in kubelet reports", () => {
     assert.equal(podStatusAt(pod, "ready", at).containerStatuses?.[0]?.ready, true);
   });
 
-  it("reports how the last container ended, as a kubelet's lastState.terminated", () => {
-    const lastExit = {
-      exitCode: 1,
-      message: "max LoRAs cannot be less than 1",
-      startedAt: new Date("2026-01-01T00:00:01Z"),
-      finishedAt: new Date("2026-01-01T00:00:02Z"),
-    };
-    const status = podStatusAt(pod, "crashed", { ...at, restarts: 1, lastExit });
-    assert.deepEqual(status.containerStatuses?.[0]?.lastState, {
-      terminated: { ...lastExit, reason: "Error" },
-    });
-    assert.equal(podStatusAt(pod, "started", at).containerStatuses?.[0]?.lastState, undefined);
-  });
-
   it("reports a crash as CrashLoopBackOff with the restart count", () => {
     const status = podStatusAt(pod, "crashed", { ...at, restarts: 2 });
     assert.equal(status.containerStatuses?.[0]?.restartCount, 2);
