@@ -10,7 +10,10 @@ import type { ServingExpectation } from "./probe";
 import type { CampaignProgress } from "./progress";
 import type { Mode, StackDriver } from "./pulumi";
 import { recommend, throughputNoise } from "./recommend";
+import { recoveryCommand } from "./recover";
 import { configChanges, resumeDecision, type StoredResult } from "./resume";
+import type { RolloutState } from "./rollout";
+import type { RolloutRef } from "./rollout-watch";
 import {
   CAMPAIGN_KIND,
   CAMPAIGN_SCHEMA_VERSION,
@@ -49,6 +52,18 @@ export interface CampaignDeps {
    * `pulumi up` wait out its startup budget.
    */
   readonly preflight?: () => string | null;
+  /**
+   * Reads a candidate's rollout (campaign/rollout.ts). `failure`: runs beside `pulumi up` until stopped and
+   * resolves early with a failed state (crash loop, image that cannot be pulled, pod that cannot be
+   * scheduled), which cancels the `up`. `ready`: after `up`, until the serving pod is Ready with the
+   * candidate's own args (`up` can return before the new pod exists).
+   */
+  readonly rollout?: (
+    ref: RolloutRef,
+    args: readonly string[],
+    until: "failure" | "ready",
+    signal: AbortSignal,
+  ) => Promise<RolloutState>;
   /** Sink for Pulumi's output (a log file). */
   readonly pulumiLog: (text: string) => void;
   readonly now: () => number;
@@ -76,6 +91,8 @@ export interface CampaignSettings {
   /** Leave the cold stack (and its claim) after the campaign instead of destroying it. */
   readonly keepCold: boolean;
   readonly logFile: string;
+  /** The Pulumi CLI the campaign runs, for the recovery hints (the lab's is not on PATH). */
+  readonly pulumi?: string | undefined;
   readonly tool: CampaignSummary["tool"];
 }
 
@@ -92,15 +109,21 @@ export interface CampaignControl {
 /** Same as the stack output `config`: the parsed config through JSON. */
 const asRecord = (value: unknown) => JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
 
-/** First line of an error, for the progress line and the summary. */
+/**
+ * The telling line of an error, for the progress line and the summary. The Automation API's errors start
+ * with `code: N` and carry the CLI's stderr below: its `error:` line (a stale lock, a failed await) is
+ * the one that says what happened.
+ */
 export function errorLine(err: unknown): string {
-  return (
-    ((err as Error)?.message ?? String(err))
-      .split("\n")
-      .find((l) => l.trim() !== "")
-      ?.trim()
-      .slice(0, 400) ?? String(err)
-  );
+  const lines = ((err as Error)?.message ?? String(err))
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "");
+  const telling =
+    lines.find((l) => /^error: /.test(l) && !/^error: update failed$/.test(l)) ??
+    lines.find((l) => !/^(code: -?\d+|stdout:|stderr:|err\?:)/.test(l)) ??
+    lines[0];
+  return telling?.slice(0, 400) ?? String(err);
 }
 
 export interface Prepared {
@@ -131,6 +154,45 @@ export function prepare(
     args: renderVllmArgs(c),
     cold,
   };
+}
+
+/**
+ * `pulumi up` with the rollout watchdog beside it: a rollout that cannot succeed cancels the `up` (the
+ * Automation API's SIGINT, a graceful cancel that leaves no pending operation) instead of letting the
+ * provider wait out its timeout, and the error names the container's own reason.
+ */
+async function upWithWatchdog(
+  deps: CampaignDeps,
+  stack: string,
+  prep: Prepared,
+  ref: RolloutRef,
+  cancel: AbortSignal,
+): Promise<Record<string, unknown>> {
+  const stopWatch = new AbortController();
+  const stopUp = new AbortController();
+  const failure: { reason: string | null } = { reason: null };
+  const watchdog =
+    deps.rollout?.(ref, prep.args, "failure", stopWatch.signal).then(
+      (state) => {
+        if (state.kind !== "failed") return;
+        failure.reason = state.reason;
+        stopUp.abort();
+      },
+      () => undefined,
+    ) ?? Promise.resolve();
+  try {
+    return await deps.driver.up(stack, {
+      config: prep.overrides,
+      log: deps.pulumiLog,
+      signal: AbortSignal.any([cancel, stopUp.signal]),
+    });
+  } catch (err) {
+    if (failure.reason !== null) throw new Error(`rollout failed, up cancelled: ${failure.reason}`);
+    throw err;
+  } finally {
+    stopWatch.abort();
+    await watchdog;
+  }
 }
 
 export async function runCampaign(
@@ -188,6 +250,7 @@ export async function runCampaign(
         return r === undefined ? null : throughputNoise(r, settings.targetConcurrency);
       }),
       logFile: settings.logFile,
+      pulumi: settings.pulumi,
     };
   };
 
@@ -263,14 +326,22 @@ export async function runCampaign(
       p.phase("up");
       const t0 = deps.now();
       if (prep.cold) deployedCold.add(stack);
-      const rawOutputs = await deps.driver.up(stack, {
-        config: prep.overrides,
-        log: deps.pulumiLog,
-        signal: control.cancel,
-      });
+      const ref = {
+        namespace: String(prep.config["namespace"]),
+        deploymentName: String(prep.config["deploymentName"]),
+        container: "vllm",
+      };
+      const rawOutputs = await upWithWatchdog(deps, stack, prep, ref, control.cancel);
       upSeconds = seconds(t0);
       p.took(upSeconds);
       const outputs = parseStackOutputs(rawOutputs, `stack ${stack}`);
+      if (deps.rollout !== undefined) {
+        step = "rollout";
+        const state = await deps.rollout(ref, prep.args, "ready", control.stop);
+        if (state.kind === "failed") throw new Error(`rollout failed: ${state.reason}`);
+        if (state.kind !== "ready")
+          throw new Error(`the serving pod does not run ${stack}'s args (${state.detail}); nothing was measured`);
+      }
       const endpoint = settings.endpoint ?? resolveEndpoint(outputs, undefined);
       if (control.stop.aborted) throw new Error("campaign stopped (Ctrl-C) after deploying, before the benchmark");
       step = "wait";
@@ -318,10 +389,7 @@ export async function runCampaign(
   }
 
   if (control.cancel.aborted) {
-    p.note(
-      "cancelled: baseline NOT restored. Restore it with `pulumi stack select baseline && pulumi up` in " +
-        settings.workDir,
-    );
+    p.note(`cancelled: baseline NOT restored. Restore it with: ${recoveryCommand(settings)}`);
     const s = summary();
     deps.checkpoint(s);
     return s;
@@ -379,10 +447,7 @@ export async function runCampaign(
     );
   } catch (err) {
     restore = { upSeconds: null, error: errorLine(err), verification: null };
-    p.end(
-      "FAILED",
-      `${errorLine(err)}; run \`pulumi stack select baseline && pulumi up\` in ${settings.workDir}; Pulumi log: ${settings.logFile}`,
-    );
+    p.end("FAILED", `${errorLine(err)}; restore with: ${recoveryCommand(settings)}; Pulumi log: ${settings.logFile}`);
   }
   deps.checkpoint(summary());
 

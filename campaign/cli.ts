@@ -1,8 +1,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { buildScenario, PRESETS, readScenarioFile, type Scenario } from "../benchmarks/inputs/scenario";
+import { parseStackOutputs, resolveEndpoint } from "../benchmarks/inputs/stack-outputs";
 import { kubernetesServer } from "../benchmarks/kube/cluster";
-import { silentProgress } from "../benchmarks/progress";
+import { silentProgress, stderrProgress } from "../benchmarks/progress";
 import { writeResult } from "../benchmarks/report/write";
 import { runBenchmark } from "../benchmarks/run";
 import { EXIT } from "../common/exit-codes";
@@ -10,17 +11,21 @@ import { gitInfo } from "../common/git-info";
 import { UsageError } from "../common/usage-error";
 import { mergedStackConfig, stackNames } from "../config";
 import { LabNotRunningError, labStateFile, runningLabState } from "../lab/state";
-import { type CampaignDeps, type CampaignSettings, planCampaign, runCampaign } from "./campaign";
+import { BASELINE, type CampaignDeps, type CampaignSettings, planCampaign, prepare, runCampaign } from "./campaign";
 import { SUMMARY_DIR, writeCandidateSummaries } from "./candidate-summary";
+import { type ClearStaleReport, clearStaleState } from "./clear-stale";
+import { detachedPulumi, pressCounter } from "./detach";
 import { campaignBase, campaignCount, campaignId, coldRunIdFor, storedResults, writeSummary } from "./files";
 import { type CliOptions, parseCliOptions, USAGE } from "./options";
 import { orderStacks, stackListProblems } from "./order";
 import { observe, waitServing } from "./probe";
 import { streamProgress } from "./progress";
 import { automationDriver, findPulumi, pulumiEnv } from "./pulumi";
+import { recoveryCommand } from "./recover";
+import { rolloutReader, watchRollout } from "./rollout-watch";
 import { stageProject } from "./stage";
 import { exitCodeOf, recommendationLine } from "./summary";
-import { renderVerification } from "./verify";
+import { renderVerification, verifyBaseline } from "./verify";
 
 interface Io {
   readonly stdout: (s: string) => void;
@@ -112,8 +117,11 @@ function planCommand(opts: CliOptions, repoDir: string, io: Io): number {
 }
 
 async function runCommand(opts: CliOptions, repoDir: string, io: Io): Promise<number> {
-  const { settings, readConfig, stored } = resolveSettings(opts, repoDir, io);
-  const pulumiCommand = await findPulumi();
+  const resolved = resolveSettings(opts, repoDir, io);
+  const { readConfig, stored } = resolved;
+  const realPulumi = await findPulumi();
+  const settings: CampaignSettings = { ...resolved.settings, pulumi: realPulumi.command };
+  const pulumiCommand = await detachedPulumi(realPulumi, (m) => io.stderr(`warning: ${m}\n`));
   const envVars = pulumiEnv(
     { mode: opts.mode, backendUrl: opts.backendUrl, kubeconfig: settings.kubeconfig },
     process.env,
@@ -124,11 +132,25 @@ async function runCommand(opts: CliOptions, repoDir: string, io: Io): Promise<nu
   const driver = automationDriver({ workDir: opts.workDir, envVars, pulumiCommand });
 
   const progress = streamProgress(io.stderr, undefined, io === processIo && process.stderr.isTTY === true);
+  // A campaign killed earlier (kill -9) leaves a lock and pending operations: clear them first, and say so.
+  const stale = await clearStaleState({
+    workDir: opts.workDir,
+    backendUrl: opts.backendUrl,
+    project: PROJECT,
+    stacks: [...new Set([BASELINE, ...settings.stacks])],
+    envVars,
+    pulumiCommand,
+  });
+  reportStale(stale, (line) => {
+    progress.note(line);
+    fs.appendFileSync(settings.logFile, `${line}\n`);
+  });
   const stop = new AbortController();
   const cancel = new AbortController();
-  let interrupts = 0;
+  const press = pressCounter();
   const onSigint = () => {
-    interrupts += 1;
+    const interrupts = press(Date.now());
+    if (interrupts === null) return;
     if (interrupts === 1) {
       progress.note(
         "interrupted: finishing the current step, then restoring baseline (Ctrl-C again to cancel Pulumi and skip the restore)",
@@ -137,7 +159,10 @@ async function runCommand(opts: CliOptions, repoDir: string, io: Io): Promise<nu
     } else if (interrupts === 2) {
       progress.note("cancelling the running Pulumi operation; baseline will NOT be restored");
       cancel.abort();
-    } else process.exit(EXIT.interrupted);
+    } else {
+      progress.note(`exiting now; baseline NOT restored: ${recoveryCommand(settings)}`);
+      process.exit(EXIT.baselineNotRestored);
+    }
   };
   process.on("SIGINT", onSigint);
 
@@ -164,6 +189,14 @@ async function runCommand(opts: CliOptions, repoDir: string, io: Io): Promise<nu
       }),
     waitServing: (endpoint, want, signal) => waitServing({ endpoint, apiKey }, want, opts.readyTimeoutSeconds, signal),
     observe: (endpoint, ref) => observe({ endpoint, apiKey }, settings.kubeconfig, ref),
+    rollout: (ref, args, until, signal) =>
+      watchRollout(rolloutReader(settings.kubeconfig, ref), {
+        until,
+        container: ref.container,
+        args,
+        timeoutMs: until === "ready" ? opts.readyTimeoutSeconds * 1000 : Number.POSITIVE_INFINITY,
+        signal,
+      }),
     checkpoint: (s) => writeSummary(opts.resultsDir, s),
     preflight:
       opts.mode === "lab"
@@ -213,6 +246,71 @@ async function runCommand(opts: CliOptions, repoDir: string, io: Io): Promise<nu
   }
 }
 
+/** The Pulumi project every stack belongs to (Pulumi.yaml). */
+const PROJECT = "vllm-tuner";
+
+function reportStale(report: ClearStaleReport, say: (line: string) => void): void {
+  for (const a of report.actions) say(`recovered: ${a}`);
+  for (const p of report.problems) say(`not recovered: ${p}`);
+}
+
+/**
+ * `campaign recover`: after a campaign was killed (kill -9, reboot) or cancelled, clears what it left
+ * (stale locks, pending operations, orphaned plugins) on the stacks it owns, restores baseline, verifies
+ * it and destroys the cold stack; says what it did. Same options as `run`.
+ */
+async function recoverCommand(opts: CliOptions, repoDir: string, io: Io): Promise<number> {
+  const { settings, readConfig } = resolveSettings(opts, repoDir, io);
+  const pulumiCommand = await detachedPulumi(await findPulumi(), (m) => io.stderr(`warning: ${m}\n`));
+  const envVars = pulumiEnv(
+    { mode: opts.mode, backendUrl: opts.backendUrl, kubeconfig: settings.kubeconfig },
+    process.env,
+  );
+  const say = (line: string) => io.stderr(`recover: ${line}\n`);
+  const stale = await clearStaleState({
+    workDir: opts.workDir,
+    backendUrl: opts.backendUrl,
+    project: PROJECT,
+    stacks: [...new Set([BASELINE, ...opts.stacks])],
+    envVars,
+    pulumiCommand,
+  });
+  reportStale(stale, say);
+  if (stale.actions.length === 0 && stale.problems.length === 0)
+    say("found no stale lock, pending operation or orphaned plugin");
+  if (stale.problems.length > 0) return EXIT.baselineNotRestored;
+  const base = prepare({ readConfig }, settings, BASELINE);
+  if ("problems" in base) throw new Error(`baseline's config is invalid:\n${base.problems}`);
+  const driver = automationDriver({ workDir: opts.workDir, envVars, pulumiCommand });
+  const logFile = settings.logFile.replace(/\.log$/, "-recover.log");
+  fs.mkdirSync(path.dirname(logFile), { recursive: true });
+  const log = (text: string) => fs.appendFileSync(logFile, text);
+  say(`restoring baseline (pulumi up --stack ${BASELINE}); Pulumi output: ${logFile}`);
+  const outputs = parseStackOutputs(await driver.up(BASELINE, { log }), `stack ${BASELINE}`);
+  const endpoint = settings.endpoint ?? resolveEndpoint(outputs, undefined);
+  const apiKey = process.env["VLLM_API_KEY"] || undefined;
+  await waitServing({ endpoint, apiKey }, base.serving, opts.readyTimeoutSeconds).catch(() => undefined);
+  const observed = await observe({ endpoint, apiKey }, settings.kubeconfig, {
+    namespace: outputs.namespace,
+    deploymentName: outputs.deploymentName,
+  });
+  const verification = verifyBaseline(observed, {
+    servedModelName: base.serving.servedModelName,
+    maxModelLen: base.serving.maxModelLen,
+    args: base.args,
+    image: typeof base.config["image"] === "string" ? base.config["image"] : "",
+  });
+  io.stderr(`baseline verification: ${verification.ok ? "ok" : "FAILED"}\n${renderVerification(verification)}\n`);
+  if (!verification.ok) return EXIT.baselineNotRestored;
+  const cold = stale.existing.filter((s) => s !== BASELINE && readConfig(s)["vllm-tuner:cacheMode"] === "cold");
+  for (const stack of opts.keepCold ? [] : cold) {
+    say(`destroying ${stack} (its cold cache claim); --keep-cold keeps it`);
+    await driver.destroy(stack, { log });
+  }
+  say("baseline restored and verified");
+  return EXIT.ok;
+}
+
 /** Entry point with the repository directory passed in, so the CLI is testable in-process. */
 export async function main(argv: readonly string[], repoDir = process.cwd(), io: Io = processIo): Promise<number> {
   const [command, ...rest] = argv;
@@ -222,6 +320,8 @@ export async function main(argv: readonly string[], repoDir = process.cwd(), io:
         return await runCommand(parseCliOptions(rest, repoDir), repoDir, io);
       case "plan":
         return planCommand(parseCliOptions(rest, repoDir), repoDir, io);
+      case "recover":
+        return await recoverCommand(parseCliOptions(rest, repoDir), repoDir, io);
       case undefined:
       case "help":
       case "--help":
@@ -229,7 +329,7 @@ export async function main(argv: readonly string[], repoDir = process.cwd(), io:
         io.stdout(`${USAGE}\n`);
         return command === undefined ? EXIT.usage : EXIT.ok;
       default:
-        throw new UsageError(`unknown command ${JSON.stringify(command)}; use run or plan`);
+        throw new UsageError(`unknown command ${JSON.stringify(command)}; use run, plan or recover`);
     }
   } catch (err) {
     if (err instanceof UsageError) {

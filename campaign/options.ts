@@ -48,12 +48,15 @@ export interface CliOptions {
   readonly writeSummary: boolean;
 }
 
-export const USAGE = `Usage: campaign <run|plan> [options]
+export const USAGE = `Usage: campaign <run|plan|recover> [options]
 
   run    deploy each candidate stack in turn (pulumi up, waits for Ready), benchmark it, record
          the result; then restore baseline, verify it, and write the comparison and recommendation
   plan   print the run order and which candidates would be skipped (resume), touching neither
          Pulumi nor the cluster (with --lab it refreshes the staged copy in .lab/project)
+  recover after a campaign was killed (kill -9, reboot) or cancelled: clear the stale locks and
+         pending operations of its stacks and its orphaned Pulumi plugins, restore baseline, verify
+         it, destroy the cold stack; says what it did (run also does the clearing before it starts)
 
 Options:
   --stacks a,b,c          candidate stacks (default: ${SEED_STACKS.join(",")})
@@ -79,7 +82,7 @@ Options:
                           with the PR that proposes it (npm run review reads them)
 
 Ctrl-C once: finish the current step, restore baseline, write the partial summary. Twice: cancel
-the running Pulumi operation and leave baseline unrestored (the summary says how to restore).`;
+the running Pulumi operation and leave baseline unrestored (then: campaign recover, same options).`;
 
 function positiveInt(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;

@@ -6,6 +6,7 @@ import type { OrderMode } from "./order";
 import { formatSeconds } from "./progress";
 import type { Mode } from "./pulumi";
 import type { Recommendation } from "./recommend";
+import { recoveryCommand } from "./recover";
 import { renderVerification, type Verification } from "./verify";
 
 export const CAMPAIGN_SCHEMA_VERSION = 1;
@@ -82,6 +83,8 @@ export interface CampaignSummary {
   /** The campaign's pick: the benchmark's rule, then the least change among candidates within noise (recommend.ts). */
   readonly recommendation: Recommendation;
   readonly logFile: string;
+  /** The Pulumi CLI the campaign ran (recovery hints name it). */
+  readonly pulumi?: string | undefined;
 }
 
 /** Exit codes of `campaign run`. */
@@ -147,8 +150,7 @@ export function renderCampaignMarkdown(s: CampaignSummary): string {
     "## Restore",
     "",
   ];
-  if (s.restore === null)
-    lines.push("Baseline was **not** restored (cancelled). Run `pulumi stack select baseline && pulumi up`.");
+  if (s.restore === null) lines.push(`Baseline was **not** restored (cancelled). Run \`${recoveryCommand(s)}\`.`);
   else {
     lines.push(`baseline up: ${secs(s.restore.upSeconds)}${s.restore.error ? `, **failed**: ${s.restore.error}` : ""}`);
     if (s.restore.verification) {

@@ -49,7 +49,8 @@ FRESH=(--fresh)
 [[ "${DEMO_RESUME:-0}" == 1 ]] && FRESH=()
 say "running the campaign on the lab: $STACKS (order $ORDER, short load windows)"
 set +e
-npx --no-install tsx campaign/cli.ts run --lab --short --scenario campaign/demo-scenario.yaml --stacks "$STACKS" --order "$ORDER" "${FRESH[@]}" "$@"
+# node --import tsx, not the tsx CLI: its signal relay turns one Ctrl-C into two (campaign/detach.ts).
+node --import tsx campaign/cli.ts run --lab --short --scenario campaign/demo-scenario.yaml --stacks "$STACKS" --order "$ORDER" "${FRESH[@]}" "$@"
 status=$?
 set -e
 

@@ -17,7 +17,9 @@ if (!socketPath || !port || !binary) {
 spawnSync("ip", ["link", "set", "lo", "up"], { stdio: "inherit" });
 const sim = spawn(binary, args, { stdio: "inherit" });
 fs.rmSync(socketPath, { force: true });
-const server = net.createServer((client) => splice(client, net.connect(Number(port), "127.0.0.1")));
+const server = net.createServer({ allowHalfOpen: true }, (client) =>
+  splice(client, net.connect({ port: Number(port), host: "127.0.0.1", allowHalfOpen: true })),
+);
 server.listen(socketPath);
 const stop = () => sim.kill("SIGTERM");
 process.on("SIGTERM", stop);

@@ -10,12 +10,12 @@ export class SimEndpoint {
   private readonly server: net.Server;
 
   constructor(private readonly port: number) {
-    this.server = net.createServer((client) => {
+    this.server = net.createServer({ allowHalfOpen: true }, (client) => {
       if (!this.target) {
         client.destroy();
         return;
       }
-      splice(client, net.connect(this.target));
+      splice(client, net.connect({ path: this.target, allowHalfOpen: true }));
     });
   }
 

@@ -100,13 +100,15 @@ export function readChunk(data: string): StreamChunk {
 
 /**
  * Sends one streaming chat completion and times it. Never throws: failures become samples.
- * `signal` aborts (end of window, SIGINT); `timeoutMs` bounds the whole request.
+ * `signal` aborts (end of window, SIGINT); `timeoutMs` bounds the whole request; `onBytes` hears
+ * every arrival (headers, each chunk), so a load can tell a silent server from a slow one.
  */
 export async function streamChat(
   client: ApiClient,
   req: ChatRequest,
   timeoutMs: number,
   signal: AbortSignal,
+  onBytes?: () => void,
 ): Promise<RequestSample> {
   const startEpochMs = performance.timeOrigin + performance.now();
   const t0 = performance.now();
@@ -148,6 +150,7 @@ export async function streamChat(
   try {
     const res = await client.raw("POST", "/v1/chat/completions", chatBody(req, true), local.signal);
     status = res.statusCode;
+    onBytes?.();
     if (status !== 200) {
       const text = await res.body.text();
       return done("errored", errorMessageOf(text).slice(0, 500));
@@ -156,6 +159,7 @@ export async function streamChat(
     let sawDone = false;
     for await (const chunk of res.body) {
       const now = performance.now();
+      onBytes?.();
       for (const data of parser.push(chunk as Buffer)) {
         if (data === "[DONE]") {
           sawDone = true;

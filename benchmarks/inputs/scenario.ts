@@ -73,6 +73,11 @@ export const ScenarioSchema = z
         metricsIntervalMs: positiveInt.max(1000).default(1000),
         /** Per-request timeout inside the load, milliseconds. */
         requestTimeoutMs: positiveInt.default(300_000),
+        /**
+         * Longest silence, seconds, with requests in flight and no byte on any of them, before the level is
+         * invalid: a stopped server keeps connections open, so nothing fails and only the silence shows.
+         */
+        stallSeconds: z.number().positive().max(3600).default(5),
       })
       .strict()
       .default({
@@ -84,6 +89,7 @@ export const ScenarioSchema = z
         maxTokens: 128,
         metricsIntervalMs: 1000,
         requestTimeoutMs: 300_000,
+        stallSeconds: 5,
       }),
     inputLength: z
       .object({

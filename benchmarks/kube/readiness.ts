@@ -21,8 +21,10 @@ export interface PodIdentity {
 export interface ReadinessReport {
   readonly pod: PodIdentity;
   readonly revision: string | null;
-  /** When the Deployment change was applied: creation of the ReplicaSet of the current revision. */
+  /** When the change that made this pod reached the API server (see `changeAppliedAt`). */
   readonly changeAppliedAt: string | null;
+  /** Where `changeAppliedAt` comes from. */
+  readonly changeAppliedFrom: string;
   readonly podCreatedAt: string | null;
   readonly scheduledAt: string | null;
   readonly initializedAt: string | null;
@@ -90,6 +92,38 @@ export function cacheClaimOf(pod: V1Pod, preferred: string | undefined): string 
   return claims[0] ?? null;
 }
 
+type ManagedFieldsEntry = NonNullable<NonNullable<V1Deployment["metadata"]>["managedFields"]>[number];
+
+/**
+ * When the change that made `pod` reached the API server. The current ReplicaSet's creation time is not it:
+ * a Deployment going back to a template it ran before (baseline after a candidate) reuses that template's
+ * old ReplicaSet, created hours ago. The API server stamps a manager's managedFields entry whenever that
+ * manager changes the object (an apply that changes nothing leaves the stamp alone); status writes are a
+ * separate entry. So the latest non-status stamp no later than the pod's creation is the change that made
+ * the pod; the ReplicaSet's creation is only the fallback when no stamp is there.
+ */
+export function changeAppliedAt(
+  deployment: V1Deployment,
+  rs: V1ReplicaSet | null,
+  pod: V1Pod,
+): { at: string | null; from: string } {
+  const podCreated = Date.parse(iso(pod.metadata?.creationTimestamp) ?? "");
+  const stamps = (deployment.metadata?.managedFields ?? [])
+    .filter((m: ManagedFieldsEntry) => m.subresource === undefined || m.subresource === "")
+    .map((m) => ({ manager: m.manager ?? "?", at: iso(m.time) }))
+    .filter((m): m is { manager: string; at: string } => m.at !== null)
+    .filter((m) => Number.isNaN(podCreated) || Date.parse(m.at) <= podCreated)
+    .sort((a, b) => Date.parse(b.at) - Date.parse(a.at));
+  const latest = stamps[0];
+  if (latest !== undefined) {
+    return { at: latest.at, from: `Deployment managedFields: last change by ${latest.manager} before the pod` };
+  }
+  return {
+    at: iso(rs?.metadata?.creationTimestamp),
+    from: "creation of the current ReplicaSet (the Deployment carries no managedFields)",
+  };
+}
+
 export interface ReadinessInput {
   readonly deployment: V1Deployment;
   readonly replicaSets: readonly V1ReplicaSet[];
@@ -108,7 +142,8 @@ export function readinessReport(input: ReadinessInput): ReadinessReport {
   const previous = sorted[1] ?? null;
   const statuses = pod.status?.containerStatuses ?? [];
   const container = statuses.find((c) => c.name === input.containerName) ?? statuses[0];
-  const changeAppliedAt = iso(rs?.metadata?.creationTimestamp);
+  const change = changeAppliedAt(input.deployment, rs, pod);
+  const changeAt = change.at;
   const readyAt = condition(pod, "Ready");
   const podCreatedAt = iso(pod.metadata?.creationTimestamp);
   const claimCreatedAt = iso(claim?.metadata?.creationTimestamp);
@@ -126,15 +161,11 @@ export function readinessReport(input: ReadinessInput): ReadinessReport {
     if (previousAt !== null && Date.parse(claimCreatedAt) > Date.parse(previousAt)) {
       cacheState = "cold";
       cacheStateReason = `claim created ${claimCreatedAt}, after the previous revision (${previousAt}): fresh`;
-    } else if (
-      volumeCreatedAt !== null &&
-      changeAppliedAt !== null &&
-      Date.parse(volumeCreatedAt) >= Date.parse(changeAppliedAt)
-    ) {
+    } else if (volumeCreatedAt !== null && changeAt !== null && Date.parse(volumeCreatedAt) >= Date.parse(changeAt)) {
       // Binding on first consumer (local-path) provisions the volume when the first pod is scheduled:
       // a volume no older than this revision was empty when this pod started.
       cacheState = "cold";
-      cacheStateReason = `volume provisioned ${volumeCreatedAt}, for this revision (applied ${changeAppliedAt}): fresh`;
+      cacheStateReason = `volume provisioned ${volumeCreatedAt}, for this revision (applied ${changeAt}): fresh`;
     } else if (reference === null) {
       cacheStateReason = "no earlier revision or Deployment creation time to compare the claim with";
     } else if (Date.parse(claimCreatedAt) > Date.parse(reference)) {
@@ -148,13 +179,14 @@ export function readinessReport(input: ReadinessInput): ReadinessReport {
   return {
     pod: podIdentity(pod),
     revision: rs ? String(revisionOf(rs)) : null,
-    changeAppliedAt,
+    changeAppliedAt: changeAt,
+    changeAppliedFrom: change.from,
     podCreatedAt,
     scheduledAt: condition(pod, "PodScheduled"),
     initializedAt: condition(pod, "Initialized"),
     containerStartedAt: iso(container?.state?.running?.startedAt ?? container?.lastState?.terminated?.startedAt),
     readyAt,
-    changeToReadySeconds: secondsBetween(changeAppliedAt, readyAt),
+    changeToReadySeconds: secondsBetween(changeAt, readyAt),
     podCreatedToReadySeconds: secondsBetween(podCreatedAt, readyAt),
     restarts: podIdentity(pod).restartCount,
     cacheClaim: claim?.metadata?.name ?? null,

@@ -2,6 +2,7 @@ import { type ChatRequest, type RequestSample, streamChat } from "../http/stream
 import { repeatSentence } from "../inputs/scenario";
 import type { PodIdentity } from "../kube/readiness";
 import { runClosedLoop } from "../load/closed-loop";
+import { StallWatch, scrapeFailureReason, stallReason } from "../load/stall";
 import type { Measured } from "../measured";
 import { type KvCapacity, measureCeiling, predictCeiling } from "../metrics/capacity";
 import {
@@ -134,18 +135,31 @@ async function runLevel(
   let dcgmSeries: ScrapeSeries<GpuPoint> | null = null;
   const label = `load c=${concurrency}`;
   const idleBefore = await waitForIdle(ctx.client, inputs.metricsUrl, ctx.model, IDLE_TIMEOUT_MS, ctx.signal);
+  const watch = new StallWatch(cfg.stallSeconds * 1000);
   const loop = await runClosedLoop({
     concurrency,
     warmupMs: cfg.warmupSeconds * 1000,
     durationMs: cfg.durationSeconds * 1000,
     maxRequests: cfg.maxRequestsPerLevel,
-    send: (signal) => streamChat(ctx.client, { ...req, prompt: prompts.next() }, cfg.requestTimeoutMs, signal),
+    send: async (signal) => {
+      watch.begin();
+      try {
+        return await streamChat(ctx.client, { ...req, prompt: prompts.next() }, cfg.requestTimeoutMs, signal, () =>
+          watch.activity(),
+        );
+      } finally {
+        watch.end();
+      }
+    },
     signal: ctx.signal,
     fatal: hopeless(concurrency),
     onWindowStart: async () => {
+      watch.startWindow();
       await Promise.all([vllm.start(), dcgm?.start()]);
     },
     onWindowEnd: async () => {
+      // Before the closing scrapes: a scrape of a stopped server takes its own timeout to fail.
+      watch.endWindow();
       [vllmSeries, dcgmSeries] = await Promise.all([vllm.stop(), dcgm ? dcgm.stop() : Promise.resolve(null)]);
     },
     onProgress: (elapsed, total, done) => ctx.progress.bar(label, elapsed / total, `${done} requests`),
@@ -197,6 +211,9 @@ async function runLevel(
       ? `window lasted ${windowSeconds.toFixed(2)} s of ${plannedSeconds} s`
       : null,
     failedSummary(loop.samples),
+    stallReason(watch.stalls(), cfg.stallSeconds),
+    vllmSeries ? scrapeFailureReason("vLLM /metrics", vllmSeries) : null,
+    dcgmSeries ? scrapeFailureReason("DCGM", dcgmSeries) : null,
     ok.length === 0 ? "no request succeeded in the window" : null,
   ].filter((r): r is string => r !== null);
   const rate = (n: number) => (windowSeconds > 0 ? n / windowSeconds : 0);
@@ -226,6 +243,8 @@ async function runLevel(
     podBefore: podBefore.value,
     podAfter: podAfter.value,
     podCheck: pc.check,
+    stalls: watch.stalls(),
+    stallBoundSeconds: cfg.stallSeconds,
     valid: invalidReasons.length === 0,
     invalidReasons,
     samples: loop.samples,

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { RequestSample } from "../http/stream";
 import type { Scenario } from "../inputs/scenario";
 import type { PodIdentity, ReadinessReport } from "../kube/readiness";
+import type { Stall } from "../load/stall";
 import type { Measured } from "../measured";
 import type { ConcurrencyCeiling, KvCapacity } from "../metrics/capacity";
 import type { GpuWindow } from "../metrics/gpu";
@@ -143,7 +144,13 @@ export interface LoadLevel {
   readonly podBefore: PodIdentity | null;
   readonly podAfter: PodIdentity | null;
   readonly podCheck: string;
-  /** False when the pod changed or restarted, requests errored, or the window was cut short. */
+  /** Silences longer than `stallBoundSeconds` with requests in flight (the server stopped answering). */
+  readonly stalls: Stall[];
+  readonly stallBoundSeconds: number;
+  /**
+   * False when the pod changed or restarted, requests errored, the server stalled, a scrape failed, or the
+   * window was cut short.
+   */
   readonly valid: boolean;
   readonly invalidReasons: string[];
   /** Every request of the level: `window` false for warm-up ones. */

@@ -1,6 +1,7 @@
 import * as assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
 import type { UpResult } from "@pulumi/pulumi/automation";
+import { Cluster } from "../../../benchmarks/kube/cluster";
 import { render } from "../../../components";
 import { mergedStackConfig, parseCandidateConfig } from "../../../config";
 import { type LabState, startLab, stopLab } from "../../../lab";
@@ -82,10 +83,31 @@ describe("pulumi up / restore / drift against a real API server (lab)", function
 
   it("selecting baseline and up after a candidate restores the exact baseline args", async () => {
     await up("seqs1");
+    // API timestamps have whole seconds.
+    const restoreStartedAt = Math.floor(Date.now() / 1000) * 1000;
     await up("baseline");
     assert.deepEqual(await liveArgs(), renderedArgs("baseline"));
     const deployment = await apps.readNamespacedDeployment({ name: NAME, namespace: NS });
     assert.equal(deployment.metadata?.annotations?.["vllm-tuner/stack"], "baseline");
+
+    // Baseline's template ran before (the first up): the controller reused its ReplicaSet, created back then.
+    // Readiness is still timed from this change.
+    const rollout = await Cluster.connect({ namespace: NS, deploymentName: NAME }, lab.kubeconfig);
+    const readiness = await rollout.readiness();
+    const rsList = await apps.listNamespacedReplicaSet({ namespace: NS, labelSelector: SELECTOR });
+    const revision = deployment.metadata?.annotations?.["deployment.kubernetes.io/revision"];
+    const current = rsList.items.find(
+      (rs) => rs.metadata?.annotations?.["deployment.kubernetes.io/revision"] === revision,
+    );
+    assert.ok(current, `revision ${revision}'s ReplicaSet`);
+    assert.ok(Date.parse(current.metadata!.creationTimestamp!.toISOString()) < restoreStartedAt, "reused ReplicaSet");
+    assert.equal(readiness.revision, revision);
+    assert.ok(
+      Date.parse(readiness.changeAppliedAt!) >= restoreStartedAt,
+      `change applied ${readiness.changeAppliedAt}, restore started ${new Date(restoreStartedAt).toISOString()}`,
+    );
+    assert.equal(readiness.changeAppliedFrom, "Deployment managedFields: last change by vllm-tuner before the pod");
+    assert.ok(Date.parse(readiness.readyAt!) >= Date.parse(readiness.changeAppliedAt!));
   });
 
   it("puts back a hand edit (kubectl patch of the args) on the next baseline up", async () => {

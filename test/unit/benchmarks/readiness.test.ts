@@ -74,6 +74,7 @@ describe("readiness timeline", () => {
       pod: { name: "gemma4-12b-new-x", uid: "uid-new", nodeName: "gpu-node", restartCount: 1, phase: "Running" },
       revision: "3",
       changeAppliedAt: "2025-06-01T10:10:00.000Z",
+      changeAppliedFrom: "creation of the current ReplicaSet (the Deployment carries no managedFields)",
       podCreatedAt: "2025-06-01T10:10:00.000Z",
       scheduledAt: "2025-06-01T10:10:01.000Z",
       initializedAt: "2025-06-01T10:10:02.000Z",
@@ -132,5 +133,27 @@ describe("readiness timeline", () => {
     assert.equal(r.changeToReadySeconds, null);
     assert.equal(r.cacheState, null);
     assert.equal(r.cacheStateReason, "the pod mounts no PersistentVolumeClaim (or it could not be read)");
+  });
+
+  it("times a template seen before from this change, not from its reused ReplicaSet's creation", () => {
+    // A, then B, then A again: the deployment controller reuses A's ReplicaSet (created at 01:00, now revision 3).
+    const again = [rs(3, "a", "01:00"), rs(2, "b", "05:00")];
+    const applied: V1Deployment = {
+      metadata: {
+        name: "gemma4-12b",
+        creationTimestamp: t("00:00"),
+        managedFields: [
+          { manager: "vllm-tuner", operation: "Apply", time: t("09:58") },
+          { manager: "kube-controller-manager", operation: "Update", subresource: "status", time: t("10:30") },
+          // A label change after the pod was created did not make the pod.
+          { manager: "kubectl-label", operation: "Update", time: t("13:00") },
+        ],
+      },
+    };
+    const r = readinessReport({ deployment: applied, replicaSets: again, pod: pod("a", "10:00"), claim: null });
+    assert.equal(r.revision, "3");
+    assert.equal(r.changeAppliedAt, "2025-06-01T10:09:58.000Z");
+    assert.equal(r.changeAppliedFrom, "Deployment managedFields: last change by vllm-tuner before the pod");
+    assert.equal(r.changeToReadySeconds, 173);
   });
 });

@@ -50,6 +50,8 @@ export function level(
     podBefore: null,
     podAfter: null,
     podCheck: "not checked",
+    stalls: [],
+    stallBoundSeconds: 5,
     valid,
     invalidReasons: valid ? [] : ["1 requests failed"],
     samples: [],

@@ -1,7 +1,13 @@
 import { strict as assert } from "node:assert";
 import { buildScenario, SHORT_PRESET } from "../../../benchmarks/inputs/scenario";
 import type { BenchmarkResult } from "../../../benchmarks/result/types";
-import { type CampaignDeps, type CampaignSettings, planCampaign, runCampaign } from "../../../campaign/campaign";
+import {
+  type CampaignDeps,
+  type CampaignSettings,
+  errorLine,
+  planCampaign,
+  runCampaign,
+} from "../../../campaign/campaign";
 import { silentCampaignProgress } from "../../../campaign/progress";
 import type { StoredResult } from "../../../campaign/resume";
 import { exitCodeOf } from "../../../campaign/summary";
@@ -70,6 +76,8 @@ function world(
     failUp?: string;
     liveArgsFrom?: string;
     onUp?: (stack: string) => void;
+    /** This stack's `up` runs until its signal aborts, then rejects as the Automation API does. */
+    hangUp?: string;
   } = {},
 ): World {
   const w: World = {
@@ -88,6 +96,11 @@ function world(
         w.overrides[stack] = req.config;
         opts.onUp?.(stack);
         if (stack === opts.failUp) throw new Error("resource vllm-deployment timed out waiting for Ready\nmore lines");
+        if (stack === opts.hangUp) {
+          await new Promise((resolve) => req.signal?.addEventListener("abort", resolve));
+          w.calls.push(`up ${stack} cancelled`);
+          throw new Error("code: 255\n stdout: \n stderr: error: update canceled");
+        }
         const parsed = parseCandidateConfig({ ...mergedStackConfig(PROJECT_DIR, stack), ...req.config });
         if (!parsed.ok) throw new Error("bad config");
         const out = stackOutputs(parsed.config, { stack, hfToken: false, apiKey: false });
@@ -231,6 +244,59 @@ describe("campaign orchestration (fake Pulumi, fake benchmark)", () => {
     assert.equal(exitCodeOf(s), EXIT.invalidResults);
   });
 
+  it("a crash-looping candidate: the watchdog cancels its up, the summary has the container's reason", async () => {
+    const w = world({ hangUp: "seqs2" });
+    const watched: string[] = [];
+    const deps: CampaignDeps = {
+      ...w.deps,
+      rollout: async (ref, args, until, signal) => {
+        watched.push(`${until} ${ref.namespace}/${ref.deploymentName} ${args.includes("2") ? "seqs2" : "other"}`);
+        if (until === "ready") return { kind: "ready", pod: "p" };
+        const reason = "pod p container vllm: CrashLoopBackOff; last termination: Error, exit code 1: boom, 2 restarts";
+        if (args.includes("2")) return { kind: "failed", reason };
+        await new Promise((resolve) => signal.addEventListener("abort", resolve));
+        return { kind: "progressing", detail: "stopped" };
+      },
+    };
+    const s = await runCampaign(settings(["seqs2", "seqs4"]), deps, running());
+    assert.deepEqual(w.calls, ["up seqs2", "up seqs2 cancelled", "up seqs4", "bench seqs4", "up baseline"]);
+    assert.deepEqual(watched, [
+      "failure gemmaforge/gemma4-12b seqs2",
+      "failure gemmaforge/gemma4-12b other",
+      "ready gemmaforge/gemma4-12b other",
+    ]);
+    assert.deepEqual(
+      s.candidates.map((c) => [c.stack, c.status, c.detail]),
+      [
+        [
+          "seqs2",
+          "failed",
+          "up failed: rollout failed, up cancelled: pod p container vllm: CrashLoopBackOff; " +
+            "last termination: Error, exit code 1: boom, 2 restarts",
+        ],
+        ["seqs4", "measured", null],
+      ],
+    );
+  });
+
+  it("measures nothing while the serving pod does not run the candidate's own args", async () => {
+    const w = world();
+    const deps: CampaignDeps = {
+      ...w.deps,
+      rollout: async (_ref, _args, until) =>
+        until === "ready"
+          ? { kind: "progressing", detail: "revision 2: 0 pod(s), none Ready with this candidate's args" }
+          : { kind: "progressing", detail: "stopped" },
+    };
+    const s = await runCampaign(settings(["seqs1"]), deps, running());
+    assert.deepEqual(w.calls, ["up seqs1", "up baseline"]);
+    assert.deepEqual(
+      s.candidates[0]?.detail,
+      "rollout failed: the serving pod does not run seqs1's args " +
+        "(revision 2: 0 pod(s), none Ready with this candidate's args); nothing was measured",
+    );
+  });
+
   it("on Ctrl-C stops after the current step, still restores baseline and keeps the cold claim's cleanup", async () => {
     const stop = new AbortController();
     const w = world({ onUp: (stack) => stack === "cold" && stop.abort() });
@@ -340,5 +406,20 @@ describe("campaign orchestration (fake Pulumi, fake benchmark)", () => {
         ["cold", "run", 'cacheMode: "warm" -> "cold"'],
       ],
     );
+  });
+});
+
+describe("campaign: error lines", () => {
+  it("takes the CLI's error line out of an Automation API error, not its exit code", () => {
+    const err = new Error(
+      "code: -2\n stdout: \n stderr: Command failed with exit code 255: pulumi up --yes\n" +
+        "error: the stack is currently locked by 1 lock(s). Either wait for the other process(es) to end or delete the lock file with `pulumi cancel`.\n" +
+        "  file:///s/.pulumi/locks/organization/vllm-tuner/seqs1/1.json: created by root@host (pid 42) at 2026-11-30T06:00:00Z\n",
+    );
+    assert.equal(
+      errorLine(err),
+      "error: the stack is currently locked by 1 lock(s). Either wait for the other process(es) to end or delete the lock file with `pulumi cancel`.",
+    );
+    assert.equal(errorLine(new Error("\n plain failure\nmore")), "plain failure");
   });
 });

@@ -2,6 +2,7 @@ import { strict as assert } from "node:assert";
 import { buildScenario, SHORT_PRESET } from "../../../benchmarks/inputs/scenario";
 import { compareResults } from "../../../benchmarks/report/compare";
 import { streamProgress } from "../../../campaign/progress";
+import { recoveryCommand } from "../../../campaign/recover";
 import {
   type CampaignSummary,
   exitCodeOf,
@@ -131,10 +132,20 @@ describe("campaign summary", () => {
     assert.ok(md.endsWith("\n"));
   });
 
-  it("says how to restore by hand when the campaign was cancelled", () => {
-    const md = renderCampaignMarkdown({ ...summary, restore: null, interrupted: true });
+  it("says how to restore by hand when the campaign was cancelled, with the lab's backend, cluster and CLI", () => {
+    const md = renderCampaignMarkdown({
+      ...summary,
+      restore: null,
+      interrupted: true,
+      pulumi: "/home/u/.cache/vllm-lab/bin/pulumi",
+    });
     assert.ok(
-      md.includes("Baseline was **not** restored (cancelled). Run `pulumi stack select baseline && pulumi up`."),
+      md.includes(
+        "Baseline was **not** restored (cancelled). Run `(cd /repo/.lab/project && " +
+          "PULUMI_BACKEND_URL=file:///repo/.lab/pulumi-state KUBECONFIG=/repo/.lab/kubeconfig PULUMI_CONFIG_PASSPHRASE= " +
+          "/home/u/.cache/vllm-lab/bin/pulumi up --stack baseline --yes)`.",
+      ),
+      md,
     );
     assert.ok(md.includes(", **interrupted**"));
   });
@@ -177,5 +188,14 @@ describe("campaign summary", () => {
     p.took(41);
     p.end("ok");
     assert.equal(out, "[4/10] seqs2     bench ... \nphase load\n[4/10] seqs2     41.0s  ok\n");
+  });
+});
+
+describe("recovery command", () => {
+  it("quotes what the shell would split and leaves out what the user's own login provides", () => {
+    assert.equal(
+      recoveryCommand({ workDir: "/my repo", backend: undefined, kubeconfig: undefined, mode: "cluster" }),
+      "(cd '/my repo' && pulumi up --stack baseline --yes)",
+    );
   });
 });

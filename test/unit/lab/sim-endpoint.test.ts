@@ -1,10 +1,12 @@
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as http from "node:http";
+import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { request } from "undici";
 import { SimEndpoint } from "../../../lab/sim-endpoint";
+import { splice } from "../../../lab/splice";
 
 describe("lab: the 127.0.0.1 endpoint in front of a namespaced simulator", () => {
   const socket = path.join(os.tmpdir(), `sim-endpoint-test-${process.pid}.sock`);
@@ -34,5 +36,81 @@ describe("lab: the 127.0.0.1 endpoint in front of a namespaced simulator", () =>
     const res = await request(`http://127.0.0.1:${port}/v1/models`);
     assert.equal(res.statusCode, 200);
     assert.equal(await res.body.text(), "served /v1/models");
+  });
+});
+
+/**
+ * What the simulator sees when a client cuts a streamed response (the benchmark does at every window's end).
+ * llm-d-inference-sim answers a failed stream write by writing HTTP 500 into a recycled request context,
+ * i.e. into another client's response: the lab's forwarders must never let its writes fail.
+ */
+describe("lab: a client that leaves mid-response", () => {
+  const socket = path.join(os.tmpdir(), `sim-cut-test-${process.pid}.sock`);
+  const chunks = 30;
+  let upstream: net.Server;
+  let inner: net.Server;
+  let endpoint: SimEndpoint;
+  let port = 0;
+  const served: Array<Promise<{ written: number; error: string | null }>> = [];
+
+  before(async () => {
+    // The simulator's side: after the request's first bytes, a chunk every 10 ms, then it closes.
+    upstream = net.createServer({ allowHalfOpen: true }, (conn) => {
+      served.push(
+        new Promise((resolve) => {
+          let written = 0;
+          let error: string | null = null;
+          conn.on("error", (e) => (error ??= e.message));
+          conn.once("data", async () => {
+            for (let i = 0; i < chunks && error === null && !conn.destroyed; i++) {
+              await new Promise((r) => setTimeout(r, 10));
+              await new Promise<void>((r) =>
+                conn.write(`data: ${i}\n\n`, (e) => {
+                  error ??= e?.message ?? null;
+                  r();
+                }),
+              );
+              if (error === null) written += 1;
+            }
+            conn.end(() => resolve({ written, error }));
+          });
+        }),
+      );
+    });
+    await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
+    const upstreamPort = (upstream.address() as net.AddressInfo).port;
+    // netns-sim.ts: the Unix socket in front of the simulator's TCP port.
+    fs.rmSync(socket, { force: true });
+    inner = net.createServer({ allowHalfOpen: true }, (c) =>
+      splice(c, net.connect({ port: upstreamPort, host: "127.0.0.1", allowHalfOpen: true })),
+    );
+    await new Promise<void>((r) => inner.listen(socket, r));
+    endpoint = new SimEndpoint(0);
+    port = await endpoint.listen();
+    endpoint.route(socket);
+  });
+  after(() => {
+    endpoint.close();
+    inner.close();
+    upstream.close();
+  });
+
+  it("lets the server finish writing the response, without an error", async () => {
+    const client = net.connect(port, "127.0.0.1");
+    client.write("POST /v1/chat/completions HTTP/1.1\r\n\r\n");
+    await new Promise((r) => client.once("data", r));
+    client.destroy();
+    assert.equal(served.length, 1);
+    assert.deepEqual(await served[0], { written: chunks, error: null });
+  });
+
+  it("passes a half-close through and still delivers the whole response", async () => {
+    const client = net.connect({ port, host: "127.0.0.1", allowHalfOpen: true });
+    client.end("GET / HTTP/1.1\r\n\r\n");
+    let received = "";
+    client.on("data", (d: Buffer) => (received += d.toString()));
+    await new Promise((r) => client.on("close", r));
+    assert.deepEqual(await served[1], { written: chunks, error: null });
+    assert.equal(received, Array.from({ length: chunks }, (_, i) => `data: ${i}\n\n`).join(""));
   });
 });

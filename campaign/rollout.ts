@@ -1,0 +1,101 @@
+import type { V1Deployment, V1Pod, V1ReplicaSet } from "@kubernetes/client-node";
+
+/**
+ * Where the rollout of a candidate stands, from the Deployment, its ReplicaSets and pods. Pure.
+ *
+ * `pulumi up` waits for the Deployment with the Kubernetes provider's await logic, which reports a
+ * crash-looping, unpullable or unschedulable pod only as a message and keeps waiting for its timeout
+ * (startupBudgetSeconds + 5 min: 35 minutes with the model down). It can also return before the new
+ * pod exists. The campaign reads the rollout itself: to stop an `up` that cannot succeed, and, after
+ * `up`, to make sure the pod that serves runs this candidate's args before anything is measured.
+ */
+export type RolloutState =
+  | { readonly kind: "progressing"; readonly detail: string }
+  | { readonly kind: "ready"; readonly pod: string }
+  | { readonly kind: "failed"; readonly reason: string };
+
+export interface RolloutInput {
+  readonly deployment: V1Deployment;
+  readonly replicaSets: readonly V1ReplicaSet[];
+  readonly pods: readonly V1Pod[];
+  readonly container: string;
+  /** The candidate's rendered `vllm serve` args. */
+  readonly args: readonly string[];
+  readonly nowMs: number;
+  /** How long a pod may stay unschedulable before the rollout counts as failed (the scheduler retries). */
+  readonly unschedulableGraceMs: number;
+}
+
+/**
+ * Waiting reasons a container does not leave without a change to the pod (kubelet's own words). The
+ * first failures (ErrImagePull, a first exit) may be transient; these come after the kubelet retried.
+ */
+export const FATAL_WAITING_REASONS = [
+  "CrashLoopBackOff",
+  "ImagePullBackOff",
+  "InvalidImageName",
+  "ErrImageNeverPull",
+  "CreateContainerConfigError",
+  "CreateContainerError",
+  "RunContainerError",
+] as const;
+
+const REVISION = "deployment.kubernetes.io/revision";
+const sameArgs = (a: readonly string[] | undefined, b: readonly string[]) =>
+  a !== undefined && a.length === b.length && a.every((x, i) => x === b[i]);
+
+/** The container's own account of why it is not running: waiting reason and message, last termination. */
+export function containerFailure(pod: V1Pod, container: string): string | null {
+  const status = pod.status?.containerStatuses?.find((c) => c.name === container);
+  const waiting = status?.state?.waiting;
+  if (!status || !waiting?.reason || !(FATAL_WAITING_REASONS as readonly string[]).includes(waiting.reason))
+    return null;
+  const last = status.lastState?.terminated;
+  const lastMessage = last?.message ? `: ${last.message.trim()}` : "";
+  const termination = last ? `; last termination: ${last.reason ?? "?"}, exit code ${last.exitCode}${lastMessage}` : "";
+  const message = waiting.message ? ` (${waiting.message.trim()})` : "";
+  const restarts = `${status.restartCount} restarts`;
+  return `pod ${pod.metadata?.name} container ${container}: ${waiting.reason}${message}${termination}, ${restarts}`;
+}
+
+function unschedulable(pod: V1Pod, nowMs: number, graceMs: number): string | null {
+  const c = pod.status?.conditions?.find((x) => x.type === "PodScheduled" && x.status === "False");
+  if (c?.reason !== "Unschedulable" || !c.lastTransitionTime) return null;
+  const sinceMs = nowMs - new Date(c.lastTransitionTime).getTime();
+  if (sinceMs < graceMs) return null;
+  return `pod ${pod.metadata?.name} unschedulable for ${Math.round(sinceMs / 1000)} s: ${c.message ?? "no message"}`;
+}
+
+export function rolloutState(input: RolloutInput): RolloutState {
+  const d = input.deployment;
+  const generation = d.metadata?.generation ?? 0;
+  const observed = d.status?.observedGeneration ?? 0;
+  const template = d.spec?.template.spec?.containers.find((c) => c.name === input.container);
+  if (!sameArgs(template?.args, input.args))
+    return { kind: "progressing", detail: "the Deployment does not carry this candidate's args yet" };
+  if (observed < generation)
+    return { kind: "progressing", detail: `generation ${generation} not yet observed (at ${observed})` };
+  const revision = d.metadata?.annotations?.[REVISION];
+  const rs = input.replicaSets.find((r) => r.metadata?.annotations?.[REVISION] === revision);
+  const hash = rs?.metadata?.labels?.["pod-template-hash"];
+  if (rs === undefined || hash === undefined)
+    return { kind: "progressing", detail: `no ReplicaSet of revision ${revision ?? "?"} yet` };
+  const pods = input.pods.filter(
+    (p) => p.metadata?.labels?.["pod-template-hash"] === hash && !p.metadata?.deletionTimestamp,
+  );
+  for (const pod of pods) {
+    const failure =
+      containerFailure(pod, input.container) ?? unschedulable(pod, input.nowMs, input.unschedulableGraceMs);
+    if (failure !== null) return { kind: "failed", reason: failure };
+  }
+  const ready = pods.find(
+    (p) =>
+      p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") &&
+      sameArgs(p.spec?.containers.find((c) => c.name === input.container)?.args, input.args),
+  );
+  if (ready === undefined) {
+    const detail = `revision ${revision}: ${pods.length} pod(s), none Ready with this candidate's args`;
+    return { kind: "progressing", detail };
+  }
+  return { kind: "ready", pod: ready.metadata?.name ?? "?" };
+}
