@@ -42,6 +42,10 @@ export interface RunOptions {
   readonly progress?: Progress;
   /** Repository directory, for the git commit recorded in the result. */
   readonly cwd?: string;
+  /** The server runs random weights (the lab's `--model-dir` without weights); recorded in `environment`. */
+  readonly dummyWeights?: boolean;
+  /** The smaller card whose KV budget the server was given (the lab's --emulate-gpu-memory-gib); recorded in `environment`. */
+  readonly emulatedGpu?: string;
 }
 
 /** The endpoint was not usable before any phase ran; nothing was measured. */
@@ -263,6 +267,8 @@ export async function runBenchmark(opts: RunOptions): Promise<BenchmarkResult> {
         arch: process.arch,
         hostname: hostname(),
         cpus: cpus().length,
+        ...(opts.dummyWeights ? { weights: "dummy weights" as const } : {}),
+        ...(opts.emulatedGpu ? { emulatedGpu: opts.emulatedGpu } : {}),
       },
       stack: opts.stack,
       startedAt,

@@ -77,6 +77,8 @@ export interface CampaignSettings {
   readonly scenario: Scenario;
   readonly scenarioSource: string;
   readonly mode: Mode;
+  /** On the lab with a real engine: what served the pods (absent: the simulator, or a cluster). */
+  readonly labEngine?: string;
   /** A fixed endpoint (lab, --endpoint); undefined: each stack's NodePort. */
   readonly endpoint: string | undefined;
   readonly kubernetesServer: string | null;
@@ -231,6 +233,7 @@ export async function runCampaign(
       wallSeconds: seconds(startMs),
       tool: settings.tool,
       mode: settings.mode,
+      ...(settings.labEngine ? { labEngine: settings.labEngine } : {}),
       workDir: settings.workDir,
       backend: settings.backend ?? null,
       kubeconfig: settings.kubeconfig ?? null,

@@ -38,10 +38,22 @@ const processIo: Io = { stdout: (s) => process.stdout.write(s), stderr: (s) => p
 function resolveSettings(opts: CliOptions, repoDir: string, io: Io) {
   let kubeconfig = opts.kubeconfig;
   let endpoint = opts.endpoint;
+  let labEngine: string | undefined;
   if (opts.mode === "lab") {
     const lab = runningLabState(labStateFile(repoDir));
+    const running = lab.engine;
+    if (opts.labEngine !== undefined && opts.labEngine !== running)
+      throw new UsageError(
+        `--engine ${opts.labEngine}: the running lab serves vLLM pods with the ${running}; restart it: npm run lab:down && npm run lab:up -- --engine ${opts.labEngine}`,
+      );
     kubeconfig ??= lab.kubeconfig;
     endpoint ??= lab.endpoint.replace(/\/+$/, "");
+    if (running === "vllm")
+      labEngine = [
+        "real vLLM on the lab machine's GPU",
+        ...(lab.dummyWeights ? ["dummy weights"] : []),
+        ...(lab.emulatedGpu ? [`emulated ${lab.emulatedGpu}`] : []),
+      ].join("; ");
   }
   if (opts.stage) {
     stageProject(repoDir, opts.workDir);
@@ -80,6 +92,7 @@ function resolveSettings(opts: CliOptions, repoDir: string, io: Io) {
     scenario,
     scenarioSource,
     mode: opts.mode,
+    ...(labEngine ? { labEngine } : {}),
     endpoint,
     kubernetesServer: kubernetesServer(kubeconfig),
     kubeconfig,
@@ -169,6 +182,8 @@ async function runCommand(opts: CliOptions, repoDir: string, io: Io): Promise<nu
   // One key for every request the campaign makes: the benchmark's and its own readiness and baseline checks.
   const apiKey = process.env["VLLM_API_KEY"] || undefined;
   const benchProgress = opts.verbose ? progress : silentProgress;
+  // What the lab's engine ran with, recorded in every result (random weights, an emulated card).
+  const lab = opts.mode === "lab" ? runningLabState(labStateFile(repoDir)) : undefined;
   const deps: CampaignDeps = {
     driver,
     readConfig,
@@ -186,6 +201,8 @@ async function runCommand(opts: CliOptions, repoDir: string, io: Io): Promise<nu
         cwd: repoDir,
         waitReadySeconds: 30,
         apiKey,
+        dummyWeights: lab?.dummyWeights === true,
+        emulatedGpu: lab?.emulatedGpu,
       }),
     waitServing: (endpoint, want, signal) => waitServing({ endpoint, apiKey }, want, opts.readyTimeoutSeconds, signal),
     observe: (endpoint, ref) => observe({ endpoint, apiKey }, settings.kubeconfig, ref),

@@ -46,7 +46,12 @@ export interface CliOptions {
   readonly verbose: boolean;
   /** Also write `summaries/<stack>.json` (candidate-summary.ts) for each candidate with a complete result. */
   readonly writeSummary: boolean;
+  /** With --lab: the engine the running lab must use (undefined: whichever it runs). */
+  readonly labEngine: LabEngineName | undefined;
 }
+
+export const LAB_ENGINE_NAMES = ["simulator", "vllm"] as const;
+export type LabEngineName = (typeof LAB_ENGINE_NAMES)[number];
 
 export const USAGE = `Usage: campaign <run|plan|recover> [options]
 
@@ -66,6 +71,8 @@ Options:
   --scenario FILE         scenario file (YAML/JSON), applied over --short if both are given
   --lab                   run on the local lab (npm run lab:up): its kubeconfig and endpoint, a file
                           backend in .lab/pulumi-state, an empty passphrase, a staged project in .lab/project
+  --engine simulator|vllm with --lab: refuse unless the running lab serves vLLM pods with this engine
+                          (start it with npm run lab:up -- --engine vllm)
   --kubeconfig PATH       cluster to deploy to (default: KUBECONFIG / ~/.kube/config)
   --endpoint URL          where vLLM answers (default: each stack's NodePort on 127.0.0.1)
   --results DIR           results directory (default: results, or results/lab with --lab)
@@ -110,6 +117,7 @@ const FLAGS = {
   json: { type: "boolean", default: false },
   verbose: { type: "boolean", default: false },
   "write-summary": { type: "boolean", default: false },
+  engine: { type: "string" },
 } as const;
 
 /** parseArgs with a UsageError (naming the flag) for anything it rejects. */
@@ -141,6 +149,9 @@ export function parseCliOptions(argv: readonly string[], repoDir: string): CliOp
   const backendUrl = values.backend ?? (mode === "lab" ? `file://${resolve(".lab/pulumi-state")}` : undefined);
   if (backendUrl !== undefined && !/^[a-z0-9]+:\/\//.test(backendUrl))
     throw new UsageError(`--backend must be a URL such as file:///path, got ${backendUrl}`);
+  if (values.engine !== undefined && !(LAB_ENGINE_NAMES as readonly string[]).includes(values.engine))
+    throw new UsageError(`--engine must be one of ${LAB_ENGINE_NAMES.join(", ")}, got ${values.engine}`);
+  if (values.engine !== undefined && mode !== "lab") throw new UsageError("--engine applies only with --lab");
   const targetConcurrency = positiveInt(values["target-concurrency"], "--target-concurrency") ?? 4;
   if (targetConcurrency < 1) throw new UsageError("--target-concurrency must be at least 1");
   return {
@@ -163,5 +174,6 @@ export function parseCliOptions(argv: readonly string[], repoDir: string): CliOp
     json: values.json,
     verbose: values.verbose,
     writeSummary: values["write-summary"],
+    labEngine: values.engine as LabEngineName | undefined,
   };
 }

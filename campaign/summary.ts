@@ -63,6 +63,8 @@ export interface CampaignSummary {
   readonly wallSeconds: number;
   readonly tool: { readonly gitCommit: string | null; readonly gitDirty: boolean | null };
   readonly mode: Mode;
+  /** On the lab with a real engine: what served the pods (absent: the simulator, or a cluster). */
+  readonly labEngine?: string;
   readonly workDir: string;
   readonly backend: string | null;
   readonly kubeconfig: string | null;
@@ -123,7 +125,7 @@ export function renderCampaignMarkdown(s: CampaignSummary): string {
     "",
     s.recommendation.reason,
     "",
-    `- mode: ${s.mode}${s.mode === "lab" ? " (simulated GPU and vLLM: timings and throughput come from the simulator)" : ""}`,
+    `- mode: ${s.mode}${s.mode !== "lab" ? "" : s.labEngine ? ` (${s.labEngine})` : " (simulated GPU and vLLM: timings and throughput come from the simulator)"}`,
     `- started ${s.startedAt}, finished ${s.finishedAt} (${formatSeconds(s.wallSeconds)})${s.interrupted ? ", **interrupted**" : ""}`,
     ...(s.labLost !== null ? [`- **stopped: ${s.labLost}**`] : []),
     `- order: ${s.order.mode} (seed ${s.order.seed}): ${s.order.stacks.join(", ")}`,

@@ -1,35 +1,66 @@
 /**
- * npm run lab:up | lab:down | lab:status — the GPU-less lab.
+ * npm run lab:up | lab:down | lab:status — the lab.
  * Options for up (all optional): --cold-start-seconds N --warm-start-seconds N --endpoint-port N
- *   --ttft-ms N --itl-ms N
+ *   --ttft-ms N --itl-ms N --engine simulator|vllm --vllm-python PATH --model-dir DIR
+ *   --emulate-gpu-memory-gib N
  */
+import * as path from "node:path";
 import { startLab, stopLab } from "./cluster";
-import type { LabOptions } from "./options";
+import { LAB_ENGINES, type LabEngine, type LabOptions } from "./options";
 import { readLabState } from "./state";
 
-function numberFlag(args: string[], name: string): number | undefined {
+function flagValue(args: readonly string[], name: string): string | undefined {
   const i = args.indexOf(name);
   if (i === -1) return undefined;
-  const value = Number(args[i + 1]);
-  if (!Number.isFinite(value)) throw new Error(`${name} needs a number, got ${JSON.stringify(args[i + 1])}`);
+  const value = args[i + 1];
+  if (value === undefined || value.startsWith("--")) throw new Error(`${name} needs a value`);
   return value;
+}
+
+function numberFlag(args: readonly string[], name: string): number | undefined {
+  const raw = flagValue(args, name);
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!Number.isFinite(value)) throw new Error(`${name} needs a number, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+/** Pure: `lab up`'s flags to options (paths resolved against `cwd`). Throws naming the flag, value and what is allowed. */
+export function parseUpOptions(args: readonly string[], cwd: string): Partial<LabOptions> {
+  const options: Partial<LabOptions> = {};
+  const numbers: Array<[keyof LabOptions, string]> = [
+    ["coldStartSeconds", "--cold-start-seconds"],
+    ["warmStartSeconds", "--warm-start-seconds"],
+    ["endpointPort", "--endpoint-port"],
+    ["timeToFirstTokenMs", "--ttft-ms"],
+    ["interTokenLatencyMs", "--itl-ms"],
+    ["emulateGpuMemoryGib", "--emulate-gpu-memory-gib"],
+  ];
+  for (const [key, flag] of numbers) {
+    const v = numberFlag(args, flag);
+    if (v !== undefined) (options as Record<string, number>)[key] = v;
+  }
+  const engine = flagValue(args, "--engine");
+  if (engine !== undefined) {
+    if (!(LAB_ENGINES as readonly string[]).includes(engine))
+      throw new Error(`--engine ${JSON.stringify(engine)}: expected one of ${LAB_ENGINES.join(", ")}`);
+    options.engine = engine as LabEngine;
+  }
+  const python = flagValue(args, "--vllm-python");
+  if (python !== undefined) options.vllmPython = python;
+  const modelDir = flagValue(args, "--model-dir");
+  if (modelDir !== undefined) options.modelDir = path.resolve(cwd, modelDir);
+  const vllmOnly = ["--vllm-python", "--model-dir", "--emulate-gpu-memory-gib"].filter((f) => args.includes(f));
+  if (vllmOnly.length > 0 && options.engine !== "vllm")
+    throw new Error(`${vllmOnly.join(", ")} apply only with --engine vllm`);
+  return options;
 }
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
   switch (command) {
     case "up": {
-      const options: Partial<LabOptions> = {};
-      const set = <K extends keyof LabOptions>(key: K, flag: string) => {
-        const v = numberFlag(args, flag);
-        if (v !== undefined) (options as Record<string, number>)[key] = v;
-      };
-      set("coldStartSeconds", "--cold-start-seconds");
-      set("warmStartSeconds", "--warm-start-seconds");
-      set("endpointPort", "--endpoint-port");
-      set("timeToFirstTokenMs", "--ttft-ms");
-      set("interTokenLatencyMs", "--itl-ms");
-      const state = await startLab(options);
+      const state = await startLab(parseUpOptions(args, process.cwd()));
       process.stdout.write(`${JSON.stringify(state, null, 2)}\n`);
       process.stderr.write(`export KUBECONFIG=${state.kubeconfig}\n`);
       return 0;
@@ -48,10 +79,12 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => (process.exitCode = code),
-  (error: Error) => {
-    process.stderr.write(`lab: ${error.message}\n`);
-    process.exitCode = 1;
-  },
-);
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => (process.exitCode = code),
+    (error: Error) => {
+      process.stderr.write(`lab: ${error.message}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -5,8 +5,10 @@ import { promisify } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import { findTool } from "../common/tools";
 import { ignoreStatus } from "./api-errors";
+import { emulationFormula } from "./emulate-memory";
 import { labNode, localPathStorageClass, VLLM_POD_SELECTOR } from "./manifests";
 import { KUBECONFIG_FILE, LAB_DIR, type LabOptions, LabOptionsSchema, type LabState, STATE_FILE } from "./options";
+import { checkModelDir, checkVllmEngine, hasWeights, hostProbes, type VllmProbes } from "./preflight";
 import { processAlive, readLabState } from "./state";
 
 const run = promisify(execFile);
@@ -41,6 +43,10 @@ function writeKwokConfig(): string {
       "kind: KwokctlConfiguration",
       "options:",
       "  bindAddress: 127.0.0.1",
+      // Logs objects tell kwok's kubelet server which file `kubectl logs` of a pod reads; the
+      // lab's kubelet writes one per vLLM pod (lab/kwok-logs.ts).
+      "  enableCRDs:",
+      "  - Logs",
       // Without a default route (a loopback-only network namespace) the API server cannot
       // guess what address to advertise: tell it.
       "componentsPatches:",
@@ -55,6 +61,8 @@ function writeKwokConfig(): string {
       `  disregardStatusWithLabelSelector: ${VLLM_POD_SELECTOR}`,
       // A KwokConfiguration document replaces kwok's built-in defaults, so restate them.
       "  cidr: 10.0.0.0/24",
+      // kwok's kubelet server answers pods/log (from the Logs objects) only with these on.
+      "  enableDebuggingHandlers: true",
       "  nodeIP: 10.0.0.1",
       "  nodeLeaseDurationSeconds: 40",
       "  nodeLeaseParallelism: 4",
@@ -75,13 +83,23 @@ function log(message: string): void {
  * node, the local-path storage class, and the node agent (simulated kubelet + provisioner).
  * Idempotent: a running lab is returned as it is.
  */
-export async function startLab(input: Partial<LabOptions> = {}): Promise<LabState> {
+export async function startLab(input: Partial<LabOptions> = {}, probes: VllmProbes = hostProbes): Promise<LabState> {
   const options = LabOptionsSchema.parse(input);
+  // A machine that cannot run the real engine is refused before anything starts.
+  if (options.engine === "vllm") {
+    checkVllmEngine(options.vllmPython, probes);
+    if (options.modelDir !== undefined) checkModelDir(options.modelDir);
+  }
   const existing = readLabState();
-  if (existing && processAlive(existing.controllerPid) && (await nodeReady(existing.kubeconfig, existing.nodeName))) {
+  const alive =
+    existing !== undefined &&
+    processAlive(existing.controllerPid) &&
+    (await nodeReady(existing.kubeconfig, existing.nodeName));
+  if (alive && sameEngine(existing.options, options)) {
     log(`already running (${existing.clusterName}); kubeconfig ${existing.kubeconfig}`);
     return existing;
   }
+  if (alive) log(`running with another engine (${existing.options.engine ?? "simulator"}): restarting it`);
   if (existing) await stopLab();
   fs.mkdirSync(LAB_DIR, { recursive: true });
   const started = Date.now();
@@ -134,7 +152,12 @@ export async function startLab(input: Partial<LabOptions> = {}): Promise<LabStat
     controllerPid: controller.pid!,
     options,
     startedAt: new Date().toISOString(),
-    simulated: true,
+    engine: options.engine,
+    simulated: options.engine === "simulator",
+    dummyWeights: options.engine === "vllm" && options.modelDir !== undefined && !hasWeights(options.modelDir),
+    ...(options.engine === "vllm" && options.emulateGpuMemoryGib !== undefined
+      ? { emulatedGpu: `${options.emulateGpuMemoryGib} GiB card: ${emulationFormula(options.emulateGpuMemoryGib)}` }
+      : {}),
   };
   fs.writeFileSync(STATE_FILE, `${JSON.stringify(state, null, 2)}\n`);
   try {
@@ -149,12 +172,13 @@ export async function startLab(input: Partial<LabOptions> = {}): Promise<LabStat
   return state;
 }
 
-/** Stops the node agent (and with it every simulator) and deletes the cluster. */
+/** Stops the node agent (and with it every server) and deletes the cluster. */
 export async function stopLab(): Promise<void> {
   const state = readLabState();
   if (state && processAlive(state.controllerPid)) {
     process.kill(state.controllerPid, "SIGTERM");
-    for (let i = 0; i < 50 && processAlive(state.controllerPid); i++) await sleep(100);
+    // The agent waits for its servers to exit (a real vLLM takes seconds to release the GPU).
+    for (let i = 0; i < 300 && processAlive(state.controllerPid); i++) await sleep(100);
     if (processAlive(state.controllerPid)) process.kill(state.controllerPid, "SIGKILL");
   }
   const name = state?.clusterName ?? LabOptionsSchema.parse({}).clusterName;
@@ -192,6 +216,13 @@ async function nodeReady(kubeconfig: string, nodeName: string): Promise<boolean>
   } catch {
     return false;
   }
+}
+
+/** A running lab serves a request for the same engine with the same vLLM settings; any other is a restart. */
+function sameEngine(running: Partial<LabOptions>, wanted: LabOptions): boolean {
+  const key = (o: Partial<LabOptions>) =>
+    JSON.stringify([o.engine ?? "simulator", o.vllmPython, o.modelDir, o.emulateGpuMemoryGib]);
+  return wanted.engine === "simulator" ? (running.engine ?? "simulator") === "simulator" : key(running) === key(wanted);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

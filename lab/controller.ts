@@ -7,10 +7,14 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as k8s from "@kubernetes/client-node";
 import { findTool } from "../common/tools";
-import { LabKubelet, type SimPlacement } from "./kubelet";
-import { KUBECONFIG_FILE, LabOptionsSchema } from "./options";
+import type { ServerEngine } from "./engine";
+import { LabKubelet } from "./kubelet";
+import { KUBECONFIG_FILE, type LabOptions, LabOptionsSchema } from "./options";
+import { hasWeights } from "./preflight";
 import { LabProvisioner } from "./provisioner";
 import { SimEndpoint } from "./sim-endpoint";
+import { type SimPlacement, simulatorEngine } from "./sim-engine";
+import { vllmEngine } from "./vllm-engine";
 
 const TICK_MS = 500;
 
@@ -18,8 +22,13 @@ const TICK_MS = 500;
 async function simPlacement(endpointPort: number): Promise<SimPlacement> {
   if (process.env.VLLM_LAB_NETNS === "1") return { mode: "direct" };
   const unshareArgs = process.getuid?.() === 0 ? ["--net"] : ["--net", "--map-root-user"];
-  if (spawnSync("unshare", [...unshareArgs, "true"]).status !== 0) {
-    process.stderr.write("cannot create network namespaces here: simulators listen on all interfaces of this host\n");
+  // The namespace is useless unless its loopback can be brought up (no `ip` binary: it cannot).
+  const probe = spawnSync("unshare", [...unshareArgs, "ip", "link", "set", "lo", "up"], { encoding: "utf8" });
+  if (probe.status !== 0) {
+    const why = probe.error?.message ?? (probe.stderr.trim() || `exit code ${probe.status}`);
+    process.stderr.write(
+      `cannot run simulators in network namespaces here (unshare --net ... ip link set lo up: ${why}): simulators listen on all interfaces of this host\n`,
+    );
     return { mode: "direct" };
   }
   const endpoint = new SimEndpoint(endpointPort);
@@ -27,20 +36,40 @@ async function simPlacement(endpointPort: number): Promise<SimPlacement> {
   return { mode: "netns", endpoint, unshareArgs };
 }
 
-async function main(): Promise<void> {
-  const options = LabOptionsSchema.parse(JSON.parse(process.argv[2] ?? "{}"));
-  const kc = new k8s.KubeConfig();
-  kc.loadFromFile(KUBECONFIG_FILE);
+async function serverEngine(options: LabOptions, kc: k8s.KubeConfig): Promise<ServerEngine> {
+  if (options.engine === "vllm") {
+    const endpoint = new SimEndpoint(options.endpointPort);
+    await endpoint.listen();
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    const readSecret = async (namespace: string, name: string, key: string) => {
+      const secret = await core.readNamespacedSecret({ name, namespace }).catch(() => undefined);
+      const data = secret?.data?.[key];
+      return data === undefined ? secret?.stringData?.[key] : Buffer.from(data, "base64").toString("utf8");
+    };
+    const localModel = options.modelDir
+      ? { dir: options.modelDir, hasWeights: hasWeights(options.modelDir) }
+      : undefined;
+    process.stderr.write(
+      `${new Date().toISOString()} vLLM pods run real vllm serve (${options.vllmPython}) on 127.0.0.1\n`,
+    );
+    return vllmEngine(options, endpoint, readSecret, localModel);
+  }
   const placement = await simPlacement(options.endpointPort);
   process.stderr.write(
     `${new Date().toISOString()} simulators run ${placement.mode === "netns" ? "in loopback-only network namespaces" : "on this namespace's loopback"}\n`,
   );
-  const kubelet = new LabKubelet(kc, options, findTool("llm-d-inference-sim"), placement);
+  return simulatorEngine(options, findTool("llm-d-inference-sim"), placement);
+}
+
+async function main(): Promise<void> {
+  const options = LabOptionsSchema.parse(JSON.parse(process.argv[2] ?? "{}"));
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(KUBECONFIG_FILE);
+  const kubelet = new LabKubelet(kc, options, await serverEngine(options, kc));
   const provisioner = new LabProvisioner(kc);
   let stopping = false;
   const stop = () => {
     stopping = true;
-    kubelet.stopAll();
   };
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
@@ -56,7 +85,11 @@ async function main(): Promise<void> {
     }
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, TICK_MS - (Date.now() - started))));
   }
+  // Every server must be gone before the lab is: a vLLM left behind would keep the GPU.
+  await kubelet.stopAll();
   fs.writeSync(2, `${new Date().toISOString()} lab controller stopped\n`);
+  // The endpoint's listener and the API client's sockets would keep the process alive.
+  process.exit(0);
 }
 
 main().catch((error: unknown) => {

@@ -12,7 +12,9 @@
 #   DEMO_STACKS   candidates (default: the seed's ten)
 #   DEMO_ORDER    fixed | shuffle | alternate (default alternate: consecutive demos run in opposite orders)
 #   DEMO_RESUME=1 keep earlier demo results whose config is unchanged instead of measuring again
-# Extra arguments go to the campaign, e.g. `npm run demo -- --verbose`.
+# Extra arguments go to the campaign, e.g. `npm run demo -- --verbose`, except the lab's engine
+# options, which go to lab:up: `npm run demo -- --engine vllm [--vllm-python PATH] [--model-dir DIR]
+# [--emulate-gpu-memory-gib N]` runs every candidate on a real vLLM on this machine's GPU.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -23,15 +25,35 @@ say() { printf '[demo %4ss] %s\n' "$((SECONDS - T0))" "$*" >&2; }
 # shellcheck source=setup-node.sh
 source lab/setup-node.sh
 
+LAB_ARGS=()
+CAMPAIGN_ARGS=()
+ENGINE=simulator
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --engine | --vllm-python | --model-dir | --emulate-gpu-memory-gib)
+      [[ $# -ge 2 ]] || { echo "demo: $1 needs a value" >&2; exit 2; }
+      [[ "$1" == --engine ]] && ENGINE="$2"
+      LAB_ARGS+=("$1" "$2")
+      shift 2
+      ;;
+    *)
+      CAMPAIGN_ARGS+=("$1")
+      shift
+      ;;
+  esac
+done
+
 if [[ ! -d node_modules/@pulumi/pulumi || ! -x node_modules/.bin/tsx ]]; then
   say "installing npm dependencies (npm ci --ignore-scripts)"
   npm ci --ignore-scripts --no-audit --no-fund >&2
 fi
 
 LAB_BIN="${VLLM_LAB_HOME:-$HOME/.cache/vllm-lab}/bin"
-# The one tool rule (common/tools.ts): VLLM_LAB_TOOL_<NAME>, then $LAB_BIN, then PATH.
-mapfile -t missing < <(npx --no-install tsx common/tools.ts missing \
-  pulumi pulumi-language-nodejs pulumi-resource-kubernetes kube-apiserver etcd kwokctl kwok llm-d-inference-sim)
+# The one tool rule (common/tools.ts): VLLM_LAB_TOOL_<NAME>, then $LAB_BIN, then PATH. The real
+# engine needs no simulator.
+TOOLS=(pulumi pulumi-language-nodejs pulumi-resource-kubernetes kube-apiserver etcd kwokctl kwok)
+[[ "$ENGINE" == vllm ]] || TOOLS+=(llm-d-inference-sim)
+mapfile -t missing < <(npx --no-install tsx common/tools.ts missing "${TOOLS[@]}")
 if [[ ${#missing[@]} -gt 0 ]]; then
   say "building the lab toolchain into $LAB_BIN (missing: ${missing[*]}); the first build takes a while, later runs skip it"
   command -v go >/dev/null || { echo "demo: the toolchain is built from source and needs Go on PATH (https://go.dev/dl/), then rerun npm run demo" >&2; exit 1; }
@@ -40,8 +62,8 @@ else
   say "toolchain present in $LAB_BIN"
 fi
 
-say "starting the lab (npm run lab:up)"
-npm run --silent lab:up >/dev/null
+say "starting the lab (npm run lab:up -- ${LAB_ARGS[*]:-}; engine $ENGINE)"
+npm run --silent lab:up -- "${LAB_ARGS[@]}" >/dev/null
 
 STACKS="${DEMO_STACKS:-baseline,mem070,mem075,mem085,ctx4096,ctx16384,seqs1,seqs2,seqs4,cold}"
 ORDER="${DEMO_ORDER:-alternate}"
@@ -50,7 +72,7 @@ FRESH=(--fresh)
 say "running the campaign on the lab: $STACKS (order $ORDER, short load windows)"
 set +e
 # node --import tsx, not the tsx CLI: its signal relay turns one Ctrl-C into two (campaign/detach.ts).
-node --import tsx campaign/cli.ts run --lab --short --scenario campaign/demo-scenario.yaml --stacks "$STACKS" --order "$ORDER" "${FRESH[@]}" "$@"
+node --import tsx campaign/cli.ts run --lab --engine "$ENGINE" --short --scenario campaign/demo-scenario.yaml --stacks "$STACKS" --order "$ORDER" "${FRESH[@]}" "${CAMPAIGN_ARGS[@]}"
 status=$?
 set -e
 

@@ -1,27 +1,14 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { request } from "undici";
 import { ignoreStatus } from "./api-errors";
+import { ContainerProcess } from "./container-process";
+import type { ServerEngine, ServerLaunch } from "./engine";
+import { KwokLogs } from "./kwok-logs";
 import { MODEL_CACHED_ANNOTATION, podStatusAt, VLLM_POD_SELECTOR } from "./manifests";
 import { LAB_DIR, type LabOptions } from "./options";
-import { simArgsFor } from "./sim-args";
-import type { SimEndpoint } from "./sim-endpoint";
-
-/**
- * Where simulators run. `netns`: each in a loopback-only network namespace of its own, reached
- * through `endpoint` (the simulator binds every interface and cannot be told otherwise).
- * `direct`: on the lab's own loopback port, used when the lab already runs inside such a
- * namespace (lab/isolated.sh) or none can be made.
- */
-export type SimPlacement =
-  | { readonly mode: "netns"; readonly endpoint: SimEndpoint; readonly unshareArgs: string[] }
-  | { readonly mode: "direct" };
-
-/** Port the simulator listens on inside its own namespace (nothing else is there). */
-const NETNS_SIM_PORT = 8000;
 
 /** What the lab knows about a pod it runs. */
 interface PodRuntime {
@@ -32,35 +19,50 @@ interface PodRuntime {
   startedAt: Date;
   readyAt: Date;
   restarts: number;
-  state: "starting" | "ready" | "crashed";
+  state: "starting" | "ready" | "crashed" | "stopping";
   /** When a crashed container may start again (the kubelet's CrashLoopBackOff). */
   restartAfter: Date;
-  sim: ChildProcess | undefined;
-  simExited: boolean;
+  process: ContainerProcess | undefined;
+  launch: ServerLaunch | undefined;
+  /** How the previous run ended, reported as `lastState.terminated`. */
+  lastTerminated: k8s.V1ContainerStateTerminated | undefined;
   cold: boolean;
 }
 
 export type LabEvent = { at: string; event: string; pod: string; uid: string; detail?: Record<string, unknown> };
 
+/** Grace before SIGKILL when the pod says nothing (the API's default terminationGracePeriodSeconds). */
+const DEFAULT_GRACE_SECONDS = 30;
+/** Grace when the lab itself stops: long enough for vLLM to release the GPU cleanly. */
+const LAB_STOP_GRACE_SECONDS = 20;
+
 /**
  * A stand-in kubelet for the vLLM pods on the simulated node (kwok runs any other pod). They get
- * the statuses a kubelet would report, and each vLLM pod (container `vllm`) gets an llm-d-inference-sim process built from its own args on the
- * lab's loopback endpoint, and turns Ready only after the simulated model load (longer on a
- * cache volume that never held the model) and once the simulator answers /health. A simulator
- * that dies counts as a container restart, as on a real node.
+ * the statuses a kubelet would report, and each vLLM pod (container `vllm`) gets a server process
+ * from the lab's engine (llm-d-inference-sim, or a real `vllm serve`) built from its own args. A
+ * pod turns Ready once the engine's load delay has passed and its server answers /health. A server
+ * that exits is a container restart with back-off (restartCount, CrashLoopBackOff,
+ * `lastState.terminated` with the exit code and the last log lines). Its output is the
+ * container's log, readable through the API server as on a real node. One GPU: no server starts
+ * while another one's processes are still alive, and a deleted pod is gone only once its
+ * processes are.
  */
 export class LabKubelet {
   private readonly pods = new Map<string, PodRuntime>();
+  /** Processes of pods the lab forgot that may still hold the GPU. */
+  private readonly leaving = new Set<ContainerProcess>();
   private readonly core: k8s.CoreV1Api;
+  private readonly logs: KwokLogs;
   private readonly eventsFile = path.join(LAB_DIR, "events.jsonl");
 
   constructor(
     kc: k8s.KubeConfig,
     private readonly options: LabOptions,
-    private readonly simBinary: string,
-    private readonly placement: SimPlacement,
+    private readonly engine: ServerEngine,
   ) {
     this.core = kc.makeApiClient(k8s.CoreV1Api);
+    this.logs = new KwokLogs(kc, (message) => this.warn(message));
+    fs.mkdirSync(LAB_DIR, { recursive: true });
   }
 
   async tick(now = new Date()): Promise<void> {
@@ -68,6 +70,7 @@ export class LabKubelet {
       fieldSelector: `spec.nodeName=${this.options.nodeName}`,
       labelSelector: VLLM_POD_SELECTOR,
     });
+    for (const p of this.leaving) if (p.gone()) this.leaving.delete(p);
     const seen = new Set<string>();
     for (const pod of list.items) {
       const uid = pod.metadata?.uid ?? "";
@@ -75,11 +78,13 @@ export class LabKubelet {
       if (pod.metadata?.deletionTimestamp) await this.remove(pod);
       else await this.advance(pod, now);
     }
-    for (const [uid, runtime] of this.pods) if (!seen.has(uid)) this.forget(runtime, "gone");
+    for (const [uid, runtime] of this.pods) if (!seen.has(uid)) this.forget(runtime, "gone", DEFAULT_GRACE_SECONDS);
   }
 
-  stopAll(): void {
-    for (const runtime of this.pods.values()) this.forget(runtime, "lab stopped");
+  /** Stops every server and resolves once all their processes are gone. */
+  async stopAll(): Promise<void> {
+    for (const runtime of this.pods.values()) this.forget(runtime, "lab stopped", LAB_STOP_GRACE_SECONDS);
+    await Promise.all([...this.leaving].map((p) => p.waitGone()));
   }
 
   private async advance(pod: k8s.V1Pod, now: Date): Promise<void> {
@@ -87,8 +92,10 @@ export class LabKubelet {
     let runtime = this.pods.get(uid);
     if (!runtime) {
       const isVllm = (pod.spec?.containers ?? []).some((c) => c.name === "vllm");
+      // The old pod's server may still be shutting down: the GPU is not free until it is gone.
+      if (isVllm && this.gpuBusy()) return;
       const cold = isVllm && !(await this.cacheIsFilled(pod));
-      const delaySeconds = isVllm ? (cold ? this.options.coldStartSeconds : this.options.warmStartSeconds) : 0.2;
+      const delaySeconds = isVllm ? this.engine.loadDelaySeconds(cold) : 0.2;
       runtime = {
         uid,
         name: pod.metadata!.name!,
@@ -99,36 +106,51 @@ export class LabKubelet {
         readyAt: new Date(now.getTime() + delaySeconds * 1000),
         restarts: 0,
         state: "starting",
-        sim: undefined,
-        simExited: false,
+        process: undefined,
+        launch: undefined,
+        lastTerminated: undefined,
         restartAfter: now,
       };
       this.pods.set(uid, runtime);
       await this.patchStatus(pod, runtime, "started", now);
-      if (isVllm) this.startSim(pod, runtime);
-      this.record("container-started", runtime, { cold, readyAfterSeconds: delaySeconds });
+      this.record("container-started", runtime, { cold, readyAfterSeconds: delaySeconds, engine: this.engine.name });
+      if (isVllm) await this.startServer(pod, runtime);
       return;
     }
-    if (runtime.isVllm && runtime.simExited && runtime.state !== "crashed") {
+    const ended = runtime.process?.exited;
+    if (runtime.isVllm && ended && (runtime.state === "starting" || runtime.state === "ready")) {
       runtime.state = "crashed";
+      runtime.lastTerminated = {
+        exitCode: ended.exitCode,
+        ...(ended.signal ? { signal: os.constants.signals[ended.signal as NodeJS.Signals] } : {}),
+        reason: ended.exitCode === 0 ? "Completed" : "Error",
+        message: ended.message,
+        startedAt: ended.startedAt,
+        finishedAt: ended.finishedAt,
+        containerID: containerId(runtime),
+      };
       // Back-off doubles per restart, as the kubelet's does (10 s .. 5 min), on the lab's 1/10 scale.
-      runtime.restartAfter = new Date(now.getTime() + Math.min(2 ** runtime.restarts, 30) * 1000);
-      await this.patchStatus(pod, runtime, "crashed", now);
-      this.record("container-crashed", runtime);
+      const backOffSeconds = Math.min(2 ** runtime.restarts, 30);
+      runtime.restartAfter = new Date(now.getTime() + backOffSeconds * 1000);
+      if (this.engine.endpoint) this.engine.endpoint.route(undefined);
+      await this.patchStatus(pod, runtime, "crashed", now, {
+        waitingMessage: `back-off ${backOffSeconds}s restarting failed container=vllm pod=${runtime.name}_${runtime.namespace}(${uid})`,
+      });
+      this.record("container-crashed", runtime, { exitCode: ended.exitCode, signal: ended.signal, backOffSeconds });
       return;
     }
-    if (runtime.state === "crashed" && now >= runtime.restartAfter) {
-      // Restart as the kubelet would after a short back-off; the cache is warm by now.
+    if (runtime.state === "crashed" && now >= runtime.restartAfter && (runtime.process?.gone() ?? true)) {
+      // Restart as the kubelet would after the back-off; the cache is warm by now.
       runtime.restarts += 1;
       runtime.startedAt = now;
-      runtime.readyAt = new Date(now.getTime() + this.options.warmStartSeconds * 1000);
+      runtime.readyAt = new Date(now.getTime() + this.engine.loadDelaySeconds(false) * 1000);
       runtime.state = "starting";
       await this.patchStatus(pod, runtime, "started", now);
-      this.startSim(pod, runtime);
       this.record("container-restarted", runtime, { restarts: runtime.restarts });
+      await this.startServer(pod, runtime);
       return;
     }
-    if (runtime.state === "starting" && now >= runtime.readyAt && (!runtime.isVllm || (await this.simHealthy()))) {
+    if (runtime.state === "starting" && now >= runtime.readyAt && (!runtime.isVllm || (await this.healthy(runtime)))) {
       runtime.state = "ready";
       await this.patchStatus(pod, runtime, "ready", now);
       if (runtime.isVllm) await this.markCacheFilled(pod);
@@ -136,80 +158,86 @@ export class LabKubelet {
     }
   }
 
+  /**
+   * A pod being deleted: its server gets SIGTERM, then SIGKILL after the pod's grace period, and
+   * the deletion the API server waits for is finished only once every process of it is gone, so
+   * a Recreate rollout starts the next pod on a free GPU.
+   */
   private async remove(pod: k8s.V1Pod): Promise<void> {
     const runtime = this.pods.get(pod.metadata!.uid!);
-    if (runtime) this.forget(runtime, "deleted");
+    const running = runtime?.process && !runtime.process.gone();
+    if (runtime && running) {
+      if (runtime.state !== "stopping") {
+        const grace =
+          pod.metadata?.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? DEFAULT_GRACE_SECONDS;
+        runtime.state = "stopping";
+        runtime.process!.stop(grace);
+        if (this.engine.endpoint) this.engine.endpoint.route(undefined);
+        this.record("container-stopping", runtime, { graceSeconds: grace });
+      }
+      return;
+    }
+    if (runtime) this.forget(runtime, "deleted", 0);
     // No real kubelet will confirm termination, so finish the deletion the API server is waiting for.
     await this.core
       .deleteNamespacedPod({ name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, gracePeriodSeconds: 0 })
       .catch(ignoreStatus(404));
   }
 
-  private forget(runtime: PodRuntime, reason: string): void {
-    this.stopSim(runtime);
+  private forget(runtime: PodRuntime, reason: string, graceSeconds: number): void {
+    const p = runtime.process;
+    if (p && !p.gone()) {
+      p.stop(graceSeconds);
+      this.leaving.add(p);
+    }
+    if (this.engine.endpoint && runtime.launch?.route !== undefined) this.engine.endpoint.route(undefined);
     this.pods.delete(runtime.uid);
+    void this.logs.forget(runtime.namespace, runtime.name);
     this.record("container-stopped", runtime, { reason });
   }
 
-  private startSim(pod: k8s.V1Pod, runtime: PodRuntime): void {
+  /** True while any server process (of a known pod or a forgotten one) may still hold the GPU. */
+  private gpuBusy(): boolean {
+    if (this.leaving.size > 0) return true;
+    for (const r of this.pods.values()) if (r.process && !r.process.gone()) return true;
+    return false;
+  }
+
+  private async startServer(pod: k8s.V1Pod, runtime: PodRuntime): Promise<void> {
     const container = pod.spec!.containers.find((c) => c.name === "vllm")!;
-    const placement = this.placement;
-    const { args, ignored } = simArgsFor(container.args ?? [], {
-      port: placement.mode === "netns" ? NETNS_SIM_PORT : this.options.endpointPort,
-      timeToFirstTokenMs: this.options.timeToFirstTokenMs,
-      interTokenLatencyMs: this.options.interTokenLatencyMs,
-    });
-    const log = fs.openSync(path.join(LAB_DIR, `sim-${runtime.name}.log`), "a");
-    let child: ChildProcess;
-    if (placement.mode === "netns") {
-      const socket = path.join(os.tmpdir(), `vllm-lab-${runtime.uid.slice(0, 8)}-${runtime.restarts}.sock`);
-      child = spawn(
-        "unshare",
-        [
-          ...placement.unshareArgs,
-          process.execPath,
-          "--require",
-          "tsx/cjs",
-          path.join(__dirname, "netns-sim.ts"),
-          socket,
-          String(NETNS_SIM_PORT),
-          this.simBinary,
-          ...args,
-        ],
-        { stdio: ["ignore", log, log], cwd: path.resolve(__dirname, "..") },
-      );
-      placement.endpoint.route(socket);
-    } else {
-      child = spawn(this.simBinary, args, { stdio: ["ignore", log, log] });
-    }
-    fs.closeSync(log);
-    runtime.sim = child;
-    runtime.simExited = false;
-    child.on("exit", (code, signal) => {
-      if (runtime.sim === child) {
-        runtime.simExited = true;
-        this.record("simulator-exited", runtime, { code, signal });
-      }
-    });
-    this.record("simulator-started", runtime, { pid: child.pid, placement: placement.mode, args, ignored });
-  }
-
-  private stopSim(runtime: PodRuntime): void {
-    const child = runtime.sim;
-    runtime.sim = undefined;
-    if (this.placement.mode === "netns") this.placement.endpoint.route(undefined);
-    if (child && child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGTERM");
-      setTimeout(() => child.exitCode === null && child.kill("SIGKILL"), 3000).unref();
-    }
-  }
-
-  private async simHealthy(): Promise<boolean> {
+    const logFile = this.logFile(runtime, runtime.restarts);
+    let launch: ServerLaunch;
     try {
-      const res = await request(`http://127.0.0.1:${this.options.endpointPort}/health`, {
-        headersTimeout: 1000,
-        bodyTimeout: 1000,
-      });
+      launch = await this.engine.launch(pod, container, { restarts: runtime.restarts });
+    } catch (error) {
+      // A start that cannot even be built fails like a container that exits at once, saying why.
+      const message = `lab: cannot start the container: ${(error as Error).message}`;
+      launch = {
+        command: "sh",
+        args: ["-c", 'echo "$0" >&2; exit 1', message],
+        healthUrl: "http://127.0.0.1:1/health",
+        detail: { error: message },
+      };
+    }
+    runtime.launch = launch;
+    runtime.process = new ContainerProcess(launch, logFile);
+    if (this.engine.endpoint && launch.route !== undefined) this.engine.endpoint.route(launch.route);
+    await this.logs.point(runtime.namespace, runtime.name, {
+      current: logFile,
+      previous: runtime.restarts > 0 ? this.logFile(runtime, runtime.restarts - 1) : undefined,
+    });
+    this.record("server-started", runtime, { pid: runtime.process.pid, engine: this.engine.name, ...launch.detail });
+  }
+
+  /** `.lab/logs/<namespace>_<pod>_<uid>/vllm/<restart>.log`: the layout of /var/log/pods on a node. */
+  private logFile(runtime: PodRuntime, restart: number): string {
+    return path.join(LAB_DIR, "logs", `${runtime.namespace}_${runtime.name}_${runtime.uid}`, "vllm", `${restart}.log`);
+  }
+
+  private async healthy(runtime: PodRuntime): Promise<boolean> {
+    if (!runtime.launch) return false;
+    try {
+      const res = await request(runtime.launch.healthUrl, { headersTimeout: 1000, bodyTimeout: 1000 });
       await res.body.dump();
       return res.statusCode === 200;
     } catch {
@@ -222,6 +250,7 @@ export class LabKubelet {
     runtime: PodRuntime,
     step: "started" | "ready" | "crashed",
     now: Date,
+    extra: { waitingMessage?: string } = {},
   ): Promise<void> {
     const status = podStatusAt(pod, step, {
       startedAt: runtime.startedAt,
@@ -229,6 +258,8 @@ export class LabKubelet {
       restarts: runtime.restarts,
       podIP: podIPFor(runtime.uid),
       hostIP: "10.0.0.10",
+      lastTerminated: runtime.lastTerminated,
+      waitingMessage: extra.waitingMessage,
     });
     await this.core.patchNamespacedPodStatus(
       { name: runtime.name, namespace: runtime.namespace, body: { status } },
@@ -263,6 +294,10 @@ export class LabKubelet {
     }
   }
 
+  private warn(message: string): void {
+    process.stderr.write(`${new Date().toISOString()} kubelet: ${message}\n`);
+  }
+
   private record(event: string, runtime: PodRuntime, detail?: Record<string, unknown>): void {
     const line: LabEvent = {
       at: new Date().toISOString(),
@@ -273,6 +308,10 @@ export class LabKubelet {
     };
     fs.appendFileSync(this.eventsFile, `${JSON.stringify(line)}\n`);
   }
+}
+
+function containerId(runtime: PodRuntime): string {
+  return `lab://${runtime.uid}/vllm/${runtime.restarts}`;
 }
 
 /** A stable fake pod IP from the UID, so endpoints exist; nothing is routed to it. */

@@ -1,4 +1,5 @@
 import type {
+  V1ContainerStateTerminated,
   V1Node,
   V1PersistentVolume,
   V1PersistentVolumeClaim,
@@ -91,12 +92,21 @@ export type PodPhaseStep = "started" | "ready" | "crashed";
 
 /**
  * The status a kubelet would report for a single-container pod at each step. `startedAt` is when
- * the container (re)started; `restarts` counts restarts after a crash.
+ * the container (re)started; `restarts` counts restarts after a crash; `lastTerminated` is how the
+ * previous run ended (`lastState.terminated`) and `waitingMessage` the back-off's message.
  */
 export function podStatusAt(
   pod: V1Pod,
   step: PodPhaseStep,
-  at: { startedAt: Date; now: Date; restarts: number; podIP: string; hostIP: string },
+  at: {
+    startedAt: Date;
+    now: Date;
+    restarts: number;
+    podIP: string;
+    hostIP: string;
+    lastTerminated?: V1ContainerStateTerminated;
+    waitingMessage?: string;
+  },
 ): V1PodStatus {
   const ready = step === "ready";
   const condition = (type: string, status: boolean, time: Date) => ({
@@ -116,8 +126,9 @@ export function podStatusAt(
     restartCount: at.restarts,
     state:
       step === "crashed"
-        ? { waiting: { reason: "CrashLoopBackOff", message: "simulated server exited" } }
+        ? { waiting: { reason: "CrashLoopBackOff", message: at.waitingMessage ?? "simulated server exited" } }
         : { running: { startedAt: at.startedAt } },
+    ...(at.lastTerminated ? { lastState: { terminated: at.lastTerminated } } : {}),
   }));
   return {
     phase: "Running",

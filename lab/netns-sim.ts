@@ -14,7 +14,15 @@ if (!socketPath || !port || !binary) {
   process.stderr.write("usage: netns-sim.ts SOCKET PORT BINARY [ARGS...]\n");
   process.exit(2);
 }
-spawnSync("ip", ["link", "set", "lo", "up"], { stdio: "inherit" });
+// Without loopback up nothing can reach the simulator: fail the container, saying why, instead of
+// a server that never answers.
+const lo = spawnSync("ip", ["link", "set", "lo", "up"], { stdio: ["ignore", "inherit", "inherit"] });
+if (lo.status !== 0) {
+  process.stderr.write(
+    `netns-sim: cannot bring up loopback in the simulator's network namespace (ip link set lo up: ${lo.error?.message ?? `exit code ${lo.status}`})\n`,
+  );
+  process.exit(1);
+}
 const sim = spawn(binary, args, { stdio: "inherit" });
 fs.rmSync(socketPath, { force: true });
 const server = net.createServer({ allowHalfOpen: true }, (client) =>

@@ -14,6 +14,9 @@ function defaultClusterName(): string {
   return `vllm-lab-${createHash("sha256").update(LAB_DIR).digest("hex").slice(0, 8)}`;
 }
 
+export const LAB_ENGINES = ["simulator", "vllm"] as const;
+export type LabEngine = (typeof LAB_ENGINES)[number];
+
 /**
  * How the lab behaves. The start-up timings default to the seed's divided by 30 (270 s cold and
  * 171 s warm to Ready on the RTX 4090 node), so cold stays slower than warm by the same ratio.
@@ -45,6 +48,22 @@ export const LabOptionsSchema = z.object({
   /** Simulated time to first token and inter-token latency, in ms. */
   timeToFirstTokenMs: z.number().int().min(0).max(10_000).default(100),
   interTokenLatencyMs: z.number().int().min(0).max(1000).default(10),
+  /**
+   * What serves each vLLM pod: `simulator` (llm-d-inference-sim, no GPU) or `vllm` (a real
+   * `vllm serve` with the pod's args on this machine's GPU; the simulated load delays and
+   * latencies above do not apply).
+   */
+  engine: z.enum(LAB_ENGINES).default("simulator"),
+  /** With engine vllm: the Python that has vLLM installed. */
+  vllmPython: z.string().min(1).default("python3"),
+  /** With engine vllm: a local model directory served instead of the pod's checkpoint (absolute path). */
+  modelDir: z.string().min(1).optional(),
+  /**
+   * With engine vllm: the GPU memory, GiB, of the card to emulate (the seed's RTX 4090: 24).
+   * Each pod's --gpu-memory-utilization then becomes the --kv-cache-memory-bytes that card would
+   * leave (lab/emulate-memory.ts).
+   */
+  emulateGpuMemoryGib: z.number().positive().max(1024).optional(),
 });
 export type LabOptions = z.infer<typeof LabOptionsSchema>;
 
@@ -56,13 +75,19 @@ export const LabStateSchema = z.looseObject({
   clusterName: z.string().min(1),
   nodeName: z.string().min(1),
   kubeconfig: z.string().min(1),
-  /** Where the current Ready vLLM pod's simulator answers. */
+  /** Where the current Ready vLLM pod's server (simulator or vLLM) answers. */
   endpoint: z.string().regex(/^https?:\/\/\S+$/),
   /** The node agent (lab/controller.ts); gone means the lab is not running. */
   controllerPid: z.number().int().positive(),
   options: LabOptionsSchema,
   startedAt: z.string(),
-  /** True when every figure from the lab is simulated; results carry this note. */
+  /** What serves the vLLM pods (a state from before engines: the simulator). */
+  engine: z.enum(LAB_ENGINES).default("simulator"),
+  /** True with the simulator: every figure is simulated; results carry this note. */
   simulated: z.boolean(),
+  /** True when a real vLLM serves random weights (`--model-dir` without weights): figures are real, answers are not. */
+  dummyWeights: z.boolean().default(false),
+  /** With --emulate-gpu-memory-gib: the card emulated and the formula each pod's KV pool came from. */
+  emulatedGpu: z.string().optional(),
 });
 export type LabState = z.infer<typeof LabStateSchema>;

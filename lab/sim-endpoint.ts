@@ -1,12 +1,16 @@
 import * as net from "node:net";
 import { splice } from "./splice";
 
+/** Where the endpoint forwards: a Unix socket path, or a port on 127.0.0.1. */
+export type EndpointTarget = string | number;
+
 /**
  * The lab's vLLM endpoint on 127.0.0.1: a TCP listener that forwards each connection to the
- * current simulator's Unix socket (or refuses it while no vLLM pod is running).
+ * current server, a simulator's Unix socket or a real vLLM's loopback port (or refuses it while
+ * no vLLM pod is running).
  */
 export class SimEndpoint {
-  private target: string | undefined;
+  private target: EndpointTarget | undefined;
   private readonly server: net.Server;
 
   constructor(private readonly port: number) {
@@ -15,7 +19,13 @@ export class SimEndpoint {
         client.destroy();
         return;
       }
-      splice(client, net.connect({ path: this.target, allowHalfOpen: true }));
+      const target = this.target;
+      splice(
+        client,
+        typeof target === "number"
+          ? net.connect({ port: target, host: "127.0.0.1", allowHalfOpen: true })
+          : net.connect({ path: target, allowHalfOpen: true }),
+      );
     });
   }
 
@@ -27,9 +37,9 @@ export class SimEndpoint {
     });
   }
 
-  /** Points the endpoint at a simulator's socket, or at nothing. */
-  route(socketPath: string | undefined): void {
-    this.target = socketPath;
+  /** Points the endpoint at a server, or at nothing. */
+  route(target: EndpointTarget | undefined): void {
+    this.target = target;
   }
 
   close(): void {

@@ -212,6 +212,10 @@ export interface BenchmarkResult {
     readonly arch: string;
     readonly hostname: string;
     readonly cpus: number;
+    /** Present when the server loaded random weights (the lab's vLLM on a model directory without weights): latencies are real, answers are not. */
+    readonly weights?: "dummy weights";
+    /** Present when the server's KV pool was sized for a smaller card than it ran on: which, and the formula. */
+    readonly emulatedGpu?: string;
   };
   readonly stack: string;
   readonly startedAt: string;

@@ -132,6 +132,18 @@ describe("campaign summary", () => {
     assert.ok(md.endsWith("\n"));
   });
 
+  it("says what served the lab's pods: the simulator, or a real vLLM and how", () => {
+    const mode = (s: CampaignSummary) =>
+      renderCampaignMarkdown(s)
+        .split("\n")
+        .find((l) => l.startsWith("- mode: "));
+    assert.equal(mode(summary), "- mode: lab (simulated GPU and vLLM: timings and throughput come from the simulator)");
+    assert.equal(
+      mode({ ...summary, labEngine: "real vLLM on the lab machine's GPU; dummy weights" }),
+      "- mode: lab (real vLLM on the lab machine's GPU; dummy weights)",
+    );
+  });
+
   it("says how to restore by hand when the campaign was cancelled, with the lab's backend, cluster and CLI", () => {
     const md = renderCampaignMarkdown({
       ...summary,

@@ -1,0 +1,159 @@
+/**
+ * Turns a vLLM pod's container args and env into the `vllm serve` process the lab runs on this
+ * machine's GPU: the pod's own args, exactly as the Deployment renders them, except what only
+ * makes sense inside a container (listen address and port) and, with a local model directory,
+ * the checkpoint and its revision.
+ */
+
+/** The module `vllm serve` is (the image's entrypoint); run with the Python that has vLLM. */
+export const VLLM_CLI_MODULE = "vllm.entrypoints.cli.main";
+
+/**
+ * Set for every vLLM the lab starts, after the pod's env: the lab machine has no network
+ * (offline hub), may lack flashinfer (its sampler import kills the start without this), and
+ * Python must not buffer the log the benchmark reads.
+ */
+export const LAB_VLLM_ENV: Readonly<Record<string, string>> = {
+  VLLM_USE_FLASHINFER_SAMPLER: "0",
+  HF_HUB_OFFLINE: "1",
+  TRANSFORMERS_OFFLINE: "1",
+  VLLM_NO_USAGE_STATS: "1",
+  PYTHONUNBUFFERED: "1",
+};
+
+export interface LocalModel {
+  /** Absolute path of a directory with config.json, tokenizer and (maybe) weights. */
+  readonly dir: string;
+  /** False when the directory holds no *.safetensors / *.bin: vLLM then loads random weights. */
+  readonly hasWeights: boolean;
+}
+
+export interface VllmCommandOptions {
+  /** Loopback port this vLLM listens on (the lab forwards the pod's endpoint to it). */
+  readonly port: number;
+  readonly localModel?: LocalModel;
+  /** `--kv-cache-memory-bytes` to add (emulating a smaller card); replaces nothing in the args. */
+  readonly kvCacheMemoryBytes?: number;
+}
+
+export interface VllmCommand {
+  /** Everything after the Python executable. */
+  readonly args: string[];
+  /** The pod's flags the lab replaced or dropped, as `--flag value`, for the lab's event log. */
+  readonly replaced: string[];
+}
+
+/** vLLM flags that take no value (the rest take exactly one). */
+const BOOLEAN_FLAGS = new Set([
+  "--enforce-eager",
+  "--trust-remote-code",
+  "--enable-prefix-caching",
+  "--no-enable-prefix-caching",
+  "--enable-chunked-prefill",
+  "--no-enable-chunked-prefill",
+  "--disable-log-requests",
+  "--enable-log-requests",
+  "--disable-log-stats",
+]);
+
+interface Flag {
+  readonly flag: string;
+  readonly value: string | undefined;
+  /** The tokens as the pod had them (`--x=1` stays one token). */
+  readonly tokens: string[];
+}
+
+function splitFlags(rest: readonly string[]): Flag[] {
+  const flags: Flag[] = [];
+  for (let i = 0; i < rest.length; i++) {
+    const token = rest[i]!;
+    const eq = token.indexOf("=");
+    if (token.startsWith("--") && eq > 0) {
+      flags.push({ flag: token.slice(0, eq), value: token.slice(eq + 1), tokens: [token] });
+    } else if (!token.startsWith("--") || BOOLEAN_FLAGS.has(token) || i + 1 >= rest.length) {
+      flags.push({ flag: token, value: undefined, tokens: [token] });
+    } else {
+      flags.push({ flag: token, value: rest[i + 1], tokens: [token, rest[i + 1]!] });
+      i++;
+    }
+  }
+  return flags;
+}
+
+/**
+ * `serve <model> <pod args...> --host 127.0.0.1 --port N`, from the pod's container args (first
+ * the checkpoint, as the vllm-openai image expects). The pod's `--host`/`--port` are replaced:
+ * on this machine vLLM shares the host's network, so it must listen on loopback only, on a port
+ * the lab picked. With `localModel`, its directory replaces the checkpoint and `--revision` is
+ * dropped (a local directory has no revisions; vLLM would try to resolve it against the hub);
+ * the API keeps serving the stack's `--served-model-name` (the checkpoint's name if the pod set
+ * none), and `--load-format dummy` is added when the directory holds no weights.
+ */
+export function vllmCommandFor(podArgs: readonly string[], options: VllmCommandOptions): VllmCommand {
+  const [checkpoint, ...rest] = podArgs;
+  if (checkpoint === undefined || checkpoint.startsWith("--"))
+    throw new Error(`vllm container args must start with the checkpoint, got ${JSON.stringify(podArgs[0] ?? null)}`);
+  const drop = new Set(["--host", "--port"]);
+  if (options.localModel) drop.add("--revision");
+  const kept: string[] = [];
+  const replaced: string[] = [];
+  let servedName = false;
+  for (const f of splitFlags(rest)) {
+    if (drop.has(f.flag)) {
+      replaced.push(f.tokens.join(" "));
+      continue;
+    }
+    if (f.flag === "--served-model-name") servedName = true;
+    kept.push(...f.tokens);
+  }
+  const model = options.localModel ? options.localModel.dir : checkpoint;
+  if (options.localModel) replaced.unshift(checkpoint);
+  const extra: string[] = [];
+  if (options.localModel && !servedName) extra.push("--served-model-name", checkpoint);
+  if (options.localModel && !options.localModel.hasWeights) extra.push("--load-format", "dummy");
+  if (options.kvCacheMemoryBytes !== undefined)
+    extra.push("--kv-cache-memory-bytes", String(options.kvCacheMemoryBytes));
+  return {
+    args: [
+      "-m",
+      VLLM_CLI_MODULE,
+      "serve",
+      model,
+      ...kept,
+      ...extra,
+      "--host",
+      "127.0.0.1",
+      "--port",
+      String(options.port),
+    ],
+    replaced,
+  };
+}
+
+/** An env entry of the pod, with secret references already resolved by the caller. */
+export interface ResolvedEnvVar {
+  readonly name: string;
+  readonly value: string;
+}
+
+/**
+ * The process env: the host's except the lab's own VLLM_LAB_* (the Python install needs its PATH,
+ * CUDA libraries, HOME), then the pod's, then `LAB_VLLM_ENV`. A pod value under one of its volume mounts (HF_HOME=/models/...)
+ * names a container path that does not exist here: it is moved under that volume's directory on
+ * this machine (`volumeDirs`: mount path → host directory).
+ */
+export function vllmEnvFor(
+  hostEnv: Readonly<Record<string, string | undefined>>,
+  podEnv: readonly ResolvedEnvVar[],
+  volumeDirs: Readonly<Record<string, string>>,
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  // The lab's own settings (VLLM_LAB_HOME, VLLM_LAB_NETNS) are not vLLM's: it warns about unknown VLLM_* names.
+  for (const [k, v] of Object.entries(hostEnv)) if (v !== undefined && !k.startsWith("VLLM_LAB_")) env[k] = v;
+  const mounts = Object.keys(volumeDirs).sort((a, b) => b.length - a.length);
+  for (const { name, value } of podEnv) {
+    const mount = mounts.find((m) => value === m || value.startsWith(`${m}/`));
+    env[name] = mount === undefined ? value : volumeDirs[mount]! + value.slice(mount.length);
+  }
+  return { ...env, ...LAB_VLLM_ENV };
+}

@@ -1,0 +1,98 @@
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as path from "node:path";
+import type * as k8s from "@kubernetes/client-node";
+import { emulatedKvCacheBytes, utilizationOf } from "./emulate-memory";
+import type { ServerEngine, ServerLaunch } from "./engine";
+import { LAB_DIR, type LabOptions } from "./options";
+import type { SimEndpoint } from "./sim-endpoint";
+import { type LocalModel, type ResolvedEnvVar, vllmCommandFor, vllmEnvFor } from "./vllm-command";
+
+/** Reads a key of a Secret; what the kubelet does for `secretKeyRef`. */
+export type SecretReader = (namespace: string, name: string, key: string) => Promise<string | undefined>;
+
+/**
+ * A real `vllm serve` per pod on this machine's GPU, with the pod's own args and env, on a free
+ * loopback port the lab endpoint forwards to. No network namespace: vLLM has a bind address
+ * (`--host 127.0.0.1`), and the GPU machine has no `ip` to bring a namespace's loopback up.
+ */
+export function vllmEngine(
+  options: LabOptions,
+  endpoint: SimEndpoint,
+  readSecret: SecretReader,
+  localModel: LocalModel | undefined,
+): ServerEngine {
+  return {
+    name: "vllm",
+    endpoint,
+    loadDelaySeconds: () => 0,
+    async launch(pod: k8s.V1Pod, container: k8s.V1Container): Promise<ServerLaunch> {
+      const port = await freeLoopbackPort();
+      const namespace = pod.metadata?.namespace ?? "default";
+      const podEnv = await resolveEnv(container.env ?? [], namespace, readSecret);
+      const podArgs = container.args ?? [];
+      const kvCacheMemoryBytes =
+        options.emulateGpuMemoryGib === undefined
+          ? undefined
+          : emulatedKvCacheBytes(utilizationOf(podArgs), options.emulateGpuMemoryGib);
+      const command = vllmCommandFor(podArgs, { port, localModel, kvCacheMemoryBytes });
+      return {
+        command: options.vllmPython,
+        args: command.args,
+        env: vllmEnvFor(process.env, podEnv, volumeDirs(pod, container)),
+        healthUrl: `http://127.0.0.1:${port}/health`,
+        route: port,
+        detail: { args: command.args, replaced: command.replaced, podEnvNames: podEnv.map((e) => e.name) },
+      };
+    },
+  };
+}
+
+/**
+ * The container's env with `secretKeyRef`s read from their Secrets (a missing optional one is
+ * left out, a missing required one stops the start as CreateContainerConfigError would).
+ * Field and resource references are not needed by the stacks and are left out.
+ */
+export async function resolveEnv(
+  env: readonly k8s.V1EnvVar[],
+  namespace: string,
+  readSecret: SecretReader,
+): Promise<ResolvedEnvVar[]> {
+  const out: ResolvedEnvVar[] = [];
+  for (const e of env) {
+    if (e.value !== undefined) out.push({ name: e.name, value: e.value });
+    const ref = e.valueFrom?.secretKeyRef;
+    if (!ref) continue;
+    const value = await readSecret(namespace, ref.name ?? "", ref.key);
+    if (value !== undefined) out.push({ name: e.name, value });
+    else if (!ref.optional) throw new Error(`env ${e.name}: secret ${namespace}/${ref.name} has no key ${ref.key}`);
+  }
+  return out;
+}
+
+/**
+ * Each claim the container mounts, as a directory of this machine under .lab/volumes/<claim>
+ * (a new claim is a new, empty directory: a cold cache stays cold).
+ */
+function volumeDirs(pod: k8s.V1Pod, container: k8s.V1Container): Record<string, string> {
+  const dirs: Record<string, string> = {};
+  for (const mount of container.volumeMounts ?? []) {
+    const claim = pod.spec?.volumes?.find((v) => v.name === mount.name)?.persistentVolumeClaim?.claimName;
+    if (!claim) continue;
+    dirs[mount.mountPath] = path.join(LAB_DIR, "volumes", claim);
+    fs.mkdirSync(dirs[mount.mountPath]!, { recursive: true });
+  }
+  return dirs;
+}
+
+/** A port nothing listens on now (the OS picks it); vLLM binds it moments later. */
+export function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,233 @@
+import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import type * as k8s from "@kubernetes/client-node";
+import { request } from "undici";
+import { Cluster } from "../../../benchmarks/kube/cluster";
+import { parseKvCapacityLog } from "../../../benchmarks/metrics/vllm";
+import { render } from "../../../components";
+import { type CandidateConfig, mergedStackConfig, parseCandidateConfig } from "../../../config";
+import { type LabState, startLab, stopLab } from "../../../lab";
+import { LAB_DIR } from "../../../lab/options";
+import { hostProbes } from "../../../lab/preflight";
+import { vllmCommandFor } from "../../../lab/vllm-command";
+import { kubeClients, PROJECT_DIR } from "../helpers";
+
+const NS = "gemmaforge";
+const NAME = "gemma4-12b";
+const SELECTOR = "app.kubernetes.io/instance=gemma4-12b";
+const FAKE_VLLM = path.join(__dirname, "fake-vllm.cjs");
+const API_KEY = "lab-test-key";
+
+function stackConfig(stack: string): CandidateConfig {
+  const parsed = parseCandidateConfig(mergedStackConfig(PROJECT_DIR, stack));
+  if (!parsed.ok) throw new Error(`${stack} does not parse`);
+  return parsed.config;
+}
+
+interface FakeEvent {
+  readonly what: "start" | "exit";
+  readonly pid: number;
+  readonly at: number;
+  readonly code?: number;
+  readonly argv?: string[];
+  readonly env?: string[];
+  readonly apiKey?: string | null;
+  readonly hfHome?: string | null;
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/**
+ * The lab's vLLM engine for real, minus the GPU: the lab's own API server, controller-manager and
+ * kubelet, the stack's rendered Deployment, and a fake `vllm` (fake-vllm.cjs, passed as the
+ * "Python that has vLLM") that prints vLLM's start-up lines, serves /health, or exits 1 on demand.
+ */
+describe("lab --engine vllm: pods run vllm serve with their own args (fake vllm, real API server)", function () {
+  this.timeout(10 * 60_000);
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "lab-vllm-engine-"));
+  const eventsFile = path.join(work, "events.jsonl");
+  const modeFile = path.join(work, "mode");
+  const modelDir = path.join(work, "gemma3");
+  let lab: LabState;
+  let core: k8s.CoreV1Api;
+  let apps: k8s.AppsV1Api;
+  const saved = { events: process.env.FAKE_VLLM_EVENTS, mode: process.env.FAKE_VLLM_MODE_FILE };
+
+  const events = (): FakeEvent[] =>
+    fs.existsSync(eventsFile)
+      ? fs
+          .readFileSync(eventsFile, "utf8")
+          .trim()
+          .split("\n")
+          .filter((l) => l !== "")
+          .map((l) => JSON.parse(l) as FakeEvent)
+      : [];
+  const starts = () => events().filter((e) => e.what === "start");
+  const currentPod = async (): Promise<k8s.V1Pod> => {
+    const pods = await core.listNamespacedPod({ namespace: NS, labelSelector: SELECTOR });
+    const live = pods.items.filter((p) => !p.metadata?.deletionTimestamp);
+    if (live.length !== 1) throw new Error(`${live.length} live pods`);
+    return live[0]!;
+  };
+  const readyPod = () =>
+    until("a Ready vLLM pod", async () => {
+      const pod = await currentPod();
+      return pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ? pod : undefined;
+    });
+  const deploy = async (stack: string) => {
+    const body: k8s.V1Deployment = {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: NAME, namespace: NS },
+      spec: render.deploymentSpec(stackConfig(stack), { hfToken: false, apiKey: true }) as k8s.V1DeploymentSpec,
+    };
+    const exists = await apps.readNamespacedDeployment({ name: NAME, namespace: NS }).catch(() => undefined);
+    if (exists) await apps.replaceNamespacedDeployment({ name: NAME, namespace: NS, body });
+    else await apps.createNamespacedDeployment({ namespace: NS, body });
+  };
+
+  before(async () => {
+    fs.mkdirSync(modelDir);
+    fs.writeFileSync(path.join(modelDir, "config.json"), "{}");
+    fs.writeFileSync(modeFile, "serve");
+    // The lab's node agent inherits this env, and hands it to every vLLM it starts.
+    process.env.FAKE_VLLM_EVENTS = eventsFile;
+    process.env.FAKE_VLLM_MODE_FILE = modeFile;
+    // This machine has no GPU: only that probe is stood in for; the import check runs the fake for real.
+    lab = await startLab(
+      { engine: "vllm", vllmPython: FAKE_VLLM, modelDir, endpointPort: 8170 },
+      { hasGpu: () => true, importVllm: hostProbes.importVllm },
+    );
+    ({ core, apps } = kubeClients(lab.kubeconfig));
+    await core.createNamespace({ body: { metadata: { name: NS } } });
+    await core.createNamespacedSecret({
+      namespace: NS,
+      body: { metadata: { name: `${NAME}-api-key` }, stringData: { key: API_KEY } },
+    });
+    await core.createNamespacedPersistentVolumeClaim({
+      namespace: NS,
+      body: {
+        metadata: { name: "gemma4-model-cache" },
+        spec: render.cacheClaimSpec(stackConfig("baseline")) as k8s.V1PersistentVolumeClaimSpec,
+      },
+    });
+  });
+  after(async () => {
+    await stopLab();
+    process.env.FAKE_VLLM_EVENTS = saved.events;
+    process.env.FAKE_VLLM_MODE_FILE = saved.mode;
+    if (saved.events === undefined) delete process.env.FAKE_VLLM_EVENTS;
+    if (saved.mode === undefined) delete process.env.FAKE_VLLM_MODE_FILE;
+  });
+
+  it("records the engine and dummy weights in the lab state", () => {
+    assert.equal(lab.engine, "vllm");
+    assert.equal(lab.simulated, false);
+    assert.equal(lab.dummyWeights, true);
+  });
+
+  it("starts baseline's pod as vllm serve with the pod's args on the model directory, Ready on /health", async () => {
+    await deploy("baseline");
+    await readyPod();
+    const [start] = starts();
+    const port = Number(start!.argv![start!.argv!.indexOf("--port") + 1]);
+    const localModel = { dir: modelDir, hasWeights: false };
+    assert.deepEqual(
+      start!.argv,
+      vllmCommandFor(render.renderVllmArgs(stackConfig("baseline")), { port, localModel }).args,
+    );
+    assert.deepEqual(start!.env, [
+      "HF_HOME",
+      "HF_HUB_OFFLINE",
+      "PYTHONUNBUFFERED",
+      "TRANSFORMERS_OFFLINE",
+      "VLLM_API_KEY",
+      "VLLM_NO_USAGE_STATS",
+      "VLLM_USE_FLASHINFER_SAMPLER",
+    ]);
+    assert.equal(start!.apiKey, API_KEY);
+    assert.equal(start!.hfHome, path.join(LAB_DIR, "volumes", "gemma4-model-cache"));
+    const models = await request(`${lab.endpoint}/v1/models`);
+    assert.equal(models.statusCode, 200);
+    assert.equal(((await models.body.json()) as { data: Array<{ id: string }> }).data[0]!.id, "gemma-4-12b-q4");
+  });
+
+  it("serves the pod's log through the API server, as the benchmark reads it (the KV capacity line)", async () => {
+    const cluster = await Cluster.connect(
+      { namespace: NS, deploymentName: NAME, containerName: "vllm" },
+      lab.kubeconfig,
+    );
+    const log = await cluster.podLog(await cluster.podIdentity());
+    const { line, ...capacity } = parseKvCapacityLog(log) ?? { line: "" };
+    assert.deepEqual(capacity, {
+      kvCacheTokens: 3575184,
+      maxConcurrencyTokensPerRequest: 8192,
+      maxConcurrency: 436.42,
+    });
+    assert.match(line, /\[kv_cache_utils\.py:2146\] GPU KV cache size: 3,575,184 tokens$/m);
+  });
+
+  it("a vLLM that exits is a container restart: CrashLoopBackOff, lastState with exit code and last lines", async () => {
+    const before = await currentPod();
+    fs.writeFileSync(modeFile, "crash");
+    process.kill(starts()[0]!.pid, "SIGKILL");
+    const crashed = await until("a crash-looping container", async () => {
+      const status = (await currentPod()).status?.containerStatuses?.[0];
+      return status?.state?.waiting?.reason === "CrashLoopBackOff" && status.lastState?.terminated?.exitCode === 1
+        ? status
+        : undefined;
+    });
+    assert.equal((await currentPod()).metadata?.uid, before.metadata?.uid);
+    assert.equal(crashed.ready, false);
+    assert.equal(crashed.lastState?.terminated?.reason, "Error");
+    assert.match(crashed.lastState?.terminated?.message ?? "", /ValueError: fake-vllm was told to crash$/);
+    assert.match(
+      crashed.state?.waiting?.message ?? "",
+      /^back-off \d+s restarting failed container=vllm pod=gemma4-12b-/,
+    );
+    const restartsWhenCrashed = crashed.restartCount!;
+    assert.ok(restartsWhenCrashed >= 1, `restartCount ${restartsWhenCrashed}`);
+    const logOf = (previous: boolean) =>
+      core.readNamespacedPodLog({ name: before.metadata!.name!, namespace: NS, container: "vllm", previous });
+    assert.match(await logOf(false), /ValueError: fake-vllm was told to crash/);
+
+    fs.writeFileSync(modeFile, "serve");
+    const back = await readyPod();
+    assert.equal(back.metadata?.uid, before.metadata?.uid);
+    assert.ok(back.status!.containerStatuses![0]!.restartCount! > restartsWhenCrashed);
+    // The run before the one that serves now is the last crash.
+    assert.match(await logOf(true), /ValueError: fake-vllm was told to crash/);
+    assert.doesNotMatch(await logOf(false), /ValueError/);
+  });
+
+  it("a Recreate rollout stops the old vLLM (SIGTERM, waits for its exit) before the new one starts", async () => {
+    const startsBefore = starts().length;
+    await deploy("seqs1");
+    const pod = await readyPod();
+    assert.equal(pod.spec?.containers[0]?.args?.includes("1"), true);
+    const all = events();
+    const newStart = all.filter((e) => e.what === "start")[startsBefore]!;
+    assert.equal(newStart.argv![newStart.argv!.indexOf("--max-num-seqs") + 1], "1");
+    const previous = all.filter((e) => e.what === "start")[startsBefore - 1]!;
+    const previousExit = all.find((e) => e.what === "exit" && e.pid === previous.pid);
+    assert.equal(previousExit?.code, 0);
+    assert.ok(previousExit!.at <= newStart.at, "the old vLLM exited before the new one started");
+  });
+
+  it("lab:down stops every vLLM it started", async () => {
+    const last = starts().at(-1)!;
+    await stopLab();
+    const exit = events().find((e) => e.what === "exit" && e.pid === last.pid);
+    assert.equal(exit?.code, 0);
+  });
+});
