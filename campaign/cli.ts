@@ -3,7 +3,7 @@ import * as path from "node:path";
 import { buildScenario, PRESETS, readScenarioFile, type Scenario } from "../benchmarks/inputs/scenario";
 import { parseStackOutputs, resolveEndpoint } from "../benchmarks/inputs/stack-outputs";
 import { kubernetesServer } from "../benchmarks/kube/cluster";
-import { silentProgress, stderrProgress } from "../benchmarks/progress";
+import { silentProgress } from "../benchmarks/progress";
 import { writeResult } from "../benchmarks/report/write";
 import { runBenchmark } from "../benchmarks/run";
 import { EXIT } from "../common/exit-codes";

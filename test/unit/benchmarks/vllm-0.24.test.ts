@@ -18,7 +18,6 @@ import { mentionsContextLength } from "../../../benchmarks/phases/context-bounda
 import { identityPhase } from "../../../benchmarks/phases/identity";
 import { type PhaseContext, parseTokenizeBody, plainChat, Tokenizer } from "../../../benchmarks/phases/shared";
 import { silentProgress } from "../../../benchmarks/progress";
-import { ceilingLine } from "../../../benchmarks/report/markdown";
 import { readCapture, readCaptureFile, startReplay, streamTiming } from "./vllm-capture";
 
 const MODEL = "gemma-4-12b-q4";
