@@ -51,7 +51,9 @@ export function containerFailure(pod: V1Pod, container: string): string | null {
   if (!status || !waiting?.reason || !(FATAL_WAITING_REASONS as readonly string[]).includes(waiting.reason))
     return null;
   const last = status.lastState?.terminated;
-  const lastMessage = last?.message ? `: ${last.message.trim()}` : "";
+  // The kubelet's message is the log's last lines (a traceback, with vLLM); its last line says why, on one line.
+  const lastLine = last?.message?.trim().split("\n").pop();
+  const lastMessage = lastLine ? `: ${lastLine}` : "";
   const termination = last ? `; last termination: ${last.reason ?? "?"}, exit code ${last.exitCode}${lastMessage}` : "";
   const message = waiting.message ? ` (${waiting.message.trim()})` : "";
   const restarts = `${status.restartCount} restarts`;

@@ -77,6 +77,31 @@ describe("campaign: rollout state", () => {
     });
   });
 
+  it("names the last line of a multi-line termination message (the lab's vLLM reports the log's last lines)", () => {
+    const container = crashLoop!.containerStatuses![0]!;
+    const traceback: V1Pod["status"] = {
+      ...crashLoop,
+      containerStatuses: [
+        {
+          ...container,
+          lastState: {
+            terminated: {
+              exitCode: 1,
+              reason: "Error",
+              message: 'Traceback (most recent call last):\n  File "main.py", line 1\nValueError: bad config',
+            },
+          },
+        },
+      ],
+    };
+    assert.deepEqual(at({ deployment: deployment(ARGS), pods: [pod("new", ARGS, traceback)] }), {
+      kind: "failed",
+      reason:
+        "pod gemma4-12b-new-x container vllm: CrashLoopBackOff (back-off 20s restarting failed container); " +
+        "last termination: Error, exit code 1: ValueError: bad config, 2 restarts",
+    });
+  });
+
   it("fails on an image that cannot be pulled, but not on a first pull error", () => {
     const waiting = (reason: string): V1Pod["status"] => ({
       containerStatuses: [
