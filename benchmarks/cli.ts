@@ -25,7 +25,7 @@ run options:
   --kubeconfig PATH        default: KUBECONFIG, then ~/.kube/config
   --require-cluster        fail when the Kubernetes API is unreachable (default: record null with a reason)
   --no-cluster             do not use the Kubernetes API at all
-  --scenario FILE          YAML or JSON scenario; --preset short|default; --set key.path=VALUE (repeatable)
+  --scenario FILE          YAML or JSON scenario; --preset short|default|sweep; --set key.path=VALUE (repeatable)
   --phases a,b,...         subset of ${PHASES.join(",")}
   --dcgm-url URL | --prometheus-url URL [--prometheus-memory-query Q] [--prometheus-util-query Q]
   --wait-ready SECONDS     wait for /health = 200 before starting (default 0)

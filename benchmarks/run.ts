@@ -99,7 +99,15 @@ export async function runBenchmark(opts: RunOptions): Promise<BenchmarkResult> {
   const client = new ApiClient({
     endpoint: opts.endpoint,
     apiKey: opts.apiKey,
-    connections: Math.max(16, ...scenario.load.concurrency) + 4,
+    // Enough sockets that no request waits in the client's pool: the open loop's in-flight cap
+    // must bind before the pool does, or arrivals would queue silently in the client.
+    connections:
+      Math.max(
+        16,
+        ...scenario.load.concurrency,
+        scenario.load.mode === "rate" ? scenario.load.openLoop.maxInFlight : 0,
+        scenario.load.openLoop.sweep?.throughputConcurrency ?? 0,
+      ) + 4,
   });
   const ctx: PhaseContext = { client, model, scenario, signal, progress };
   const phases: BenchmarkResult["phases"] = {};
@@ -245,6 +253,12 @@ export async function runBenchmark(opts: RunOptions): Promise<BenchmarkResult> {
     }
     for (const level of phases.load?.levels ?? []) {
       if (!level.valid) invalidReasons.push(`load c=${level.concurrency} invalid: ${level.invalidReasons.join("; ")}`);
+    }
+    for (const level of phases.load?.rateLevels ?? []) {
+      if (!level.valid)
+        invalidReasons.push(
+          `load rate ${level.openLoop.targetRatePerSecond.toFixed(3)}/s invalid: ${level.invalidReasons.join("; ")}`,
+        );
     }
     if (
       pod0.value &&

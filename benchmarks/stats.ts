@@ -10,18 +10,33 @@ export interface Summary {
   readonly max: number;
 }
 
-/** Nearest-rank percentile (the smallest value with at least p % of samples at or below it). */
-export function percentile(sorted: readonly number[], p: number): number {
+/** How every percentile of a Summary is computed; reports state it. */
+export const PERCENTILE_METHOD =
+  "linear interpolation between order statistics (numpy's default, as vLLM and GuideLLM)";
+
+/**
+ * Percentile by linear interpolation between the order statistics at rank (n - 1) x p / 100:
+ * numpy's default, used by `vllm bench serve` and GuideLLM, so p99 of a short window is not just its max.
+ */
+export function percentile(sorted: ArrayLike<number>, p: number): number {
   if (sorted.length === 0) throw new Error("percentile of an empty sample");
-  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
-  return sorted[Math.min(rank, sorted.length) - 1]!;
+  const h = (sorted.length - 1) * (p / 100);
+  const lo = Math.floor(h);
+  const a = sorted[lo]!;
+  if (lo + 1 >= sorted.length) return a;
+  const b = sorted[lo + 1]!;
+  const t = h - lo;
+  // numpy's lerp: from the nearer end, so t = 1 gives b exactly.
+  return t >= 0.5 ? b - (b - a) * (1 - t) : a + (b - a) * t;
 }
 
 /** null for an empty sample: nothing measured is not zero. */
-export function summarize(values: readonly number[]): Summary | null {
+export function summarize(values: ArrayLike<number>): Summary | null {
   if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  const sum = sorted.reduce((a, b) => a + b, 0);
+  // A typed array sorts numerically and fast: a level pools every inter-chunk gap (10⁵ values).
+  const sorted = Float64Array.from(values).sort();
+  let sum = 0;
+  for (const v of sorted) sum += v;
   return {
     count: sorted.length,
     mean: sum / sorted.length,

@@ -172,7 +172,7 @@ export function renderCampaignMarkdown(s: CampaignSummary): string {
     "",
     "## Comparison",
     "",
-    "The benchmark's rule picks the highest throughput; the recommendation above prefers the candidate that changes least among those within run-to-run noise of it.",
+    "The rule's pick below is the highest throughput under the benchmark's rule; the verdict at the top starts from it and prefers, among the candidates within run-to-run noise of it, the one that changes least from baseline.",
     "",
   );
   lines.push(s.comparison ? renderComparison(s.comparison).trimEnd() : "No results to compare.");

@@ -72,9 +72,14 @@ export class ApiClient {
   readonly endpoint: string;
   readonly dispatcher: Dispatcher;
   private readonly headers: Record<string, string>;
+  private readonly origin: string;
+  private readonly pathPrefix: string;
 
   constructor(opts: ApiClientOptions) {
     this.endpoint = opts.endpoint.replace(/\/+$/, "");
+    const u = new URL(this.endpoint);
+    this.origin = u.origin;
+    this.pathPrefix = u.pathname.replace(/\/+$/, "");
     this.dispatcher = new Agent({
       connections: opts.connections ?? 64,
       pipelining: 1,
@@ -109,6 +114,36 @@ export class ApiClient {
     } catch (err) {
       throw classifyError(err, url);
     }
+  }
+
+  /**
+   * Sends a POST whose body is already JSON text straight to the pool with a dispatch handler:
+   * no Readable, no promise per chunk. The load's hot path (one call per streamed request).
+   */
+  dispatchJson(path: string, bodyText: string, handler: Dispatcher.DispatchHandler): void {
+    this.dispatcher.dispatch(
+      { origin: this.origin, path: `${this.pathPrefix}${path}`, method: "POST", headers: this.headers, body: bodyText },
+      handler,
+    );
+  }
+
+  /**
+   * The bytes of a POST of `bodyText` to `path` with this client's headers, for the load's raw
+   * socket transport (`raw-pool.ts`); null for https, which stays on undici.
+   */
+  rawPost(path: string, bodyText: string): { host: string; port: number; bytes: Buffer } | null {
+    const u = new URL(this.endpoint);
+    if (u.protocol !== "http:") return null;
+    const body = Buffer.from(bodyText, "utf8");
+    const headers = Object.entries(this.headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join("");
+    const head = `POST ${this.pathPrefix}${path} HTTP/1.1\r\nhost: ${u.host}\r\n${headers}content-length: ${body.length}\r\n\r\n`;
+    return {
+      host: u.hostname.replace(/^\[|\]$/g, ""),
+      port: Number(u.port || 80),
+      bytes: Buffer.concat([Buffer.from(head, "latin1"), body]),
+    };
   }
 
   /** Any status is returned; only transport failures throw. */
@@ -146,12 +181,17 @@ export class ApiClient {
     }
   }
 
+  /** Run on close and destroy: transports made beside undici for this client (the load's socket pool). */
+  readonly onClose = new Set<() => void>();
+
   async close(): Promise<void> {
+    for (const f of this.onClose) f();
     await this.dispatcher.close();
   }
 
   /** Drops in-flight requests at once (used on SIGINT and after a load window). */
   async destroy(): Promise<void> {
+    for (const f of this.onClose) f();
     await this.dispatcher.destroy();
   }
 }

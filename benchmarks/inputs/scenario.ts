@@ -12,6 +12,52 @@ export type Phase = (typeof PHASES)[number];
 
 const positiveInt = z.number().int().positive();
 
+/** Latency bounds a rate must meet in the sweep; an absent bound is not checked. */
+export const SweepSloSchema = z
+  .object({
+    ttftP95Ms: z.number().positive().optional(),
+    e2eP95Ms: z.number().positive().optional(),
+  })
+  .strict();
+
+/**
+ * GuideLLM-style sweep: a closed loop at concurrency 1 (the synchronous rate) and at
+ * `throughputConcurrency` (the throughput rate), then `steps` rates evenly spaced between them;
+ * the pick is the highest rate meeting the SLOs.
+ */
+export const SweepSchema = z
+  .object({
+    steps: positiveInt.min(2).max(50).default(6),
+    throughputConcurrency: positiveInt.max(1024).default(8),
+    slo: SweepSloSchema.default({}),
+  })
+  .strict();
+
+/** The open loop: arrivals at a rate, independent of completions (`vllm bench serve --request-rate`). */
+export const OpenLoopSchema = z
+  .object({
+    /** Request rates to run, requests per second; ignored by a sweep, which computes its own. */
+    ratesPerSecond: z.array(z.number().positive().max(100_000)).nonempty().default([1, 2, 4]),
+    /** poisson: exponential gaps (vLLM's default, burstiness 1); constant: exactly 1/rate apart. */
+    arrival: z.enum(["poisson", "constant"]).default("poisson"),
+    /** Seed of the arrival schedule: the same seed gives the same schedule. */
+    seed: z.number().int().nonnegative().default(0),
+    /** Arrivals while this many requests are in flight are dropped and counted, never queued in the client. */
+    maxInFlight: positiveInt.max(100_000).default(256),
+    /** null: run `ratesPerSecond`; set: find the highest rate meeting the SLOs. */
+    sweep: SweepSchema.nullable().default(null),
+  })
+  .strict();
+export type OpenLoop = z.infer<typeof OpenLoopSchema>;
+
+const OPEN_LOOP_DEFAULTS = {
+  ratesPerSecond: [1, 2, 4],
+  arrival: "poisson",
+  seed: 0,
+  maxInFlight: 256,
+  sweep: null,
+} as const satisfies z.input<typeof OpenLoopSchema>;
+
 /** Every knob of a benchmark run. Defaults reproduce the seed's procedure. */
 export const ScenarioSchema = z
   .object({
@@ -61,6 +107,9 @@ export const ScenarioSchema = z
       }),
     load: z
       .object({
+        /** concurrency: closed loop, one level per `concurrency`; rate: open loop, one level per rate (`openLoop`). */
+        mode: z.enum(["concurrency", "rate"]).default("concurrency"),
+        openLoop: OpenLoopSchema.default({ ...OPEN_LOOP_DEFAULTS, ratesPerSecond: [1, 2, 4] }),
         concurrency: z.array(positiveInt.max(1024)).nonempty().default([1, 2, 4, 8]),
         durationSeconds: z.number().positive().max(3600).default(90),
         warmupSeconds: z.number().nonnegative().max(600).default(10),
@@ -81,6 +130,8 @@ export const ScenarioSchema = z
       })
       .strict()
       .default({
+        mode: "concurrency",
+        openLoop: { ...OPEN_LOOP_DEFAULTS, ratesPerSecond: [1, 2, 4] },
         concurrency: [1, 2, 4, 8],
         durationSeconds: 90,
         warmupSeconds: 10,
@@ -114,7 +165,15 @@ export const SHORT_PRESET: ScenarioInput = {
   inputLength: { runs: 2 },
 };
 
-export const PRESETS = { default: {}, short: SHORT_PRESET } as const satisfies Record<string, ScenarioInput>;
+/** Open loop: the highest request rate meeting the SLOs, found as GuideLLM's sweep does. */
+export const SWEEP_PRESET: ScenarioInput = {
+  load: { mode: "rate", openLoop: { sweep: { steps: 6, throughputConcurrency: 8, slo: {} } } },
+};
+
+export const PRESETS = { default: {}, short: SHORT_PRESET, sweep: SWEEP_PRESET } as const satisfies Record<
+  string,
+  ScenarioInput
+>;
 export type PresetName = keyof typeof PRESETS;
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {

@@ -1,254 +1,147 @@
-import { type ChatRequest, type RequestSample, streamChat } from "../http/stream";
-import { repeatSentence } from "../inputs/scenario";
-import type { PodIdentity } from "../kube/readiness";
+import { type ChatRequest, streamChat } from "../http/stream";
+import { type OpenLoop, repeatSentence } from "../inputs/scenario";
 import { runClosedLoop } from "../load/closed-loop";
-import { StallWatch, scrapeFailureReason, stallReason } from "../load/stall";
-import type { Measured } from "../measured";
-import { type KvCapacity, measureCeiling, predictCeiling } from "../metrics/capacity";
-import {
-  dcgmPoint,
-  type GpuPoint,
-  type GpuSourceOptions,
-  type GpuWindow,
-  gpuFromDcgm,
-  gpuFromPrometheus,
-  gpuUnavailable,
-} from "../metrics/gpu";
-import { prefixCacheWindow } from "../metrics/prefix-cache";
-import { deltaOf, peakOf, type ScrapeSeries, WindowScraper } from "../metrics/scraper";
-import { type VllmSnapshot, vllmSnapshot } from "../metrics/vllm";
-import type { LoadLevel, LoadPhase, ServerWindow } from "../result/types";
-import { summarize } from "../stats";
-import { waitForIdle } from "./drain";
+import { runOpenLoop } from "../load/open-loop";
+import { measureCeiling, predictCeiling } from "../metrics/capacity";
+import type { LoadLevel, LoadPhase, RateLevel, SweepResult } from "../result/types";
+import { hopeless, type LoadInputs, measureLevel } from "./load-level";
 import { PromptSource, usageRange } from "./prompts";
 import { nowIso, type PhaseContext, Tokenizer } from "./shared";
+import { probeRate, sweepRates, sweepResult } from "./sweep";
 
-export interface LoadInputs {
-  readonly metricsUrl: string;
-  readonly gpu: GpuSourceOptions;
-  readonly namespace: string;
-  /** The current pod, or why it is unknown (no cluster). */
-  readonly podIdentity: () => Promise<Measured<PodIdentity>>;
-  /** From the identity phase, for the predicted concurrency ceiling. */
-  readonly kvCapacity: Measured<KvCapacity>;
-  /** The candidate's `--max-num-seqs`, or null when the stack outputs do not say. */
-  readonly maxNumSeqs: number | null;
-}
+export type { LoadInputs } from "./load-level";
 
-/**
- * Stops a level that can only fail: the last max(10, 2c) requests all errored (endpoint gone,
- * or every request rejected, e.g. a prompt over the context limit).
- */
-export function hopeless(concurrency: number) {
-  const threshold = Math.max(10, concurrency * 2);
-  return (_s: RequestSample, recent: readonly RequestSample[]): string | null => {
-    const tail = recent.slice(-threshold);
-    if (tail.length < threshold || !tail.every((r) => r.outcome === "errored")) return null;
-    const last = tail[tail.length - 1]!;
-    return last.status === null
-      ? `endpoint lost: ${threshold} consecutive requests got no HTTP response (${last.error ?? ""})`
-      : `${threshold} consecutive requests failed, last with HTTP ${last.status}: ${last.error ?? ""}`;
-  };
-}
+type Sweep = NonNullable<OpenLoop["sweep"]>;
 
-/** "N requests failed (first: HTTP 500 ...)", or null. */
-function failedSummary(samples: readonly RequestSample[]): string | null {
-  const failed = samples.filter((s) => s.outcome === "errored");
-  const first = failed[0];
-  return first
-    ? `${failed.length} requests failed (first: ${first.status === null ? "" : `HTTP ${first.status} `}${first.error ?? ""})`
-    : null;
-}
+const fmt = (v: number | null | undefined, digits: number) => (v === null || v === undefined ? "-" : v.toFixed(digits));
 
-function serverWindow(series: ScrapeSeries<VllmSnapshot>): ServerWindow {
-  const kvMetric = series.points.find((p) => p.values.kvCacheMetric !== null)?.values.kvCacheMetric ?? null;
-  const preMetric = series.points.find((p) => p.values.preemptionsMetric !== null)?.values.preemptionsMetric ?? null;
-  const kv = peakOf(series, (v) => v.kvCacheUsageFraction, "vllm:kv_cache_usage_perc / vllm:gpu_cache_usage_perc");
-  return {
-    url: series.url,
-    intervalMs: series.intervalMs,
-    scrapes: series.points.length,
-    failedScrapes: series.failedScrapes,
-    peakRunning: peakOf(series, (v) => v.running, "vllm:num_requests_running"),
-    peakWaiting: peakOf(series, (v) => v.waiting, "vllm:num_requests_waiting"),
-    peakKvCacheUsagePercent: kv.value === null ? kv : { value: kv.value * 100, reason: null },
-    kvCacheMetric: kvMetric,
-    preemptionsDelta: deltaOf(
-      series,
-      (v) => v.preemptions,
-      `preemption counter (${preMetric ?? "vllm:num_preemptions[_total]"})`,
-    ),
-    series: series.points.map((p) => ({
-      tEpochMs: p.tEpochMs,
-      running: p.values.running,
-      waiting: p.values.waiting,
-      kvCacheUsagePercent: p.values.kvCacheUsageFraction === null ? null : p.values.kvCacheUsageFraction * 100,
-      preemptions: p.values.preemptions,
-    })),
-  };
-}
-
-/** Pure: pod identity before vs after a window; any change invalidates the window. */
-export function podChange(
-  before: Measured<PodIdentity>,
-  after: Measured<PodIdentity>,
-): { check: string; invalid: string | null } {
-  if (before.value === null || after.value === null)
-    return { check: `not checked: ${before.reason ?? after.reason}`, invalid: null };
-  if (before.value.uid !== after.value.uid)
-    return {
-      check: "pod replaced",
-      invalid: `pod changed during the window (${before.value.name} -> ${after.value.name})`,
-    };
-  if (before.value.restartCount !== after.value.restartCount) {
-    return {
-      check: "container restarted",
-      invalid: `restarts went ${before.value.restartCount} -> ${after.value.restartCount} during the window`,
-    };
-  }
-  return {
-    check: `same pod ${after.value.name} (uid ${after.value.uid}), ${after.value.restartCount} restarts`,
-    invalid: null,
-  };
-}
-
-/** How long a level waits for the previous one's requests to leave the server. */
-const IDLE_TIMEOUT_MS = 120_000;
-
-async function runLevel(
-  ctx: PhaseContext,
-  inputs: LoadInputs,
-  req: ChatRequest,
-  prompts: PromptSource,
-  concurrency: number,
-): Promise<LoadLevel> {
-  const cfg = ctx.scenario.load;
-  const podBefore = await inputs.podIdentity();
-  const pod = podBefore.value?.name ?? null;
-  const vllm = new WindowScraper(ctx.client, inputs.metricsUrl, cfg.metricsIntervalMs, (s) =>
-    vllmSnapshot(s, ctx.model),
+/** One progress line per level, closed or open loop. */
+function levelLine(name: string, l: Omit<LoadLevel, "concurrency">): string {
+  return (
+    `load ${name}: ${l.requestsPerSecond.toFixed(3)} req/s, ${l.outputTokensPerSecond.toFixed(1)} tok/s, ` +
+    `ttft p50 ${fmt(l.ttftMs?.p50, 1)} ms, tpot p50 ${fmt(l.tpotMs?.p50, 2)} ms, e2e p50 ${fmt(l.e2eMs?.p50, 1)} ms, ` +
+    `prefix cache ${fmt(l.prefixCache.hitRatePercent.value, 1)} %` +
+    `${l.valid ? "" : ` INVALID: ${l.invalidReasons.join("; ")}`}`
   );
-  const dcgm = inputs.gpu.dcgmUrl
-    ? new WindowScraper<GpuPoint>(ctx.client, inputs.gpu.dcgmUrl, cfg.metricsIntervalMs, (s) => dcgmPoint(s, pod))
-    : null;
-  let vllmSeries: ScrapeSeries<VllmSnapshot> | null = null;
-  let dcgmSeries: ScrapeSeries<GpuPoint> | null = null;
-  const label = `load c=${concurrency}`;
-  const idleBefore = await waitForIdle(ctx.client, inputs.metricsUrl, ctx.model, IDLE_TIMEOUT_MS, ctx.signal);
-  const watch = new StallWatch(cfg.stallSeconds * 1000);
-  const loop = await runClosedLoop({
-    concurrency,
-    warmupMs: cfg.warmupSeconds * 1000,
-    durationMs: cfg.durationSeconds * 1000,
-    maxRequests: cfg.maxRequestsPerLevel,
-    send: async (signal) => {
-      watch.begin();
-      try {
-        return await streamChat(ctx.client, { ...req, prompt: prompts.next() }, cfg.requestTimeoutMs, signal, () =>
-          watch.activity(),
-        );
-      } finally {
-        watch.end();
-      }
-    },
-    signal: ctx.signal,
-    fatal: hopeless(concurrency),
-    onWindowStart: async () => {
-      watch.startWindow();
-      await Promise.all([vllm.start(), dcgm?.start()]);
-    },
-    onWindowEnd: async () => {
-      // Before the closing scrapes: a scrape of a stopped server takes its own timeout to fail.
-      watch.endWindow();
-      [vllmSeries, dcgmSeries] = await Promise.all([vllm.stop(), dcgm ? dcgm.stop() : Promise.resolve(null)]);
-    },
-    onProgress: (elapsed, total, done) => ctx.progress.bar(label, elapsed / total, `${done} requests`),
-  });
-  ctx.progress.endBar();
-  const podAfter = await inputs.podIdentity();
+}
 
-  const windowSeconds = Math.max(0, (loop.windowEndEpochMs - loop.windowStartEpochMs) / 1000);
-  const inWindow = loop.samples.filter((s) => s.window);
-  const ok = inWindow.filter((s) => s.outcome === "succeeded");
-  const errored = inWindow.filter((s) => s.outcome === "errored");
-  const errorsByStatus: Record<string, number> = {};
-  for (const s of loop.samples.filter((x) => x.outcome === "errored")) {
-    const key = s.status === null ? "none" : String(s.status);
-    errorsByStatus[key] = (errorsByStatus[key] ?? 0) + 1;
+/** The load's plan and what it measured so far (a partial result keeps what ran). */
+class LoadRun {
+  readonly levels: LoadLevel[] = [];
+  readonly rateLevels: RateLevel[] = [];
+  error: string | null = null;
+
+  constructor(
+    private readonly ctx: PhaseContext,
+    private readonly inputs: LoadInputs,
+    private readonly req: ChatRequest,
+    private readonly prompts: PromptSource,
+    private readonly onLevel: (() => void) | undefined,
+  ) {}
+
+  private get cfg() {
+    return this.ctx.scenario.load;
   }
-  const series: ScrapeSeries<VllmSnapshot> = vllmSeries ?? {
-    url: inputs.metricsUrl,
-    intervalMs: cfg.metricsIntervalMs,
-    points: [],
-    failedScrapes: 0,
-    firstError: "the window never opened",
-  };
-  const server = serverWindow(series);
-  let gpu: GpuWindow;
-  if (dcgmSeries) gpu = gpuFromDcgm(dcgmSeries);
-  else if (inputs.gpu.prometheusUrl) {
-    gpu = await gpuFromPrometheus(
-      ctx.client,
-      { ...inputs.gpu, prometheusUrl: inputs.gpu.prometheusUrl },
-      inputs.namespace,
-      pod,
-      loop.windowStartEpochMs,
-      loop.windowEndEpochMs,
-    );
-  } else gpu = gpuUnavailable("no GPU source configured (pass --dcgm-url or --prometheus-url)");
 
-  const pc = podChange(podBefore, podAfter);
-  const plannedSeconds = cfg.durationSeconds;
-  const invalidReasons = [
-    pc.invalid,
-    idleBefore.reason?.startsWith("server still busy")
-      ? `${idleBefore.reason} before the level: its peaks would include earlier requests`
-      : null,
-    loop.stoppedBy,
-    loop.interrupted ? "interrupted (SIGINT)" : null,
-    loop.hitMaxRequests ? `stopped at the request cap (${cfg.maxRequestsPerLevel})` : null,
-    windowSeconds < plannedSeconds * 0.999
-      ? `window lasted ${windowSeconds.toFixed(2)} s of ${plannedSeconds} s`
-      : null,
-    failedSummary(loop.samples),
-    stallReason(watch.stalls(), cfg.stallSeconds),
-    vllmSeries ? scrapeFailureReason("vLLM /metrics", vllmSeries) : null,
-    dcgmSeries ? scrapeFailureReason("DCGM", dcgmSeries) : null,
-    ok.length === 0 ? "no request succeeded in the window" : null,
-  ].filter((r): r is string => r !== null);
-  const rate = (n: number) => (windowSeconds > 0 ? n / windowSeconds : 0);
-  return {
-    concurrency,
-    status: loop.interrupted ? "incomplete" : loop.stoppedBy ? "failed" : "ok",
-    error: loop.stoppedBy ?? (loop.interrupted ? "interrupted" : null),
-    warmupSeconds: cfg.warmupSeconds,
-    idleBeforeSeconds: idleBefore,
-    windowStartEpochMs: loop.windowStartEpochMs,
-    windowEndEpochMs: loop.windowEndEpochMs,
-    windowSeconds,
-    counts: {
-      succeeded: ok.length,
-      errored: errored.length,
-      incomplete: inWindow.filter((s) => s.outcome === "incomplete").length,
-      errorsByStatus,
-    },
-    requestsPerSecond: rate(ok.length),
-    outputTokensPerSecond: rate(ok.reduce((a, s) => a + (s.outputTokens ?? 0), 0)),
-    ttftMs: summarize(ok.map((s) => s.ttftMs).filter((v): v is number => v !== null)),
-    itlMs: summarize(ok.map((s) => s.itlMs).filter((v): v is number => v !== null)),
-    e2eMs: summarize(ok.map((s) => s.e2eMs)),
-    server,
-    prefixCache: prefixCacheWindow(series),
-    gpu,
-    podBefore: podBefore.value,
-    podAfter: podAfter.value,
-    podCheck: pc.check,
-    stalls: watch.stalls(),
-    stallBoundSeconds: cfg.stallSeconds,
-    valid: invalidReasons.length === 0,
-    invalidReasons,
-    samples: loop.samples,
-  };
+  /** Each request gets the next prompt of the set (its own tag unless `prompts.uniquePrefix` is off). */
+  private send = (signal: AbortSignal, onBytes: () => void) =>
+    streamChat(
+      this.ctx.client,
+      { ...this.req, prompt: this.prompts.next() },
+      this.cfg.requestTimeoutMs,
+      signal,
+      onBytes,
+    );
+
+  async closed(concurrency: number): Promise<LoadLevel | null> {
+    if (this.ctx.signal.aborted || this.error !== null) return null;
+    const cfg = this.cfg;
+    this.ctx.progress.log(
+      `load: concurrency ${concurrency}, warm-up ${cfg.warmupSeconds} s, window ${cfg.durationSeconds} s`,
+    );
+    const { level: base } = await measureLevel(this.ctx, this.inputs, `load c=${concurrency}`, this.send, (hooks) =>
+      runClosedLoop({
+        concurrency,
+        warmupMs: cfg.warmupSeconds * 1000,
+        durationMs: cfg.durationSeconds * 1000,
+        maxRequests: cfg.maxRequestsPerLevel,
+        signal: this.ctx.signal,
+        fatal: hopeless(concurrency),
+        ...hooks,
+      }),
+    );
+    const level: LoadLevel = { concurrency, ...base };
+    this.levels.push(level);
+    this.onLevel?.();
+    this.ctx.progress.log(levelLine(`c=${concurrency}`, level));
+    if (level.status === "failed") this.error = `concurrency ${concurrency}: ${level.error}`;
+    return level;
+  }
+
+  async open(ratePerSecond: number): Promise<RateLevel | null> {
+    if (this.ctx.signal.aborted || this.error !== null) return null;
+    const cfg = this.cfg;
+    const o = cfg.openLoop;
+    const name = `rate ${ratePerSecond.toFixed(3)}/s`;
+    this.ctx.progress.log(
+      `load: ${name} (${o.arrival}, seed ${o.seed}), warm-up ${cfg.warmupSeconds} s, window ${cfg.durationSeconds} s`,
+    );
+    const { level: base, loop } = await measureLevel(this.ctx, this.inputs, `load ${name}`, this.send, (hooks) =>
+      runOpenLoop({
+        ratePerSecond,
+        arrival: o.arrival,
+        seed: o.seed,
+        maxInFlight: o.maxInFlight,
+        warmupMs: cfg.warmupSeconds * 1000,
+        durationMs: cfg.durationSeconds * 1000,
+        maxRequests: cfg.maxRequestsPerLevel,
+        signal: this.ctx.signal,
+        // About two seconds of arrivals all failing: the endpoint is gone.
+        fatal: hopeless(Math.ceil(ratePerSecond)),
+        ...hooks,
+      }),
+    );
+    const perSecond = (n: number) => (base.windowSeconds > 0 ? n / base.windowSeconds : 0);
+    const level: RateLevel = {
+      openLoop: {
+        targetRatePerSecond: ratePerSecond,
+        arrival: o.arrival,
+        seed: o.seed,
+        maxInFlight: o.maxInFlight,
+        scheduledInWindow: loop.scheduledInWindow,
+        scheduledRatePerSecond: perSecond(loop.scheduledInWindow),
+        sentInWindow: loop.sentInWindow,
+        sentRatePerSecond: perSecond(loop.sentInWindow),
+        droppedInWindow: loop.droppedInWindow,
+        droppedInWarmup: loop.droppedInWarmup,
+        peakInFlight: loop.peakInFlight,
+      },
+      ...base,
+    };
+    this.rateLevels.push(level);
+    this.onLevel?.();
+    this.ctx.progress.log(
+      `${levelLine(name, level)}; sent ${level.openLoop.sentRatePerSecond.toFixed(3)}/s, dropped ${loop.droppedInWindow}`,
+    );
+    if (level.status === "failed") this.error = `${name}: ${level.error}`;
+    return level;
+  }
+
+  /** GuideLLM's sweep: synchronous and throughput probes (closed loop), then rates between them. */
+  async sweep(sweep: Sweep): Promise<SweepResult> {
+    const synchronous = probeRate((await this.closed(1)) ?? undefined, "synchronous (concurrency 1)");
+    const throughput = probeRate(
+      (await this.closed(sweep.throughputConcurrency)) ?? undefined,
+      `throughput (concurrency ${sweep.throughputConcurrency})`,
+    );
+    const rates =
+      synchronous.value === null
+        ? []
+        : sweepRates(synchronous.value, throughput.value ?? synchronous.value, sweep.steps);
+    const before = this.rateLevels.length;
+    for (const r of rates) await this.open(r);
+    return sweepResult(sweep, synchronous, throughput, rates, this.rateLevels.slice(before));
+  }
 }
 
 /** The seed's step 5, done right: per-level windows with pod-scoped metrics of exactly that window. */
@@ -269,29 +162,25 @@ export async function loadPhase(
     maxTokens: cfg.maxTokens,
     ignoreEos: ctx.scenario.ignoreEos,
   };
-  const levels: LoadLevel[] = [];
-  let error: string | null = null;
-  for (const c of cfg.concurrency) {
-    if (ctx.signal.aborted) break;
-    ctx.progress.log(`load: concurrency ${c}, warm-up ${cfg.warmupSeconds} s, window ${cfg.durationSeconds} s`);
-    const level = await runLevel(ctx, inputs, req, prompts, c);
-    levels.push(level);
-    onLevel?.(levels);
-    ctx.progress.log(
-      `load c=${c}: ${level.requestsPerSecond.toFixed(3)} req/s, ${level.outputTokensPerSecond.toFixed(1)} tok/s, ` +
-        `ttft p50 ${level.ttftMs?.p50.toFixed(1) ?? "-"} ms, e2e p50 ${level.e2eMs?.p50.toFixed(1) ?? "-"} ms, ` +
-        `prefix cache ${level.prefixCache.hitRatePercent.value?.toFixed(1) ?? "n/a"} %` +
-        `${level.valid ? "" : ` INVALID: ${level.invalidReasons.join("; ")}`}`,
-    );
-    if (level.status === "failed") {
-      error = `concurrency ${c}: ${level.error}`;
+  const run: LoadRun = new LoadRun(ctx, inputs, req, prompts, () => onLevel?.(run.levels));
+  let sweep: SweepResult | null = null;
+  switch (cfg.mode) {
+    case "concurrency":
+      for (const c of cfg.concurrency) await run.closed(c);
       break;
+    case "rate":
+      if (cfg.openLoop.sweep !== null) sweep = await run.sweep(cfg.openLoop.sweep);
+      else for (const r of cfg.openLoop.ratesPerSecond) await run.open(r);
+      break;
+    default: {
+      const never: never = cfg.mode;
+      throw new Error(`unknown load mode ${String(never)}`);
     }
   }
   const interrupted = ctx.signal.aborted;
   return {
-    status: interrupted ? "incomplete" : error !== null ? "failed" : "ok",
-    error: interrupted ? "interrupted" : error,
+    status: interrupted ? "incomplete" : run.error !== null ? "failed" : "ok",
+    error: interrupted ? "interrupted" : run.error,
     startedAt,
     finishedAt: nowIso(),
     promptTokens,
@@ -300,14 +189,16 @@ export async function loadPhase(
       uniquePrefix: prompts.info.uniquePrefix,
       note: prompts.info.note,
       usagePromptTokens: usageRange(
-        levels.flatMap((l) => l.samples.filter((s) => s.window).map((s) => s.promptTokens)),
+        [...run.levels, ...run.rateLevels].flatMap((l) => l.samples.filter((s) => s.window).map((s) => s.promptTokens)),
       ),
     },
-    levels,
+    levels: run.levels,
+    rateLevels: run.rateLevels,
+    sweep,
     concurrencyCeiling: {
       predicted: predictCeiling(inputs.kvCapacity, promptTokens, cfg.maxTokens, inputs.maxNumSeqs),
       measured: measureCeiling(
-        levels.map((l) => ({
+        run.levels.map((l) => ({
           concurrency: l.concurrency,
           valid: l.valid,
           requestsPerSecond: l.requestsPerSecond,

@@ -2,7 +2,7 @@ import { markdownTableLines } from "../../common/markdown-table";
 import type { BenchmarkResult, LoadLevel } from "../result/types";
 import { num } from "./markdown";
 
-/** The explicit recommendation rule; every threshold is a parameter, none is hidden. */
+/** The explicit rule that picks a candidate; every threshold is a parameter, none is hidden. */
 export interface CompareRule {
   /** Operating concurrency: throughput is compared here (the seed chose 4). */
   readonly targetConcurrency: number;
@@ -186,7 +186,8 @@ export function renderComparison(c: Comparison): string {
       ]),
     ),
     "",
-    c.recommended ? `Recommendation: **${c.recommended}**` : "Recommendation: none",
+    // "Rule's pick", not "recommendation": the campaign's recommendation starts from it and may differ.
+    c.recommended ? `Rule's pick: **${c.recommended}**` : "Rule's pick: none",
     ...c.reasons.map((r) => `- ${r}`),
   ];
   return `${lines.join("\n")}\n`;

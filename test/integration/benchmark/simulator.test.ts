@@ -160,6 +160,7 @@ describe("benchmark against llm-d-inference-sim", function () {
       const e = expected(c);
       assert.equal(level.valid, true, level.invalidReasons.join("; "));
       assert.equal(level.counts.errored, 0);
+      assert.equal(level.warmupCounts.errored, 0);
       assert.equal(level.server.peakRunning.value, e.running);
       assert.equal(level.server.peakWaiting.value, e.waiting);
       assert.equal(level.server.preemptionsDelta.value, null);
@@ -170,6 +171,25 @@ describe("benchmark against llm-d-inference-sim", function () {
       atLeast("TTFT p50 ms", level.ttftMs!.p50, e.ttftMs - 1);
       atLeast("e2e p50 ms", level.e2eMs!.p50, e.e2eMs - 1);
       atLeast("ITL p50 ms", level.itlMs!.p50, SIM.interTokenLatencyMs - 1);
+      atLeast("TPOT p50 ms", level.tpotMs!.p50, SIM.interTokenLatencyMs - 1);
+      // ITL pools every gap between chunks: MAX_TOKENS - 1 per request.
+      assert.equal(level.itlMs!.count, level.counts.succeeded * (MAX_TOKENS - 1));
+      // The server's view of the same window, where this simulator build exports the histograms. Its
+      // TTFT histogram holds the configured sleep only, queue excluded (vLLM's counts from arrival), so
+      // the client's mean is set against server TTFT + queue means: never below it (less 1 ms of
+      // rounding); how far above is the client and HTTP time, printed (no upper time bound).
+      const ttft = level.serverLatency.ttft;
+      const queue = level.serverLatency.queue;
+      if (ttft.value === null || queue.value === null) {
+        assert.match(ttft.reason ?? queue.reason ?? "", /not exported/);
+        process.stderr.write(`      c=${c}: server view n/a (${ttft.reason ?? queue.reason})\n`);
+      } else {
+        const server = ttft.value.meanMs! + queue.value.meanMs!;
+        atLeast("client TTFT mean ms", ttft.value.clientMeanMs!, server - 1);
+        process.stderr.write(
+          `      c=${c}: TTFT mean client ${ttft.value.clientMeanMs!.toFixed(1)} ms, server ${ttft.value.meanMs!.toFixed(1)} + queue ${queue.value.meanMs!.toFixed(1)} ms (${(((ttft.value.clientMeanMs! - server) / server) * 100).toFixed(1)} %)\n`,
+        );
+      }
       assert.ok(
         level.samples.filter((s) => s.window && s.outcome === "succeeded").every((s) => s.outputTokens === MAX_TOKENS),
       );

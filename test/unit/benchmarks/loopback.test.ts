@@ -9,6 +9,8 @@ import { ApiClient, TransportError } from "../../../benchmarks/http/client";
 import { streamChat } from "../../../benchmarks/http/stream";
 import { buildScenario, SHORT_PRESET } from "../../../benchmarks/inputs/scenario";
 import { runClosedLoop } from "../../../benchmarks/load/closed-loop";
+import { writeResult } from "../../../benchmarks/report/write";
+import { readResult } from "../../../benchmarks/result/files";
 import { runBenchmark } from "../../../benchmarks/run";
 import { EXIT } from "../../../common/exit-codes";
 import { type FakeVllm, startFakeVllm } from "./fake-vllm";
@@ -47,7 +49,7 @@ describe("against a loopback vLLM-protocol server", function () {
   });
   after(() => fake.close());
 
-  it("times a streamed completion: TTFT, mean inter-token gap, usage", async () => {
+  it("times a streamed completion: TTFT, TPOT, every inter-chunk gap, usage", async () => {
     const client = new ApiClient({ endpoint: fake.url });
     const s = await streamChat(
       client,
@@ -64,7 +66,10 @@ describe("against a loopback vLLM-protocol server", function () {
     // Timers never fire early, so the server's sleeps are lower bounds; a busy machine may take any
     // longer, so there is no upper bound here (the client's own overhead: npm run bench:loadgen).
     assert.ok(s.ttftMs! >= 29, `ttft ${s.ttftMs}`);
-    assert.ok(s.itlMs! >= 4.9, `itl ${s.itlMs}`);
+    assert.ok(s.tpotMs! >= 4.9, `tpot ${s.tpotMs}`);
+    // One gap per chunk after the first; their sum spans first to last chunk, ten 5 ms sleeps.
+    assert.equal(s.chunkGapsMs.length, 10);
+    assert.ok(s.chunkGapsMs.reduce((a, b) => a + b, 0) >= 49, `gaps ${s.chunkGapsMs.join(", ")}`);
     assert.ok(s.e2eMs >= 79, `e2e ${s.e2eMs}`);
   });
 
@@ -142,6 +147,23 @@ describe("against a loopback vLLM-protocol server", function () {
       exact: true,
       requests: 2,
     });
+  });
+
+  it("writes a result of every phase that reads back through the schema unchanged", async () => {
+    const scenario = buildScenario([
+      SHORT_PRESET,
+      {
+        ignoreEos: true,
+        sequential: { runs: 2, maxTokens: 4 },
+        context: { maxTokens: 16, repeats: [10, 200] },
+        load: { concurrency: [2], durationSeconds: 0.5, warmupSeconds: 0.2, promptRepeats: 2, maxTokens: 4 },
+        inputLength: { repeats: [2, 4], runs: 1, maxTokens: 4 },
+      },
+    ]);
+    const r = await runBenchmark({ stack: "fake", outputs, endpoint: fake.url, noCluster: true, scenario });
+    assert.deepEqual(Object.keys(r.phases), ["readiness", "identity", "sequential", "context", "load", "inputLength"]);
+    const { json } = writeResult(r, mkdtempSync(join(tmpdir(), "bench-roundtrip-")));
+    assert.deepEqual(readResult(json), r);
   });
 
   it("writes a partial result marked incomplete on SIGINT (abort) during the load", async () => {

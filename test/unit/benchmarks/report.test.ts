@@ -49,7 +49,7 @@ describe("compare", () => {
       "seqs2 excluded: e2e p95 3400.0 ms > SLO 2000 ms",
       "not verifiable for seqs4: restarts: no cluster access",
     ]);
-    assert.match(renderComparison(c), /Recommendation: \*\*seqs4\*\*/);
+    assert.match(renderComparison(c), /Rule's pick: \*\*seqs4\*\*/);
     assert.match(c.ruleText, /^highest sustained requests\/s at concurrency 4 .* end-to-end p95 <= 2000 ms/);
   });
 
@@ -57,7 +57,10 @@ describe("compare", () => {
     const pre = judge(result("p", [level(4, 3, 100, 0, 2)]), { targetConcurrency: 4 });
     assert.deepEqual(pre.disqualified, ["2 preemptions at c=4"]);
     const bad = judge(result("b", [level(4, 3, 100, 0, 0, false)], { complete: false }), { targetConcurrency: 4 });
-    assert.deepEqual(bad.disqualified, ["run incomplete", "level c=4 invalid: 1 requests failed"]);
+    assert.deepEqual(bad.disqualified, [
+      "run incomplete",
+      "level c=4 invalid: 1 of 11 requests in the window failed (first: HTTP 500 boom)",
+    ]);
     const sim = judge(result("s", [level(4, 3, 100, 0, null)]), { targetConcurrency: 4 });
     assert.equal(sim.eligible, true);
     assert.deepEqual(sim.unverified, [
@@ -79,8 +82,9 @@ describe("renderers", () => {
     assert.match(md, /^# Benchmark: seqs4$/m);
     assert.match(
       md,
-      /^\| 4 \| 2\.198 \| 281\.3 \| 100\.0 \/ 100\.0 \/ 100\.0 \| 10\.00 \| 1800\.0 \/ 1800\.0 \/ 1800\.0 \/ 1800\.0 \| 11 \/ 0 \| 4 \| 0 \| 5\.37 \| 0 \| 0\.0 \| n\/a \| n\/a \| yes \|$/m,
+      /^\| 4 \| 2\.198 \| 281\.3 \| 100\.0 \/ 100\.0 \/ 100\.0 \/ 100\.0 \| 10\.00 \/ 10\.00 \/ 10\.00 \/ 10\.00 \| 10\.00 \/ 10\.00 \/ 10\.00 \/ 10\.00 \| 1800\.0 \/ 1800\.0 \/ 1800\.0 \/ 1800\.0 \/ 1800\.0 \| 11 \/ 0 \/ 0 \| 1 \/ 0 \/ 0 \| 4 \| 0 \| 5\.37 \| 0 \| 0\.0 \| n\/a \| n\/a \| yes \|$/m,
     );
+    assert.match(md, /Percentiles: linear interpolation between order statistics \(numpy's default/);
     assert.match(md, /^- n\/a: no GPU source configured$/m);
   });
 

@@ -24,9 +24,11 @@ export function level(
     windowEndEpochMs: 5000,
     windowSeconds: 5,
     counts: { succeeded: Math.round(rps * 5), errored: 0, incomplete: 0, errorsByStatus: {} },
+    warmupCounts: { succeeded: 1, errored: 0, incomplete: 0, errorsByStatus: {} },
     requestsPerSecond: rps,
     outputTokensPerSecond: rps * 128,
     ttftMs: summarize([100]),
+    tpotMs: summarize([10]),
     itlMs: summarize([10]),
     e2eMs: e2e,
     server: {
@@ -46,6 +48,12 @@ export function level(
       cachedPromptTokens: measured(0),
       hitRatePercent: measured(0),
     },
+    serverLatency: {
+      ttft: missing("vllm:time_to_first_token_seconds not exported by http://x/metrics"),
+      e2e: missing("vllm:e2e_request_latency_seconds not exported by http://x/metrics"),
+      queue: missing("vllm:request_queue_time_seconds not exported by http://x/metrics"),
+      itl: missing("vllm:inter_token_latency_seconds not exported by http://x/metrics"),
+    },
     gpu: gpuUnavailable("no GPU source configured"),
     podBefore: null,
     podAfter: null,
@@ -53,14 +61,14 @@ export function level(
     stalls: [],
     stallBoundSeconds: 5,
     valid,
-    invalidReasons: valid ? [] : ["1 requests failed"],
+    invalidReasons: valid ? [] : ["1 of 11 requests in the window failed (first: HTTP 500 boom)"],
     samples: [],
   };
 }
 
 export function result(stack: string, levels: LoadLevel[], over: Partial<BenchmarkResult> = {}): BenchmarkResult {
   return {
-    schemaVersion: 3,
+    schemaVersion: 4,
     kind: "vllm-tuner.benchmark",
     tool: { name: "vllm-tuner-benchmark", version: "0.1.0", gitCommit: "abc", gitDirty: false },
     environment: { node: "v24", platform: "linux", arch: "x64", hostname: "h", cpus: 2 },
@@ -93,6 +101,8 @@ export function result(stack: string, levels: LoadLevel[], over: Partial<Benchma
         maxTokens: 128,
         prompts: { uniquePrefix: true, note: "tagged", usagePromptTokens: { min: 1550, max: 1550 } },
         levels,
+        rateLevels: [],
+        sweep: null,
         concurrencyCeiling: { predicted: missing("KV capacity unknown"), measured: missing("not computed") },
       },
     },

@@ -263,7 +263,8 @@ describe("vLLM 0.24 captures: streamed chat", () => {
       const firstText = timing.find((t) => readChunk(t.event.slice(6)).text.length > 0)!.atMs;
       assert.equal(firstText, 49.3);
       assert.ok(s.ttftMs! >= firstText, `ttft ${s.ttftMs}`);
-      assert.ok(s.itlMs! > 0, `itl ${s.itlMs}`);
+      assert.ok(s.tpotMs! > 0, `tpot ${s.tpotMs}`);
+      assert.equal(s.chunkGapsMs.length, 23);
     } finally {
       await client.destroy();
       await replay.close();

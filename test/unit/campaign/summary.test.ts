@@ -128,7 +128,10 @@ describe("campaign summary", () => {
     );
     assert.ok(lines.includes("Verification: **ok**"));
     assert.ok(lines.includes("  ok   /health: HTTP 200"));
-    assert.ok(lines.includes("Recommendation: **seqs4**"));
+    assert.ok(lines.includes("Rule's pick: **seqs4**"));
+    // One vocabulary: each term labels exactly one verdict.
+    assert.equal(md.match(/Recommendation/g)?.length, 1);
+    assert.equal(md.match(/Rule's pick/g)?.length, 1);
     assert.ok(md.endsWith("\n"));
   });
 

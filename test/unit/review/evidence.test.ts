@@ -30,14 +30,31 @@ const parsed = (stack: string) => {
 };
 /** The config as a result file's outputs carry it (through JSON). */
 const config = (stack: string) => JSON.parse(JSON.stringify(parsed(stack))) as Record<string, unknown>;
-const readiness = (seconds: number | null) =>
-  ({
-    status: "ok",
-    error: null,
-    startedAt: "",
-    finishedAt: "",
-    report: { changeToReadySeconds: seconds, restarts: 0, cacheState: "warm" },
-  }) as unknown as ReadinessPhase;
+const readiness = (seconds: number | null): ReadinessPhase => ({
+  status: "ok",
+  error: null,
+  startedAt: "",
+  finishedAt: "",
+  // A whole report: result files are validated when read back.
+  report: {
+    pod: { name: "vllm-0", uid: "u1", nodeName: "node-0", restartCount: 0, phase: "Running" },
+    revision: "1",
+    changeAppliedAt: null,
+    changeAppliedFrom: "not known",
+    podCreatedAt: null,
+    scheduledAt: null,
+    initializedAt: null,
+    containerStartedAt: null,
+    readyAt: null,
+    changeToReadySeconds: seconds,
+    podCreatedToReadySeconds: null,
+    restarts: 0,
+    cacheClaim: null,
+    cacheClaimCreatedAt: null,
+    cacheState: "warm",
+    cacheStateReason: "claim older than the previous revision",
+  },
+});
 
 /** A measured run of `stack`: throughput `rps` at concurrency 4, Ready `ready` seconds after the change. */
 function measuredRun(

@@ -1,0 +1,244 @@
+import { connect, type Socket } from "node:net";
+
+/**
+ * The load generator's transport: keep-alive HTTP/1.1 over plain sockets, one prebuilt request
+ * buffer written with one `write` per request, and a response parser that hands body bytes
+ * (chunked or not) to a handler as they arrive. It exists for CPU per request alone: undici's
+ * general path costs ~3x more per streamed request (a writev of header and body, a request object,
+ * header parsing into objects), which made the generator, not the server, the limit. Every other
+ * request of the tool goes through ApiClient (undici).
+ */
+
+/** What a response is handed to. Each method is called at most once, except rawData. */
+export interface RawHandler {
+  rawStart(abort: () => void): void;
+  rawStatus(status: number): void;
+  rawData(chunk: Buffer): void;
+  rawEnd(): void;
+  rawError(err: Error): void;
+}
+
+const CRLF2 = Buffer.from("\r\n\r\n");
+
+type State = "head" | "size" | "data" | "data-crlf" | "trailer" | "length" | "close" | "done";
+
+/** One socket and the response being read on it. */
+class Conn {
+  readonly socket: Socket;
+  private handler: RawHandler | null = null;
+  private state: State = "done";
+  private pending: Buffer | null = null;
+  private remaining = 0;
+  private keepAlive = true;
+  private gotBytes = false;
+  /** Set after the first response: a failure before any byte on a reused socket is retried once. */
+  reused = false;
+
+  constructor(
+    private readonly pool: RawPool,
+    host: string,
+    port: number,
+  ) {
+    this.socket = connect({ host, port, noDelay: true });
+    this.socket.on("data", (d: Buffer) => this.onBytes(d));
+    this.socket.on("error", (e: Error) => this.fail(e));
+    this.socket.on("close", () => this.fail(Object.assign(new Error("socket closed"), { code: "ECONNRESET" })));
+  }
+
+  send(request: Buffer, handler: RawHandler): void {
+    this.handler = handler;
+    this.state = "head";
+    this.pending = null;
+    this.gotBytes = false;
+    this.keepAlive = true;
+    this.socket.ref();
+    handler.rawStart(() => this.abort());
+    if (this.handler === handler) this.socket.write(request);
+  }
+
+  private abort(): void {
+    const h = this.handler;
+    this.handler = null;
+    this.socket.destroy();
+    h?.rawError(Object.assign(new Error("aborted"), { name: "AbortError" }));
+  }
+
+  private fail(err: Error): void {
+    this.pool.forget(this);
+    const h = this.handler;
+    this.handler = null;
+    if (h === null) return;
+    if (this.reused && !this.gotBytes) this.pool.retry(h, err);
+    else h.rawError(err);
+  }
+
+  private finish(): void {
+    const h = this.handler!;
+    this.handler = null;
+    this.state = "done";
+    this.reused = true;
+    if (this.keepAlive) this.pool.release(this);
+    else {
+      this.pool.forget(this);
+      this.socket.destroy();
+    }
+    h.rawEnd();
+  }
+
+  private onBytes(d: Buffer): void {
+    if (this.handler === null) return;
+    this.gotBytes = true;
+    let buf = this.pending === null ? d : Buffer.concat([this.pending, d]);
+    this.pending = null;
+    while (buf.length > 0 && this.handler !== null) {
+      switch (this.state) {
+        case "head": {
+          const end = buf.indexOf(CRLF2);
+          if (end === -1) {
+            this.pending = buf;
+            return;
+          }
+          this.head(buf.toString("latin1", 0, end));
+          buf = buf.subarray(end + 4);
+          // head() moved the state on.
+          if ((this.state as State) === "done") {
+            this.finish();
+            return;
+          }
+          break;
+        }
+        case "size": {
+          const eol = buf.indexOf("\r\n");
+          if (eol === -1) {
+            this.pending = buf;
+            return;
+          }
+          this.remaining = Number.parseInt(buf.toString("latin1", 0, eol), 16);
+          buf = buf.subarray(eol + 2);
+          this.state = this.remaining === 0 ? "trailer" : "data";
+          break;
+        }
+        case "data": {
+          const n = Math.min(this.remaining, buf.length);
+          this.handler.rawData(buf.subarray(0, n));
+          this.remaining -= n;
+          buf = buf.subarray(n);
+          if (this.remaining === 0) this.state = "data-crlf";
+          break;
+        }
+        case "data-crlf": {
+          if (buf.length < 2) {
+            this.pending = buf;
+            return;
+          }
+          buf = buf.subarray(2);
+          this.state = "size";
+          break;
+        }
+        case "trailer": {
+          // No trailers are expected: the last chunk ends with one empty line.
+          if (buf.length < 2) {
+            this.pending = buf;
+            return;
+          }
+          this.finish();
+          return;
+        }
+        case "length": {
+          const n = Math.min(this.remaining, buf.length);
+          this.handler.rawData(buf.subarray(0, n));
+          this.remaining -= n;
+          buf = buf.subarray(n);
+          if (this.remaining === 0) {
+            this.finish();
+            return;
+          }
+          break;
+        }
+        case "close":
+          this.handler.rawData(buf);
+          return;
+        case "done":
+          return;
+      }
+    }
+  }
+
+  /** Status line and the headers that frame the body (looked up, not split: once per request). */
+  private head(text: string): void {
+    const status = Number(text.slice(9, 12));
+    const lower = text.toLowerCase();
+    const te = headerValue(lower, "transfer-encoding");
+    const chunked = te?.includes("chunked") === true;
+    const cl = headerValue(lower, "content-length");
+    const length = cl === null ? null : Number(cl);
+    this.keepAlive = headerValue(lower, "connection") !== "close";
+    this.handler!.rawStatus(status);
+    if (chunked) this.state = "size";
+    else if (length !== null) {
+      this.remaining = length;
+      this.state = length === 0 ? "done" : "length";
+    } else {
+      this.keepAlive = false;
+      this.state = "close";
+      // The body ends when the server closes: that close is the end, not an error.
+      this.socket.removeAllListeners("close");
+      this.socket.on("close", () => {
+        if (this.handler !== null) this.finish();
+      });
+    }
+  }
+}
+
+/** Value of header `name` in a lowercased response head, or null. */
+function headerValue(lower: string, name: string): string | null {
+  const at = lower.indexOf(`\r\n${name}:`);
+  if (at === -1) return null;
+  const end = lower.indexOf("\r\n", at + 2);
+  return lower.slice(at + name.length + 3, end === -1 ? undefined : end).trim();
+}
+
+/** Keep-alive sockets to one host:port; no limit (the load bounds what is in flight). */
+export class RawPool {
+  private readonly idle: Conn[] = [];
+
+  constructor(
+    readonly host: string,
+    readonly port: number,
+  ) {}
+
+  /** Writes `request` on an idle socket or a new one; the handler gets the response. */
+  send(request: Buffer, handler: RawHandler): void {
+    const conn = this.idle.pop() ?? new Conn(this, this.host, this.port);
+    this.lastRequest.set(handler, request);
+    conn.send(request, handler);
+  }
+
+  private readonly lastRequest = new WeakMap<RawHandler, Buffer>();
+
+  /** A reused socket the server had closed: send once more on a fresh one. */
+  retry(handler: RawHandler, err: Error): void {
+    const request = this.lastRequest.get(handler);
+    if (request === undefined) {
+      handler.rawError(err);
+      return;
+    }
+    this.lastRequest.delete(handler);
+    new Conn(this, this.host, this.port).send(request, handler);
+  }
+
+  release(conn: Conn): void {
+    // Idle sockets must not keep the process alive.
+    conn.socket.unref();
+    this.idle.push(conn);
+  }
+
+  forget(conn: Conn): void {
+    const i = this.idle.indexOf(conn);
+    if (i !== -1) this.idle.splice(i, 1);
+  }
+
+  destroy(): void {
+    for (const c of this.idle.splice(0)) c.socket.destroy();
+  }
+}

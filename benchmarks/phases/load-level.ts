@@ -1,0 +1,239 @@
+import type { RequestSample } from "../http/stream";
+import type { PodIdentity } from "../kube/readiness";
+import type { ClosedLoopResult } from "../load/closed-loop";
+import { StallWatch, scrapeFailureReason, stallReason } from "../load/stall";
+import type { Measured } from "../measured";
+import type { KvCapacity } from "../metrics/capacity";
+import {
+  dcgmPoint,
+  type GpuPoint,
+  type GpuSourceOptions,
+  type GpuWindow,
+  gpuFromDcgm,
+  gpuFromPrometheus,
+  gpuUnavailable,
+} from "../metrics/gpu";
+import { type LatencyHistograms, latencyHistograms } from "../metrics/histogram";
+import { prefixCacheWindow } from "../metrics/prefix-cache";
+import { deltaOf, peakOf, type ScrapeSeries, WindowScraper } from "../metrics/scraper";
+import { type VllmSnapshot, vllmSnapshot } from "../metrics/vllm";
+import type { LevelBase, ServerWindow } from "../result/types";
+import { waitForIdle } from "./drain";
+import { levelFigures } from "./level-figures";
+import { serverLatency } from "./server-latency";
+import type { PhaseContext } from "./shared";
+
+export interface LoadInputs {
+  readonly metricsUrl: string;
+  readonly gpu: GpuSourceOptions;
+  readonly namespace: string;
+  /** The current pod, or why it is unknown (no cluster). */
+  readonly podIdentity: () => Promise<Measured<PodIdentity>>;
+  /** From the identity phase, for the predicted concurrency ceiling. */
+  readonly kvCapacity: Measured<KvCapacity>;
+  /** The candidate's `--max-num-seqs`, or null when the stack outputs do not say. */
+  readonly maxNumSeqs: number | null;
+}
+
+/**
+ * Stops a level that can only fail: the last max(10, 2c) requests all errored (endpoint gone,
+ * or every request rejected, e.g. a prompt over the context limit).
+ */
+export function hopeless(concurrency: number) {
+  const threshold = Math.max(10, concurrency * 2);
+  return (_s: RequestSample, recent: readonly RequestSample[]): string | null => {
+    const tail = recent.slice(-threshold);
+    if (tail.length < threshold || !tail.every((r) => r.outcome === "errored")) return null;
+    const last = tail[tail.length - 1]!;
+    return last.status === null
+      ? `endpoint lost: ${threshold} consecutive requests got no HTTP response (${last.error ?? ""})`
+      : `${threshold} consecutive requests failed, last with HTTP ${last.status}: ${last.error ?? ""}`;
+  };
+}
+
+function serverWindow(series: ScrapeSeries<VllmSnapshot>): ServerWindow {
+  const kvMetric = series.points.find((p) => p.values.kvCacheMetric !== null)?.values.kvCacheMetric ?? null;
+  const preMetric = series.points.find((p) => p.values.preemptionsMetric !== null)?.values.preemptionsMetric ?? null;
+  const kv = peakOf(series, (v) => v.kvCacheUsageFraction, "vllm:kv_cache_usage_perc / vllm:gpu_cache_usage_perc");
+  return {
+    url: series.url,
+    intervalMs: series.intervalMs,
+    scrapes: series.points.length,
+    failedScrapes: series.failedScrapes,
+    peakRunning: peakOf(series, (v) => v.running, "vllm:num_requests_running"),
+    peakWaiting: peakOf(series, (v) => v.waiting, "vllm:num_requests_waiting"),
+    peakKvCacheUsagePercent: kv.value === null ? kv : { value: kv.value * 100, reason: null },
+    kvCacheMetric: kvMetric,
+    preemptionsDelta: deltaOf(
+      series,
+      (v) => v.preemptions,
+      `preemption counter (${preMetric ?? "vllm:num_preemptions[_total]"})`,
+    ),
+    series: series.points.map((p) => ({
+      tEpochMs: p.tEpochMs,
+      running: p.values.running,
+      waiting: p.values.waiting,
+      kvCacheUsagePercent: p.values.kvCacheUsageFraction === null ? null : p.values.kvCacheUsageFraction * 100,
+      preemptions: p.values.preemptions,
+    })),
+  };
+}
+
+/** Pure: pod identity before vs after a window; any change invalidates the window. */
+export function podChange(
+  before: Measured<PodIdentity>,
+  after: Measured<PodIdentity>,
+): { check: string; invalid: string | null } {
+  if (before.value === null || after.value === null)
+    return { check: `not checked: ${before.reason ?? after.reason}`, invalid: null };
+  if (before.value.uid !== after.value.uid)
+    return {
+      check: "pod replaced",
+      invalid: `pod changed during the window (${before.value.name} -> ${after.value.name})`,
+    };
+  if (before.value.restartCount !== after.value.restartCount) {
+    return {
+      check: "container restarted",
+      invalid: `restarts went ${before.value.restartCount} -> ${after.value.restartCount} during the window`,
+    };
+  }
+  return {
+    check: `same pod ${after.value.name} (uid ${after.value.uid}), ${after.value.restartCount} restarts`,
+    invalid: null,
+  };
+}
+
+/** How long a level waits for the previous one's requests to leave the server. */
+const IDLE_TIMEOUT_MS = 120_000;
+
+/** The request sender, window hooks and progress a loop driver gets from `measureLevel`. */
+export interface LevelHooks {
+  /** Sends one request, watched for stalls. */
+  readonly send: (signal: AbortSignal) => Promise<RequestSample>;
+  readonly onWindowStart: () => Promise<void>;
+  readonly onWindowEnd: () => Promise<void>;
+  readonly onProgress: (elapsedMs: number, totalMs: number, completed: number) => void;
+}
+
+/**
+ * One level, closed or open loop: idle wait, pod identity before and after, `/metrics` (and GPU)
+ * scraped for exactly the window, figures from the samples, and why the level is invalid if it is.
+ * `drive` runs the requests.
+ */
+export async function measureLevel<R extends ClosedLoopResult>(
+  ctx: PhaseContext,
+  inputs: LoadInputs,
+  label: string,
+  send: (signal: AbortSignal, onBytes: () => void) => Promise<RequestSample>,
+  drive: (hooks: LevelHooks) => Promise<R>,
+): Promise<{ level: LevelBase; loop: R }> {
+  const cfg = ctx.scenario.load;
+  const podBefore = await inputs.podIdentity();
+  const pod = podBefore.value?.name ?? null;
+  const vllm = new WindowScraper(ctx.client, inputs.metricsUrl, cfg.metricsIntervalMs, (s) => ({
+    ...vllmSnapshot(s, ctx.model),
+    latency: latencyHistograms(s, ctx.model),
+  }));
+  const dcgm = inputs.gpu.dcgmUrl
+    ? new WindowScraper<GpuPoint>(ctx.client, inputs.gpu.dcgmUrl, cfg.metricsIntervalMs, (s) => dcgmPoint(s, pod))
+    : null;
+  let vllmSeries: ScrapeSeries<VllmSnapshot & { latency: LatencyHistograms }> | null = null;
+  let dcgmSeries: ScrapeSeries<GpuPoint> | null = null;
+  const idleBefore = await waitForIdle(ctx.client, inputs.metricsUrl, ctx.model, IDLE_TIMEOUT_MS, ctx.signal);
+  const watch = new StallWatch(cfg.stallSeconds * 1000);
+  const loop = await drive({
+    send: async (signal) => {
+      watch.begin();
+      try {
+        return await send(signal, () => watch.activity());
+      } finally {
+        watch.end();
+      }
+    },
+    onWindowStart: async () => {
+      watch.startWindow();
+      await Promise.all([vllm.start(), dcgm?.start()]);
+    },
+    onWindowEnd: async () => {
+      // Before the closing scrapes: a scrape of a stopped server takes its own timeout to fail.
+      watch.endWindow();
+      [vllmSeries, dcgmSeries] = await Promise.all([vllm.stop(), dcgm ? dcgm.stop() : Promise.resolve(null)]);
+    },
+    onProgress: (elapsed, total, done) => ctx.progress.bar(label, elapsed / total, `${done} requests`),
+  });
+  ctx.progress.endBar();
+  const podAfter = await inputs.podIdentity();
+
+  const windowSeconds = Math.max(0, (loop.windowEndEpochMs - loop.windowStartEpochMs) / 1000);
+  const figures = levelFigures(loop.samples, windowSeconds);
+  const series = vllmSeries ?? {
+    url: inputs.metricsUrl,
+    intervalMs: cfg.metricsIntervalMs,
+    points: [],
+    failedScrapes: 0,
+    firstError: "the window never opened",
+  };
+  const server = serverWindow(series);
+  let gpu: GpuWindow;
+  if (dcgmSeries) gpu = gpuFromDcgm(dcgmSeries);
+  else if (inputs.gpu.prometheusUrl) {
+    gpu = await gpuFromPrometheus(
+      ctx.client,
+      { ...inputs.gpu, prometheusUrl: inputs.gpu.prometheusUrl },
+      inputs.namespace,
+      pod,
+      loop.windowStartEpochMs,
+      loop.windowEndEpochMs,
+    );
+  } else gpu = gpuUnavailable("no GPU source configured (pass --dcgm-url or --prometheus-url)");
+
+  const pc = podChange(podBefore, podAfter);
+  const plannedSeconds = cfg.durationSeconds;
+  const invalidReasons = [
+    pc.invalid,
+    idleBefore.reason?.startsWith("server still busy")
+      ? `${idleBefore.reason} before the level: its peaks would include earlier requests`
+      : null,
+    loop.stoppedBy,
+    loop.interrupted ? "interrupted (SIGINT)" : null,
+    loop.hitMaxRequests ? `stopped at the request cap (${cfg.maxRequestsPerLevel})` : null,
+    windowSeconds < plannedSeconds * 0.999
+      ? `window lasted ${windowSeconds.toFixed(2)} s of ${plannedSeconds} s`
+      : null,
+    ...figures.failureReasons,
+    stallReason(watch.stalls(), cfg.stallSeconds),
+    vllmSeries ? scrapeFailureReason("vLLM /metrics", vllmSeries) : null,
+    dcgmSeries ? scrapeFailureReason("DCGM", dcgmSeries) : null,
+    figures.counts.succeeded === 0 ? "no request succeeded in the window" : null,
+  ].filter((r): r is string => r !== null);
+  const level: LevelBase = {
+    status: loop.interrupted ? "incomplete" : loop.stoppedBy ? "failed" : "ok",
+    error: loop.stoppedBy ?? (loop.interrupted ? "interrupted" : null),
+    warmupSeconds: cfg.warmupSeconds,
+    idleBeforeSeconds: idleBefore,
+    windowStartEpochMs: loop.windowStartEpochMs,
+    windowEndEpochMs: loop.windowEndEpochMs,
+    windowSeconds,
+    counts: figures.counts,
+    warmupCounts: figures.warmupCounts,
+    requestsPerSecond: figures.requestsPerSecond,
+    outputTokensPerSecond: figures.outputTokensPerSecond,
+    ttftMs: figures.ttftMs,
+    tpotMs: figures.tpotMs,
+    itlMs: figures.itlMs,
+    e2eMs: figures.e2eMs,
+    server,
+    prefixCache: prefixCacheWindow(series),
+    serverLatency: serverLatency(series, figures),
+    gpu,
+    podBefore: podBefore.value,
+    podAfter: podAfter.value,
+    podCheck: pc.check,
+    stalls: watch.stalls(),
+    stallBoundSeconds: cfg.stallSeconds,
+    valid: invalidReasons.length === 0,
+    invalidReasons,
+    samples: loop.samples,
+  };
+  return { level, loop };
+}

@@ -1,0 +1,120 @@
+import { strict as assert } from "node:assert";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { measured, missing } from "../../../benchmarks/measured";
+import { parseExposition } from "../../../benchmarks/metrics/exposition";
+import {
+  histogramDelta,
+  histogramOf,
+  histogramQuantile,
+  type LatencyHistograms,
+  latencyHistograms,
+} from "../../../benchmarks/metrics/histogram";
+import type { ScrapeSeries } from "../../../benchmarks/metrics/scraper";
+import { serverFigure, serverLatency } from "../../../benchmarks/phases/server-latency";
+import { summarize } from "../../../benchmarks/stats";
+
+/** Real vLLM 0.24.0 `/metrics`: idle, at 4 running, and after the load (../shared/vllm-0.24/captures). */
+const capture = (name: string) =>
+  parseExposition(readFileSync(join(__dirname, "..", "..", "fixtures", "vllm-0.24", `metrics_${name}.txt`), "utf8"));
+const MODEL = "gemma-4-12b-q4";
+const round = (v: number | null, digits = 6) => (v === null ? null : Number(v.toFixed(digits)));
+
+describe("vLLM latency histograms (real 0.24 captures)", () => {
+  const during = latencyHistograms(capture("during_load"), MODEL);
+  const end = latencyHistograms(capture("end"), MODEL);
+
+  it("reads the four histograms with their buckets, sum and count", () => {
+    assert.deepEqual(
+      [during.ttft?.count, during.e2e?.count, during.queue?.count, during.itl?.count],
+      [91, 85, 85, 10999],
+    );
+    assert.equal(end.ttft?.buckets.length, 23);
+    assert.deepEqual(end.ttft?.buckets.slice(0, 5), [
+      { le: 0.001, count: 0 },
+      { le: 0.005, count: 0 },
+      { le: 0.01, count: 2 },
+      { le: 0.02, count: 22 },
+      { le: 0.04, count: 179 },
+    ]);
+    assert.deepEqual(end.ttft?.buckets.at(-1), { le: Infinity, count: 189 });
+    assert.equal(histogramOf(capture("end"), "vllm:time_to_first_token_seconds", "other-model"), null);
+  });
+
+  it("takes the window delta: TTFT of the 98 requests between the two scrapes", () => {
+    const d = histogramDelta(during.ttft!, end.ttft!);
+    assert.equal(d.count, 98);
+    assert.deepEqual(
+      d.buckets.slice(2, 6).map((b) => [b.le, b.count]),
+      [
+        [0.01, 0],
+        [0.02, 2],
+        [0.04, 95],
+        [0.06, 98],
+      ],
+    );
+    // p50: rank 49 in (0.02, 0.04] holding ranks 3..95: 0.02 + 0.02 x 47 / 93; p95: rank 93.1.
+    assert.equal(round(histogramQuantile(d, 0.5)), round(0.02 + (0.02 * 47) / 93));
+    assert.equal(round(histogramQuantile(d, 0.95)), round(0.02 + (0.02 * 91.1) / 93));
+    const f = serverFigure("vllm:time_to_first_token_seconds", d, summarize([30, 31]));
+    assert.deepEqual(
+      [f.count, round(f.meanMs, 4), round(f.p50Ms, 4), round(f.p95Ms, 4), f.clientMeanMs],
+      [98, round(((5.387268304824829 - 2.525223970413208) / 98) * 1000, 4), 30.1075, 39.5914, 30.5],
+    );
+    assert.equal(round(f.clientMinusServerMeanMs, 4), round(30.5 - f.meanMs!, 4));
+    assert.equal(round(f.clientMinusServerMeanPercent, 4), round(((30.5 - f.meanMs!) / f.meanMs!) * 100, 4));
+  });
+
+  it("puts a quantile in +Inf at the highest finite bound, and an empty histogram at null", () => {
+    const h = {
+      buckets: [
+        { le: 1, count: 1 },
+        { le: Infinity, count: 10 },
+      ],
+      sum: 50,
+      count: 10,
+    };
+    assert.equal(histogramQuantile(h, 0.95), 1);
+    assert.equal(histogramQuantile({ ...h, buckets: h.buckets.map((b) => ({ ...b, count: 0 })), count: 0 }, 0.5), null);
+  });
+
+  it("refuses a delta across a restart (counts went down)", () => {
+    assert.throws(() => histogramDelta(end.ttft!, during.ttft!), new Error("count went 189 -> 91 (server restarted)"));
+  });
+
+  it("compares each with the client's mean; queue time has none; missing series are null with a reason", () => {
+    const point = (t: number, latency: LatencyHistograms) => ({ tEpochMs: t, values: { latency } });
+    const series: ScrapeSeries<{ latency: LatencyHistograms }> = {
+      url: "http://vllm/metrics",
+      intervalMs: 1000,
+      points: [point(0, during), point(1000, { ...during, itl: null }), point(2000, { ...end, itl: null })],
+      failedScrapes: 0,
+      firstError: null,
+    };
+    const s = serverLatency(series, { ttftMs: summarize([29.2]), e2eMs: null, itlMs: null });
+    assert.equal(s.ttft.value?.count, 98);
+    assert.equal(round(s.ttft.value!.clientMinusServerMeanMs, 3), round(29.2 - s.ttft.value!.meanMs!, 3));
+    assert.equal(s.queue.value?.count, 98);
+    assert.equal(s.queue.value?.clientMeanMs, null);
+    assert.deepEqual(s.itl, missing("vllm:inter_token_latency_seconds: only one scrape carried it, no window delta"));
+    const idle = latencyHistograms(capture("idle"), MODEL);
+    assert.deepEqual(
+      serverLatency({ ...series, points: [point(0, idle), point(1, idle)] }, { ttftMs: null, e2eMs: null, itlMs: null })
+        .e2e,
+      measured({
+        metric: "vllm:e2e_request_latency_seconds",
+        count: 0,
+        meanMs: null,
+        p50Ms: null,
+        p95Ms: null,
+        clientMeanMs: null,
+        clientMinusServerMeanMs: null,
+        clientMinusServerMeanPercent: null,
+      }),
+    );
+    assert.deepEqual(
+      serverLatency({ ...series, points: [], firstError: "HTTP 503" }, { ttftMs: null, e2eMs: null, itlMs: null }).ttft,
+      missing("no successful scrape of http://vllm/metrics in the window (HTTP 503)"),
+    );
+  });
+});

@@ -1,0 +1,138 @@
+import { strict as assert } from "node:assert";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildScenario } from "../../../benchmarks/inputs/scenario";
+import { measured, missing } from "../../../benchmarks/measured";
+import { judgeRate, probeRate, sweepRates, sweepResult } from "../../../benchmarks/phases/sweep";
+import { renderMarkdown } from "../../../benchmarks/report/markdown";
+import { writeResult } from "../../../benchmarks/report/write";
+import { readResult } from "../../../benchmarks/result/files";
+import type { RateLevel } from "../../../benchmarks/result/types";
+import { runBenchmark } from "../../../benchmarks/run";
+import { summarize } from "../../../benchmarks/stats";
+import { type FakeVllm, startFakeVllm } from "./fake-vllm";
+import { level } from "./sample-result";
+
+/** A rate level with `sent` requests sent in the window, `ok` completed, TTFT p95 `ttftMs`. */
+function rateLevel(rate: number, sent: number, ok: number, ttftMs: number, dropped = 0, valid = true): RateLevel {
+  const { concurrency: _, ...base } = level(1, ok / 5, 1000, 0, 0, valid);
+  return {
+    openLoop: {
+      targetRatePerSecond: rate,
+      arrival: "poisson",
+      seed: 0,
+      maxInFlight: 8,
+      scheduledInWindow: sent + dropped,
+      scheduledRatePerSecond: (sent + dropped) / 5,
+      sentInWindow: sent,
+      sentRatePerSecond: sent / 5,
+      droppedInWindow: dropped,
+      droppedInWarmup: 0,
+      peakInFlight: 8,
+    },
+    ...base,
+    counts: { ...base.counts, succeeded: ok },
+    ttftMs: summarize([ttftMs]),
+  };
+}
+
+describe("sweep", () => {
+  it("spaces its rates evenly from the synchronous to the throughput rate, both included", () => {
+    assert.deepEqual(sweepRates(1, 4, 4), [1, 2, 3, 4]);
+    assert.deepEqual(sweepRates(2, 2, 6), [2]);
+  });
+
+  it("takes a probe's rate only from a valid level that completed requests", () => {
+    assert.deepEqual(probeRate(level(1, 1.5, 600, 0, 0), "synchronous"), measured(1.5));
+    assert.deepEqual(probeRate(undefined, "synchronous"), missing("synchronous probe did not run"));
+    assert.deepEqual(
+      probeRate(level(1, 1.5, 600, 0, 0, false), "throughput"),
+      missing("throughput probe invalid: 1 of 11 requests in the window failed (first: HTTP 500 boom)"),
+    );
+  });
+
+  it("passes a rate that is valid, drops nothing, keeps up and meets the SLOs; says why another does not", () => {
+    const slo = { ttftP95Ms: 200 };
+    assert.deepEqual(judgeRate(rateLevel(2, 10, 10, 150), slo), {
+      targetRatePerSecond: 2,
+      meetsSlo: true,
+      reasons: [],
+    });
+    assert.deepEqual(judgeRate(rateLevel(4, 20, 15, 250, 3), slo).reasons, [
+      "3 arrivals dropped at 8 in flight",
+      "server did not keep up: 15 of 20 sent requests completed in the window",
+      "TTFT p95 250.0 ms > SLO 200 ms",
+    ]);
+  });
+
+  it("picks the highest passing rate, or says why there is none", () => {
+    const sweep = { steps: 3, throughputConcurrency: 8, slo: { ttftP95Ms: 200 } };
+    const levels = [rateLevel(1, 5, 5, 100), rateLevel(2, 10, 10, 190), rateLevel(3, 15, 14, 400)];
+    const r = sweepResult(sweep, measured(1), measured(3), [1, 2, 3], levels);
+    assert.deepEqual(r.highestRatePerSecond, measured(2));
+    assert.deepEqual(
+      r.verdicts.map((v) => v.meetsSlo),
+      [true, true, false],
+    );
+    assert.deepEqual(
+      sweepResult(sweep, measured(1), measured(3), [1], [rateLevel(1, 5, 5, 900)]).highestRatePerSecond,
+      missing("no rate met the SLOs, not even the synchronous one"),
+    );
+  });
+});
+
+describe("rate mode end to end (loopback)", function () {
+  this.timeout(60_000);
+  let fake: FakeVllm;
+  before(async () => {
+    fake = await startFakeVllm({ ttftMs: 20, itlMs: 2 });
+  });
+  after(() => fake.close());
+
+  it("runs the sweep preset's probes and rates, and writes a result that reads back", async () => {
+    const scenario = buildScenario([
+      {
+        phases: ["load"],
+        ignoreEos: true,
+        load: {
+          mode: "rate",
+          durationSeconds: 0.6,
+          warmupSeconds: 0.2,
+          promptRepeats: 2,
+          maxTokens: 4,
+          metricsIntervalMs: 200,
+          openLoop: { arrival: "constant", sweep: { steps: 2, throughputConcurrency: 2, slo: { e2eP95Ms: 60_000 } } },
+        },
+      },
+    ]);
+    const r = await runBenchmark({
+      stack: "fake",
+      outputs: { namespace: "ns", deploymentName: "d", servedModelName: "fake-model", config: {} },
+      endpoint: fake.url,
+      noCluster: true,
+      scenario,
+    });
+    const load = r.phases.load!;
+    assert.equal(load.status, "ok", load.error ?? "");
+    assert.deepEqual(
+      load.levels.map((l) => l.concurrency),
+      [1, 2],
+    );
+    const sweep = load.sweep!;
+    assert.equal(sweep.synchronousRatePerSecond.value, load.levels[0]!.requestsPerSecond);
+    assert.deepEqual(
+      load.rateLevels.map((l) => l.openLoop.targetRatePerSecond),
+      sweep.ratesPerSecond,
+    );
+    assert.deepEqual(
+      load.rateLevels.map((l) => [l.valid, l.openLoop.droppedInWindow]),
+      load.rateLevels.map(() => [true, 0]),
+    );
+    const { json } = writeResult(r, mkdtempSync(join(tmpdir(), "sweep-")));
+    assert.deepEqual(readResult(json), r);
+    const md = renderMarkdown(r);
+    assert.match(md, /^### Open loop \(request rate: constant arrivals, seed 0, at most 256 in flight\)$/m);
+    assert.match(md, /^### Sweep: highest rate meeting the SLOs: \*\*/m);
+  });
+});
