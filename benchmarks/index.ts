@@ -27,5 +27,7 @@ export { renderMarkdown } from "./report/markdown";
 export { chartFromResults, renderChartSvg } from "./report/svg";
 export { writeResult } from "./report/write";
 export { readResult } from "./result/files";
+export { resultJsonSchemaText } from "./result/json-schema";
+export { BenchmarkResultSchema, RESULT_KIND, SCHEMA_VERSION } from "./result/schema";
 export type * from "./result/types";
 export { PreflightError, type RunOptions, runBenchmark } from "./run";
