@@ -3,10 +3,10 @@ import { connect, type Socket } from "node:net";
 /**
  * The load generator's transport: keep-alive HTTP/1.1 over plain sockets, one prebuilt request
  * buffer written with one `write` per request, and a response parser that hands body bytes
- * (chunked or not) to a handler as they arrive. It exists for CPU per request alone: undici's
- * general path costs ~3x more per streamed request (a writev of header and body, a request object,
- * header parsing into objects), which made the generator, not the server, the limit. Every other
- * request of the tool goes through ApiClient (undici).
+ * (chunked or not) to a handler as they arrive. It exists for CPU per request alone: in a
+ * `node --cpu-prof` profile of the load, undici's general path (a writev of header and body, a
+ * request object, headers parsed into objects, a Readable per body) was about half of the
+ * generator's busy time. Every other request of the tool goes through ApiClient (undici).
  */
 
 /** What a response is handed to. Each method is called at most once, except rawData. */
