@@ -1,12 +1,12 @@
 import * as os from "node:os";
 import { LocalWorkspace, type PulumiCommand } from "@pulumi/pulumi/automation";
+import { processAlive } from "../common/process-alive";
 import {
   fileBackendLocks,
   isStale,
   listProcesses,
   orphanedPulumiProcesses,
   type ProcessInfo,
-  processAlive,
   type StackLock,
 } from "./recover";
 

@@ -4,20 +4,10 @@
  * and alternate spread that cost; both are reproducible from the recorded seed.
  */
 
+import { mulberry32 } from "../common/seeded-random";
+
 export const ORDER_MODES = ["fixed", "shuffle", "alternate"] as const;
 export type OrderMode = (typeof ORDER_MODES)[number];
-
-/** mulberry32: a tiny seeded PRNG, so `--seed N` reproduces a shuffle on any machine. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Fisher-Yates with the seeded generator; the input is not modified. */
 export function seededShuffle<T>(items: readonly T[], seed: number): T[] {

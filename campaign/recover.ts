@@ -71,15 +71,6 @@ export function isStale(lock: StackLock, hostname: string, alive: (pid: number) 
   return lock.pid !== null && lock.hostname === hostname && !alive(lock.pid);
 }
 
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /** A process as /proc shows it. */
 export interface ProcessInfo {
   readonly pid: number;

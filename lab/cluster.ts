@@ -3,13 +3,14 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import * as k8s from "@kubernetes/client-node";
+import { processAlive } from "../common/process-alive";
 import { findTool } from "../common/tools";
 import { ignoreStatus } from "./api-errors";
 import { emulationFormula } from "./emulate-memory";
 import { labNode, localPathStorageClass, VLLM_POD_SELECTOR } from "./manifests";
 import { KUBECONFIG_FILE, LAB_DIR, type LabOptions, LabOptionsSchema, type LabState, STATE_FILE } from "./options";
 import { checkModelDir, checkVllmEngine, hasWeights, hostProbes, type VllmProbes } from "./preflight";
-import { processAlive, readLabState } from "./state";
+import { readLabState } from "./state";
 
 const run = promisify(execFile);
 

@@ -1,5 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { processAlive } from "../common/process-alive";
 import { type LabState, LabStateSchema, STATE_FILE } from "./options";
 
 /** There is no lab to use: no state file, or its node agent is gone. The message names `npm run lab:up`. */
@@ -12,16 +13,6 @@ export class LabNotRunningError extends Error {
 
 /** The lab's state file of a checkout: `<repoDir>/.lab/state.json`. */
 export const labStateFile = (repoDir: string): string => path.join(repoDir, ".lab", "state.json");
-
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it exists but belongs to someone else.
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /**
  * The lab's state, validated against LabStateSchema; undefined when there is none. Its kubeconfig

@@ -5,19 +5,9 @@
  * (rate, arrival, seed): the same seed reproduces it exactly. It is not bit-identical to vLLM's for
  * the same seed: vLLM draws from numpy's generator, this from mulberry32.
  */
-export type Arrival = "poisson" | "constant";
+import { mulberry32 } from "../../common/seeded-random";
 
-/** mulberry32: a small, fast, seedable generator of uniform [0, 1) doubles (32 bits of state). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export type Arrival = "poisson" | "constant";
 
 /** Arrival offsets in ms from the level's start, every one before `untilMs`, ascending. */
 export function arrivalSchedule(ratePerSecond: number, arrival: Arrival, seed: number, untilMs: number): number[] {

@@ -2,8 +2,9 @@ import { strict as assert } from "node:assert";
 import { ApiClient } from "../../../benchmarks/http/client";
 import { type RequestSample, streamChat } from "../../../benchmarks/http/stream";
 import { buildScenario } from "../../../benchmarks/inputs/scenario";
-import { arrivalSchedule, mulberry32 } from "../../../benchmarks/load/arrivals";
+import { arrivalSchedule } from "../../../benchmarks/load/arrivals";
 import { runOpenLoop } from "../../../benchmarks/load/open-loop";
+import { mulberry32 } from "../../../common/seeded-random";
 import { type FakeVllm, startFakeVllm } from "./fake-vllm";
 
 describe("arrival schedules", () => {

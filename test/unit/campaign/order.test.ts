@@ -1,6 +1,7 @@
 import { strict as assert } from "node:assert";
 import { SEED_STACKS } from "../../../campaign/options";
-import { mulberry32, orderStacks, stackListProblems } from "../../../campaign/order";
+import { orderStacks, stackListProblems } from "../../../campaign/order";
+import { mulberry32 } from "../../../common/seeded-random";
 
 const TEN = [...SEED_STACKS];
 
