@@ -7,6 +7,7 @@ import { main } from "../../../campaign/cli";
 import { fileBackendLocks, listProcesses, orphanedPulumiProcesses } from "../../../campaign/recover";
 import { stageProject } from "../../../campaign/stage";
 import type { CampaignSummary } from "../../../campaign/summary";
+import { EXIT } from "../../../common/exit-codes";
 import { render } from "../../../components";
 import { mergedStackConfig, parseCandidateConfig } from "../../../config";
 import { startLab, stopLab } from "../../../lab";
@@ -71,7 +72,7 @@ describe("campaign faults on the lab", function () {
         if (failedAt === undefined && stderr.includes("FAILED")) failedAt = Date.now();
       },
     });
-    assert.equal(code, 3, stderr);
+    assert.equal(code, EXIT.invalidResults, stderr);
     const summary = JSON.parse(stdout) as CampaignSummary;
     const crash = summary.candidates[0]!;
     assert.equal(crash.status, "failed");
