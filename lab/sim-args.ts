@@ -1,3 +1,4 @@
+import { BOOLEAN_FLAGS } from "./vllm-command";
 /**
  * Turns a vLLM pod's `vllm serve` args into llm-d-inference-sim flags, so a candidate behaves in
  * the lab as its config says: seqs1 runs one request at a time, ctx4096 rejects what 8192 takes.
@@ -22,14 +23,6 @@ const SAME_NAME = new Set([
   "--max-model-len",
   "--max-loras",
   "--max-lora-rank",
-]);
-/** vLLM flags that take no value. */
-const BOOLEAN_FLAGS = new Set([
-  "--enforce-eager",
-  "--trust-remote-code",
-  "--enable-prefix-caching",
-  "--no-enable-prefix-caching",
-  "--enable-chunked-prefill",
 ]);
 
 export function simArgsFor(vllmArgs: readonly string[], timing: SimTiming): SimTranslation {

@@ -43,8 +43,8 @@ export interface VllmCommand {
   readonly replaced: string[];
 }
 
-/** vLLM flags that take no value (the rest take exactly one). */
-const BOOLEAN_FLAGS = new Set([
+/** vLLM flags that take no value (the rest take exactly one); the simulator translation reads args the same way. */
+export const BOOLEAN_FLAGS = new Set([
   "--enforce-eager",
   "--trust-remote-code",
   "--enable-prefix-caching",
