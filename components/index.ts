@@ -3,3 +3,4 @@ export * from "./namespace";
 export * from "./post-deploy-benchmark";
 export * as render from "./render";
 export * from "./vllm-server";
+export * from "./cluster-check";

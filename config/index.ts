@@ -4,3 +4,5 @@ export * from "./parse";
 export * from "./schema";
 export * from "./stack-files";
 export * from "./stack-outputs";
+export * from "./extra-args";
+export * from "./keys";
