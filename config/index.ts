@@ -1,3 +1,4 @@
+export * from "./check";
 export * from "./load";
 export * from "./one-knob";
 export * from "./parse";

@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
-import { baselineConfig, oneKnobProblem } from "./one-knob";
-import { type ConfigProblem, formatProblems, parseCandidateConfig } from "./parse";
+import { checkStackConfig } from "./check";
+import { baselineConfig } from "./one-knob";
+import { type ConfigProblem, formatProblems } from "./parse";
 import { type CandidateConfig, PROJECT } from "./schema";
 import type { RawConfig } from "./stack-files";
 
@@ -32,10 +33,8 @@ export function failWith(problems: readonly ConfigProblem[]): never {
  */
 export function loadConfig(stack: string, projectDir: string): LoadedConfig {
   const raw = pulumi.runtime.allConfig();
-  const result = parseCandidateConfig(raw, engineSecretKeys(raw));
+  const result = checkStackConfig(stack, baselineConfig(projectDir), raw, engineSecretKeys(raw));
   if (!result.ok) failWith(result.problems);
-  const knob = oneKnobProblem(stack, baselineConfig(projectDir), raw);
-  if (knob) failWith([knob]);
   const config = new pulumi.Config(PROJECT);
   // Presence is decided from the key alone so the secret's value is only ever touched as a secret.
   const secret = (key: string) => (`${PROJECT}:${key}` in raw ? config.requireSecret(key) : undefined);

@@ -89,7 +89,12 @@ describe("one knob per candidate", () => {
     assert.equal(status, 1);
     assert.equal(
       stderr.trim(),
-      "bad: stack bad changes 2 knobs (gpuMemoryUtilization, maxNumSeqs); a candidate changes one, so split it into one stack per knob",
+      [
+        "bad: invalid stack configuration (1 problem); nothing was changed:",
+        '  - vllm-tuner:maxNumSeqs = "2": expected baseline\'s value "4", because stack bad changes 2 knobs' +
+          " (gpuMemoryUtilization, maxNumSeqs); a candidate changes one, so split it into one stack per knob;" +
+          ' or, to compare unlike with like on purpose, say why: pulumi config set oneKnobExempt "<why>" -s bad',
+      ].join("\n"),
     );
   });
 });
