@@ -35,7 +35,7 @@ export function providerKubeConfig(raw: RawConfig): k8s.KubeConfig | ConfigProbl
     return {
       key: given === undefined ? "KUBECONFIG" : KUBECONFIG_KEY,
       value: given === undefined ? process.env.KUBECONFIG : undefined,
-      redacted: given !== undefined,
+      ...(given === undefined ? {} : { redacted: "(contents or path; not shown)" }),
       allowed: `a readable kubeconfig (${(error as Error).message.split("\n")[0]})`,
     };
   }

@@ -10,8 +10,8 @@ export interface ConfigProblem {
   readonly value: string | undefined;
   /** What the key accepts. */
   readonly allowed: string;
-  /** The value is a secret written in plain text: it is never printed. */
-  readonly redacted?: boolean;
+  /** Shown instead of the value, which is a secret and never printed. */
+  readonly redacted?: string;
 }
 
 export type ParseResult =
@@ -45,7 +45,7 @@ export function parseCandidateConfig(
   const own = new Map<string, string>();
   for (const [key, value] of Object.entries(raw)) {
     if (key.startsWith(`${PROJECT}:`)) own.set(key.slice(PROJECT.length + 1), value);
-    else if (!isKnownKey(key)) problems.push(unknownKeyProblem(key, value));
+    else if (!isKnownKey(key)) problems.push(unknownKeyProblem(key, value, secretKeys.has(key)));
   }
 
   for (const [name, value] of own) {
@@ -54,7 +54,7 @@ export function parseCandidateConfig(
       if (!secretKeys.has(fullKey(name))) problems.push(plainSecretProblem(name));
       continue;
     }
-    problems.push(unknownKeyProblem(fullKey(name), value));
+    problems.push(unknownKeyProblem(fullKey(name), value, secretKeys.has(fullKey(name))));
   }
 
   const parsed: Partial<Record<FieldName, unknown>> = {};
@@ -71,7 +71,10 @@ export function parseCandidateConfig(
   }
   if (Array.isArray(parsed.extraArgs)) {
     const wrong = extraArgsProblems(parsed.extraArgs as string[]);
-    if (wrong.length > 0) problems.push({ key: fullKey("extraArgs"), value: own.get("extraArgs"), allowed: `flags vLLM reads as none of the typed knobs: ${wrong.join("; ")}` });
+    if (wrong.length > 0) {
+      const allowed = `flags vLLM reads as none of the typed knobs: ${wrong.join("; ")}`;
+      problems.push({ key: fullKey("extraArgs"), value: own.get("extraArgs"), allowed });
+    }
   }
 
   if (problems.length === 0) problems.push(...crossFieldProblems(parsed as CandidateConfig, own));
@@ -129,7 +132,7 @@ function crossFieldProblems(c: CandidateConfig, raw: ReadonlyMap<string, string>
 /** Renders problems the way a user sees them in `pulumi preview`. */
 export function formatProblems(problems: readonly ConfigProblem[]): string {
   const lines = problems.map((p) => {
-    const shown = p.redacted ? "(set in plain text; not shown)" : p.value === undefined ? "(not set)" : JSON.stringify(p.value);
+    const shown = p.redacted ?? (p.value === undefined ? "(not set)" : JSON.stringify(p.value));
     return `  - ${p.key} = ${shown}: expected ${p.allowed}`;
   });
   return [
@@ -139,8 +142,12 @@ export function formatProblems(problems: readonly ConfigProblem[]): string {
 }
 
 
-function unknownKeyProblem(key: string, value: string): ConfigProblem {
+function unknownKeyProblem(key: string, value: string, secret: boolean): ConfigProblem {
   const near = closestKey(key);
+  if (secret) {
+    const allowed = `a known key${near ? `; did you mean ${near}?` : ""} (\`pulumi config rm ${key}\` removes this one)`;
+    return { key, value: undefined, redacted: "(a secret; not shown)", allowed };
+  }
   const hint = near ? `; did you mean ${near}?` : "";
   if (key.startsWith(`${PROJECT}:`)) {
     return { key, value, allowed: `a known key${hint} (known: ${[...FIELD_NAMES, ...SECRET_KEYS].join(", ")})` };
@@ -158,7 +165,7 @@ function plainSecretProblem(name: string): ConfigProblem {
   return {
     key: fullKey(name),
     value: undefined,
-    redacted: true,
+    redacted: "(set in plain text; not shown)",
     allowed:
       `a secret: run \`pulumi config set --secret ${name}\` (it prompts for the value and replaces the plain-text entry),` +
       " and rotate the value if the stack file was shared",
