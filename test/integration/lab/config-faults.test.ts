@@ -73,6 +73,17 @@ describe("config faults refused at preview, against a real API server (lab)", fu
     }
   });
 
+  it("a token set with --secret passes preview: the engine tells the program which keys are secret", async () => {
+    const stack = await sandbox.stack("seqs1");
+    await stack.setConfig("vllm-tuner:hfToken", { value: "hf_SENTINELsecret", secret: true });
+    try {
+      const preview = await stack.preview();
+      assert.equal(preview.stdout.includes("hf_SENTINELsecret"), false);
+    } finally {
+      await stack.removeConfig("vllm-tuner:hfToken");
+    }
+  });
+
   it("a kubernetes:context the kubeconfig lacks is refused before it reaches state; fixing it is enough", async () => {
     const before = await appliedState(apps);
     const stack = await sandbox.stack("baseline");
@@ -92,7 +103,6 @@ describe("config faults refused at preview, against a real API server (lab)", fu
     const before = await appliedState(apps);
     const kc = new k8s.KubeConfig();
     kc.loadFromFile(lab.kubeconfig);
-    const current = kc.getCurrentContext();
     const withElsewhere = {
       ...JSON.parse(kc.exportConfig()),
     } as { clusters: unknown[]; contexts: unknown[]; users: Array<{ name: string }> };
@@ -104,7 +114,6 @@ describe("config faults refused at preview, against a real API server (lab)", fu
     await stack.setConfig("kubernetes:kubeconfig", { value: file });
     await stack.setConfig("kubernetes:context", { value: "elsewhere" });
     await assert.rejects(stack.up(), /kubernetes:context = "elsewhere": expected a context whose cluster answers/);
-    await stack.setConfig("kubernetes:context", { value: current });
     await stack.removeConfig("kubernetes:kubeconfig");
     await stack.removeConfig("kubernetes:context");
     const preview = await stack.preview();
