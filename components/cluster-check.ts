@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import * as k8s from "@kubernetes/client-node";
-import { closestOf, type ConfigProblem, PROJECT, type RawConfig } from "../config";
+import { type ConfigProblem, closestOf, PROJECT, type RawConfig } from "../config";
 import type { CandidateConfig } from "../config/schema";
 
 /**
@@ -97,8 +97,9 @@ export async function listServers(kc: k8s.KubeConfig, raw: RawConfig): Promise<S
       key: fromConfig ? CONTEXT_KEY : "the kubeconfig's current-context",
       value: kc.getCurrentContext(),
       allowed:
-        `a context whose cluster answers: listing Deployments at ${server} failed (${String((error as Error).message).split("\n")[0]?.slice(0, 200)}).` +
-        ` Check the cluster, KUBECONFIG and ${CONTEXT_KEY}`,
+        `a context whose cluster answers: listing Deployments at ${server} failed (${String((error as Error).message)
+          .split("\n")[0]
+          ?.slice(0, 200)}).` + ` Check the cluster, KUBECONFIG and ${CONTEXT_KEY}`,
     };
   }
 }

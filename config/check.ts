@@ -18,4 +18,3 @@ export function checkStackConfig(
   const knob = oneKnobProblem(stack, baseline, raw);
   return knob ? { ok: false, problems: [knob] } : result;
 }
-

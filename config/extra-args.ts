@@ -70,7 +70,9 @@ export function extraArgsProblems(args: readonly string[]): string[] {
     } else if (valueAllowed) {
       valueAllowed = false;
     } else {
-      problems.push(`${at} is not a flag and follows no flag that takes a value: vllm serve would read it as a positional`);
+      problems.push(
+        `${at} is not a flag and follows no flag that takes a value: vllm serve would read it as a positional`,
+      );
     }
   }
   return problems;

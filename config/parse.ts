@@ -141,7 +141,6 @@ export function formatProblems(problems: readonly ConfigProblem[]): string {
   ].join("\n");
 }
 
-
 function unknownKeyProblem(key: string, value: string, secret: boolean): ConfigProblem {
   const near = closestKey(key);
   if (secret) {

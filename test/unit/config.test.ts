@@ -116,7 +116,10 @@ describe("config parsing", () => {
   it("names the project a mistyped namespace meant, and the provider key a typo meant", () => {
     const [project] = problemsOf({ ...defaults, "vllm-tunner:maxNumSeqs": "8" });
     assert.equal(project?.key, "vllm-tunner:maxNumSeqs");
-    assert.match(project?.allowed ?? "", /^a key of vllm-tuner, kubernetes, pulumi; did you mean vllm-tuner:maxNumSeqs\?/);
+    assert.match(
+      project?.allowed ?? "",
+      /^a key of vllm-tuner, kubernetes, pulumi; did you mean vllm-tuner:maxNumSeqs\?/,
+    );
     const [provider] = problemsOf({ ...defaults, "kubernetes:contxt": "k3s" });
     assert.match(provider?.allowed ?? "", /did you mean kubernetes:context\?/);
   });
@@ -124,7 +127,16 @@ describe("config parsing", () => {
   it("says how vLLM would read each refused extraArgs element", () => {
     const [problem] = problemsOf(
       withValues({
-        extraArgs: JSON.stringify(["--max_num_seqs=8", "--gpu-memory-util", "0.9", "--config", "x", "-q", "awq", "stray"]),
+        extraArgs: JSON.stringify([
+          "--max_num_seqs=8",
+          "--gpu-memory-util",
+          "0.9",
+          "--config",
+          "x",
+          "-q",
+          "awq",
+          "stray",
+        ]),
       }),
     );
     assert.equal(

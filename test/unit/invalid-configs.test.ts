@@ -28,7 +28,8 @@ describe("the invalid-config list (test/fixtures/invalid-configs.yaml)", () => {
       assert.ok(message.includes(`  - ${c.key} = `), message);
       assert.match(message, /: expected /);
       // A secret written in plain text is named, never printed.
-      if (c.key.endsWith(":hfToken") || c.key.endsWith(":apiKey")) assert.equal(message.includes(c.config[c.key]!), false);
+      if (c.key.endsWith(":hfToken") || c.key.endsWith(":apiKey"))
+        assert.equal(message.includes(c.config[c.key]!), false);
     });
   }
 });

@@ -110,7 +110,7 @@ describe("one knob per candidate", () => {
     assert.deepEqual(diffKnobs(baseline, raw), { knobs: ["maxNumSeqs"], otherKeys: [] });
   });
 
-  it("compares values as their keys read them, so 4 and \"4\" are the same", () => {
+  it('compares values as their keys read them, so 4 and "4" are the same', () => {
     assert.deepEqual(diffKnobs(baseline, { ...baseline, "vllm-tuner:maxNumSeqs": " 4" }), { knobs: [], otherKeys: [] });
   });
 

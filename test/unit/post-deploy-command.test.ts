@@ -75,7 +75,10 @@ describe("post-deploy benchmark command", () => {
       stack: string;
     };
     assert.deepEqual({ valid: result.valid, stack: result.stack }, { valid: false, stack: "seqs1" });
-    assert.match(stderr, /post-deploy benchmark: the measurement is NOT valid \(recorded in results\/seqs1\/.+\.json\); the deploy stands/);
+    assert.match(
+      stderr,
+      /post-deploy benchmark: the measurement is NOT valid \(recorded in results\/seqs1\/.+\.json\); the deploy stands/,
+    );
   });
 
   it("reads the API key from stdin, sends it as Bearer and never writes it to the result", async () => {
@@ -110,7 +113,8 @@ describe("post-deploy benchmark command", () => {
     assert.ok(seen.length > 0);
     assert.deepEqual([...new Set(seen)], ["Bearer sk-SENTINEL-post-deploy"]);
     const dir = path.join(cwd, "results", "seqs1");
-    for (const f of fs.readdirSync(dir)) assert.equal(fs.readFileSync(path.join(dir, f), "utf8").includes("SENTINEL"), false);
+    for (const f of fs.readdirSync(dir))
+      assert.equal(fs.readFileSync(path.join(dir, f), "utf8").includes("SENTINEL"), false);
   });
 
   it("fails the deploy when no measurement was recorded (unreachable endpoint), with the benchmark's code", async () => {
@@ -160,7 +164,17 @@ describe("post-deploy benchmark command", () => {
     const { argv, context } = calls[0]!;
     assert.equal(context, "two");
     const temp = argv[argv.indexOf("--kubeconfig") + 1]!;
-    assert.deepEqual(argv.slice(0, 9), ["run", "--stack", "s", "--endpoint", "http://e", "--outputs-json", "{}", "--out", "results"]);
+    assert.deepEqual(argv.slice(0, 9), [
+      "run",
+      "--stack",
+      "s",
+      "--endpoint",
+      "http://e",
+      "--outputs-json",
+      "{}",
+      "--out",
+      "results",
+    ]);
     assert.equal(fs.existsSync(temp), false);
   });
 });

@@ -182,7 +182,12 @@ describe("the Pulumi program under mocks", function () {
     // A constant command line; what changes is in the environment, one variable per input.
     assert.equal(cmd.inputs.create, "npx --no-install tsx scripts/post-deploy-benchmark.ts");
     const env = cmd.inputs.environment as Record<string, string>;
-    assert.deepEqual(Object.keys(env).sort(), ["KUBECONFIG", "VLLM_TUNER_ENDPOINT", "VLLM_TUNER_OUTPUTS", "VLLM_TUNER_STACK"]);
+    assert.deepEqual(Object.keys(env).sort(), [
+      "KUBECONFIG",
+      "VLLM_TUNER_ENDPOINT",
+      "VLLM_TUNER_OUTPUTS",
+      "VLLM_TUNER_STACK",
+    ]);
     assert.equal(env.VLLM_TUNER_STACK, "seqs1");
     assert.equal(env.VLLM_TUNER_ENDPOINT, "http://127.0.0.1:8100");
     assert.equal(env.KUBECONFIG, run.kubeconfig);
@@ -241,7 +246,10 @@ describe("the Pulumi program under mocks", function () {
 
   it("refuses a kubernetes:context the kubeconfig lacks, naming the near one, and asks the cluster nothing", async () => {
     await assert.rejects(runProgram("baseline", { "kubernetes:context": "fakee" }), (error: Error) => {
-      assert.match(error.message, /kubernetes:context = "fakee": expected a context of the kubeconfig; did you mean fake\?/);
+      assert.match(
+        error.message,
+        /kubernetes:context = "fakee": expected a context of the kubeconfig; did you mean fake\?/,
+      );
       return true;
     });
   });
@@ -255,7 +263,10 @@ describe("the Pulumi program under mocks", function () {
         "users: [{name: u, user: {}}]\ncontexts: [{name: nowhere, context: {cluster: c, user: u}}]\ncurrent-context: nowhere\n",
     );
     await assert.rejects(runProgram("baseline", {}, [], { kubeconfig }), (error: Error) => {
-      assert.match(error.message, /= "nowhere": expected a context whose cluster answers: listing Deployments at http:\/\/127\.0\.0\.1:1 failed/);
+      assert.match(
+        error.message,
+        /= "nowhere": expected a context whose cluster answers: listing Deployments at http:\/\/127\.0\.0\.1:1 failed/,
+      );
       return true;
     });
   });
@@ -270,18 +281,24 @@ describe("the Pulumi program under mocks", function () {
 
   it("refuses a rename while the server under the old name runs, with the commands that move it", async () => {
     const servers = [{ namespace: "gemmaforge", name: "gemma4-12b" }];
-    await assert.rejects(runProgram("baseline", { "vllm-tuner:deploymentName": "gemma4" }, [], { servers }), (error: Error) => {
-      assert.match(
-        error.message,
-        /vllm-tuner:deploymentName = "gemma4": expected the name of the server that runs now \(gemmaforge\/gemma4-12b\) while it exists/,
-      );
-      assert.match(
-        error.message,
-        /kubectl delete -n gemmaforge deployment\/gemma4-12b service\/gemma4-12b secret\/gemma4-12b-hf-token secret\/gemma4-12b-api-key --ignore-not-found; then pulumi up/,
-      );
-      return true;
-    });
-    await assert.rejects(runProgram("baseline", { "vllm-tuner:namespace": "vllm" }, [], { servers }), /vllm-tuner:namespace = "vllm": expected the name of the server that runs now/);
+    await assert.rejects(
+      runProgram("baseline", { "vllm-tuner:deploymentName": "gemma4" }, [], { servers }),
+      (error: Error) => {
+        assert.match(
+          error.message,
+          /vllm-tuner:deploymentName = "gemma4": expected the name of the server that runs now \(gemmaforge\/gemma4-12b\) while it exists/,
+        );
+        assert.match(
+          error.message,
+          /kubectl delete -n gemmaforge deployment\/gemma4-12b service\/gemma4-12b secret\/gemma4-12b-hf-token secret\/gemma4-12b-api-key --ignore-not-found; then pulumi up/,
+        );
+        return true;
+      },
+    );
+    await assert.rejects(
+      runProgram("baseline", { "vllm-tuner:namespace": "vllm" }, [], { servers }),
+      /vllm-tuner:namespace = "vllm": expected the name of the server that runs now/,
+    );
     const moved = await runProgram("baseline", { "vllm-tuner:namespace": "vllm" }, [], { servers: [] });
     assert.equal(moved.find(DEPLOYMENT, "vllm-deployment").inputs.metadata.namespace, "vllm");
   });

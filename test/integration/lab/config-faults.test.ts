@@ -64,7 +64,10 @@ describe("config faults refused at preview, against a real API server (lab)", fu
     await stack.setConfig("vllm-tuner:hfToken", { value: "hf_SENTINELplain", secret: false });
     try {
       await assert.rejects(stack.up(), (error: Error) => {
-        assert.match(error.message, /vllm-tuner:hfToken = \(set in plain text; not shown\): expected a secret: run `pulumi config set --secret hfToken`/);
+        assert.match(
+          error.message,
+          /vllm-tuner:hfToken = \(set in plain text; not shown\): expected a secret: run `pulumi config set --secret hfToken`/,
+        );
         assert.equal(error.message.includes("hf_SENTINELplain"), false);
         return true;
       });
@@ -107,7 +110,10 @@ describe("config faults refused at preview, against a real API server (lab)", fu
       ...JSON.parse(kc.exportConfig()),
     } as { clusters: unknown[]; contexts: unknown[]; users: Array<{ name: string }> };
     withElsewhere.clusters.push({ name: "elsewhere", cluster: { server: "https://127.0.0.1:1" } });
-    withElsewhere.contexts.push({ name: "elsewhere", context: { cluster: "elsewhere", user: withElsewhere.users[0]!.name } });
+    withElsewhere.contexts.push({
+      name: "elsewhere",
+      context: { cluster: "elsewhere", user: withElsewhere.users[0]!.name },
+    });
     const file = path.join(sandbox.workDir, "..", "kubeconfig-elsewhere");
     fs.writeFileSync(file, JSON.stringify(withElsewhere));
     const stack = await sandbox.stack("baseline");
@@ -136,7 +142,9 @@ describe("config faults refused at preview, against a real API server (lab)", fu
         name: NAME,
         namespace: NS,
         fieldManager: "kubectl-set",
-        body: { spec: { template: { spec: { containers: [{ name: "vllm", env: [{ name: "EXTRA", value: "1" }] }] } } } },
+        body: {
+          spec: { template: { spec: { containers: [{ name: "vllm", env: [{ name: "EXTRA", value: "1" }] }] } } },
+        },
       },
       k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.StrategicMergePatch),
     );
@@ -176,11 +184,17 @@ describe("config faults refused at preview, against a real API server (lab)", fu
     const moved = await stack.up();
     assert.equal(moved.summary.result, "succeeded");
     assert.deepEqual(await deploymentNames(apps), ["gemma4-moved"]);
-    assert.equal((await apps.readNamespacedDeployment({ name: "gemma4-moved", namespace: NS })).status?.readyReplicas, 1);
+    assert.equal(
+      (await apps.readNamespacedDeployment({ name: "gemma4-moved", namespace: NS })).status?.readyReplicas,
+      1,
+    );
 
     // And back, the same way.
     await stack.removeConfig("vllm-tuner:deploymentName");
-    await assert.rejects(stack.preview(), /vllm-tuner:deploymentName = "gemma4-12b": expected the name of the server that runs now \(gemmaforge\/gemma4-moved\)/);
+    await assert.rejects(
+      stack.preview(),
+      /vllm-tuner:deploymentName = "gemma4-12b": expected the name of the server that runs now \(gemmaforge\/gemma4-moved\)/,
+    );
     await apps.deleteNamespacedDeployment({ name: "gemma4-moved", namespace: NS });
     await core.deleteNamespacedService({ name: "gemma4-moved", namespace: NS });
     assert.equal((await stack.up()).summary.result, "succeeded");
