@@ -130,6 +130,30 @@ describe("config faults refused at preview, against a real API server (lab)", fu
     assert.deepEqual(await appliedState(apps), before);
   });
 
+  it("a stack whose state already recorded a context that names no cluster recovers as the README says", async () => {
+    const stack = await sandbox.stack("baseline");
+    // What an older version of this program let an `up` record: the default provider with a bad context.
+    const state = await stack.exportStack();
+    const resources = (state.deployment as { resources: Array<{ type: string; inputs?: object; outputs?: object }> })
+      .resources;
+    const providers = resources.filter((r) => r.type === "pulumi:providers:kubernetes");
+    assert.equal(providers.length, 1);
+    for (const p of providers) {
+      p.inputs = { ...p.inputs, context: "no-such-context" };
+      p.outputs = { ...p.outputs, context: "no-such-context" };
+    }
+    await stack.importStack(state);
+    // Wedged: the refresh before the preview uses the recorded provider config, not the stack file's.
+    await assert.rejects(stack.preview());
+    // The recovery: the refresh runs the program, so it uses the current config, and the up records it.
+    assert.equal((await stack.up({ runProgram: true })).summary.result, "succeeded");
+    const preview = await stack.preview();
+    assert.deepEqual(
+      Object.entries(preview.changeSummary).filter(([op]) => op !== "same"),
+      [],
+    );
+  });
+
   it("puts back an env var added with `kubectl set env` on restore (the pod restarts), as the README says", async () => {
     const podUid = async () =>
       (await core.listNamespacedPod({ namespace: NS, labelSelector: `app.kubernetes.io/instance=${NAME}` })).items
