@@ -146,7 +146,7 @@ describe("config faults refused at preview, against a real API server (lab)", fu
     // Wedged: the refresh before the preview uses the recorded provider config, not the stack file's.
     await assert.rejects(stack.preview());
     // The recovery: the refresh runs the program, so it uses the current config, and the up records it.
-    assert.equal((await stack.up({ runProgram: true })).summary.result, "succeeded");
+    assert.equal((await stack.up({ refresh: true, runProgram: true })).summary.result, "succeeded");
     const preview = await stack.preview();
     assert.deepEqual(
       Object.entries(preview.changeSummary).filter(([op]) => op !== "same"),
