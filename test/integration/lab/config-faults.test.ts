@@ -2,6 +2,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
+import type { Stack } from "@pulumi/pulumi/automation";
 import { type LabState, startLab, stopLab } from "../../../lab";
 import { invalidConfigs } from "../../fixtures/invalid-configs";
 import { kubeClients, type PulumiSandbox, pulumiSandbox } from "../helpers";
@@ -19,6 +20,18 @@ async function appliedState(apps: k8s.AppsV1Api, name = NAME) {
 async function deploymentNames(apps: k8s.AppsV1Api): Promise<string[]> {
   const list = await apps.listNamespacedDeployment({ namespace: NS });
   return list.items.map((d) => d.metadata!.name!).sort();
+}
+
+/**
+ * Sets config as `pulumi config set` would: a list as a list (`--path key[i]`), since Pulumi checks
+ * a value against the type Pulumi.yaml declares before the program runs.
+ */
+async function setStackFileConfig(stack: Stack, config: Record<string, string>): Promise<void> {
+  for (const [key, value] of Object.entries(config)) {
+    const list = value.startsWith("[") ? (JSON.parse(value) as string[]) : undefined;
+    if (list === undefined) await stack.setConfig(key, { value, secret: false });
+    else await stack.setAllConfig(Object.fromEntries(list.map((v, i) => [`${key}[${i}]`, { value: v }])), true);
+  }
 }
 
 /**
@@ -46,7 +59,7 @@ describe("config faults refused at preview, against a real API server (lab)", fu
     it(`refuses ${c.name} at preview, naming ${c.key}, with nothing changed`, async () => {
       const before = await appliedState(apps);
       const stack = await sandbox.stack(c.stack);
-      for (const [key, value] of Object.entries(c.config)) await stack.setConfig(key, { value, secret: false });
+      await setStackFileConfig(stack, c.config);
       try {
         await assert.rejects(stack.preview(), (error: Error) => {
           assert.ok(error.message.includes(`  - ${c.key} = `), error.message.slice(-2000));
