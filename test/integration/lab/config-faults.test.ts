@@ -189,7 +189,7 @@ describe("config faults refused at preview, against a real API server (lab)", fu
       (await apps.readNamespacedDeployment({ name: NAME, namespace: NS })).spec!.template.spec!.containers[0]!.env!.map(
         (e) => e.name,
       );
-    assert.deepEqual(await envNames(), ["HF_HOME", "EXTRA"]);
+    assert.deepEqual((await envNames()).sort(), ["EXTRA", "HF_HOME"]);
     const result = await (await sandbox.stack("baseline")).up();
     assert.equal(result.summary.result, "succeeded");
     assert.deepEqual(await envNames(), ["HF_HOME"]);
