@@ -91,7 +91,7 @@ export async function postDeployMain(
   } finally {
     if (context && kubeconfig) fs.rmSync(path.dirname(kubeconfig), { recursive: true, force: true });
   }
-  if (code !== EXIT.failed) return code;
+  if (code !== EXIT.invalidResults) return code;
   const written = [...resultFiles(cwd, stack)].filter((f) => !before.has(f));
   const invalid = written.find((f) => (JSON.parse(fs.readFileSync(f, "utf8")) as { valid?: unknown }).valid === false);
   if (invalid === undefined) return code;
