@@ -1,51 +1,67 @@
+import * as fs from "node:fs";
 import * as pulumi from "@pulumi/pulumi";
-import { ModelCache, Namespace, PostDeployBenchmark, VllmServer } from "./components";
+import { clusterProblems, ModelCache, Namespace, PostDeployBenchmark, VllmServer } from "./components";
 import { stackOutputs } from "./components/render/outputs";
-import { loadConfig } from "./config";
+import { failWith, loadConfig } from "./config";
 
-// Everything is validated before the first resource is registered: a bad value changes nothing.
-const { candidate, hfToken, apiKey } = loadConfig();
-const stack = pulumi.getStack();
+/**
+ * The program. Everything is checked before the first resource is registered, so a bad value,
+ * a context that names no cluster or a rename while the old server runs changes nothing (not
+ * even the provider config recorded in state). An async program: the cluster checks are awaited.
+ */
+export = async () => {
+  const stack = pulumi.getStack();
+  const projectDir = process.cwd();
+  const { candidate, raw, hfToken, apiKey } = loadConfig(stack, projectDir);
+  const problems = await clusterProblems(raw, candidate);
+  if (problems.length > 0) failWith(problems);
 
-const ns = new Namespace("vllm", { name: candidate.namespace });
-const cache = new ModelCache("model-cache", { config: candidate, namespace: ns.name });
-const server = new VllmServer(
-  "vllm",
-  { config: candidate, namespace: ns.name, stack, hfToken, apiKey },
-  { dependsOn: [cache] },
-);
+  const ns = new Namespace("vllm", { name: candidate.namespace });
+  const cache = new ModelCache("model-cache", { config: candidate, namespace: ns.name });
+  const server = new VllmServer(
+    "vllm",
+    { config: candidate, namespace: ns.name, stack, hfToken, apiKey },
+    { dependsOn: [cache] },
+  );
 
-const record = stackOutputs(candidate, { stack, hfToken: hfToken !== undefined, apiKey: apiKey !== undefined });
-const assignedNodePort = server.service.spec.ports.apply((ports) => ports[0]?.nodePort ?? null);
+  const record = stackOutputs(candidate, { stack, hfToken: hfToken !== undefined, apiKey: apiKey !== undefined });
+  const assignedNodePort = server.service.spec.ports.apply((ports) => ports[0]?.nodePort ?? null);
 
-if (candidate.benchmarkOnDeploy) {
-  new PostDeployBenchmark("post-deploy", {
-    deployment: server.deployment,
-    outputs: assignedNodePort.apply((port) => ({ ...record, nodePort: port })),
-    // Without an explicit URL, the NodePort on this machine (pulumi runs on the k3s node).
-    endpoint:
-      candidate.benchmarkEndpoint !== ""
-        ? candidate.benchmarkEndpoint
-        : assignedNodePort.apply((port) => `http://127.0.0.1:${port}`),
-    scenario: candidate.benchmarkScenario,
-    stack,
-    projectDir: process.cwd(),
-  });
-}
+  if (candidate.benchmarkOnDeploy) {
+    const kubeconfigKey = raw["kubernetes:kubeconfig"];
+    new PostDeployBenchmark("post-deploy", {
+      deployment: server.deployment,
+      outputs: assignedNodePort.apply((port) => ({ ...record, nodePort: port })),
+      // Without an explicit URL, the NodePort on this machine (pulumi runs on the k3s node).
+      endpoint:
+        candidate.benchmarkEndpoint !== ""
+          ? candidate.benchmarkEndpoint
+          : assignedNodePort.apply((port) => `http://127.0.0.1:${port}`),
+      scenario: candidate.benchmarkScenario,
+      stack,
+      projectDir,
+      apiKey,
+      kubeconfig: kubeconfigKey !== undefined && fs.existsSync(kubeconfigKey) ? kubeconfigKey : process.env.KUBECONFIG,
+      kubeContext: raw["kubernetes:context"],
+    });
+  }
 
-export const namespace = ns.name;
-export const deploymentName = server.deployment.metadata.name;
-export const serviceName = server.service.metadata.name;
-export const servicePort = record.servicePort;
-export const serviceType = record.serviceType;
-export const clusterEndpoint = record.clusterEndpoint;
-export const nodePort = assignedNodePort;
-export const servedModelName = record.servedModelName;
-export const image = record.image;
-export const args = record.args;
-export const envNames = record.envNames;
-export const resources = record.resources;
-export const cacheClaimName = cache.mountedClaimName;
-export const cacheMode = record.cacheMode;
-export const config = record.config;
-export const deploymentUid = server.deployment.metadata.uid;
+  return {
+    namespace: ns.name,
+    deploymentName: server.deployment.metadata.name,
+    serviceName: server.service.metadata.name,
+    servicePort: record.servicePort,
+    serviceType: record.serviceType,
+    clusterEndpoint: record.clusterEndpoint,
+    nodePort: assignedNodePort,
+    servedModelName: record.servedModelName,
+    image: record.image,
+    args: record.args,
+    envNames: record.envNames,
+    resources: record.resources,
+    cacheClaimName: cache.mountedClaimName,
+    cacheMode: record.cacheMode,
+    config: record.config,
+    deploymentUid: server.deployment.metadata.uid,
+  };
+};

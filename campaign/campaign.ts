@@ -4,7 +4,7 @@ import type { DeploymentRef } from "../benchmarks/kube/cluster";
 import { compareResults } from "../benchmarks/report/compare";
 import type { BenchmarkResult } from "../benchmarks/result/types";
 import { renderVllmArgs } from "../components/render/vllm-args";
-import { formatProblems, parseCandidateConfig, type RawConfig } from "../config";
+import { BASELINE_STACK, checkStackConfig, formatProblems, parseCandidateConfig, type RawConfig } from "../config";
 import type { OrderMode } from "./order";
 import type { ServingExpectation } from "./probe";
 import type { CampaignProgress } from "./progress";
@@ -146,7 +146,8 @@ export function prepare(
   const first = parseCandidateConfig(raw);
   const cold = first.ok ? first.config.cacheMode === "cold" : raw["vllm-tuner:cacheMode"] === "cold";
   const overrides: Record<string, string> = cold ? { [RUN_ID_KEY]: settings.coldRunId } : {};
-  const parsed = cold ? parseCandidateConfig({ ...raw, ...overrides }) : first;
+  // The rules the program applies at preview, one-knob included, so a two-knob stack is refused before anything runs.
+  const parsed = checkStackConfig(stack, deps.readConfig(BASELINE_STACK), { ...raw, ...overrides });
   if (!parsed.ok) return { problems: formatProblems(parsed.problems) };
   const c = parsed.config;
   return {

@@ -11,8 +11,8 @@ import { parseDocument } from "yaml";
 /** Copied (so Pulumi may write to them); everything else the program needs is linked. */
 export const STAGED_FILES = ["Pulumi.yaml", "index.ts", "package.json", "tsconfig.json"] as const;
 export const STAGED_DIRS = ["components", "config"] as const;
-/** Linked, not copied: large (node_modules) or read at run time from the repo (benchmarks/). */
-export const LINKED_DIRS = ["node_modules", "benchmarks"] as const;
+/** Linked, not copied: large (node_modules) or read at run time from the repo (benchmarks/, scripts/). */
+export const LINKED_DIRS = ["node_modules", "benchmarks", "scripts"] as const;
 
 /** Keys Pulumi writes into a stack file for its secrets provider; they must survive re-staging. */
 export const SECRETS_PROVIDER_KEYS = ["secretsprovider", "encryptedkey", "encryptionsalt"] as const;

@@ -1,3 +1,4 @@
+export * from "./cluster-check";
 export * from "./model-cache";
 export * from "./namespace";
 export * from "./post-deploy-benchmark";

@@ -1,3 +1,6 @@
+export * from "./check";
+export * from "./extra-args";
+export * from "./keys";
 export * from "./load";
 export * from "./one-knob";
 export * from "./parse";

@@ -1,26 +1,42 @@
 import * as pulumi from "@pulumi/pulumi";
-import { formatProblems, parseCandidateConfig } from "./parse";
+import { checkStackConfig } from "./check";
+import { baselineConfig } from "./one-knob";
+import { type ConfigProblem, formatProblems } from "./parse";
 import { type CandidateConfig, PROJECT } from "./schema";
+import type { RawConfig } from "./stack-files";
 
 /** The candidate config plus its secrets, which stay Pulumi secrets all the way to the cluster. */
 export interface LoadedConfig {
   readonly candidate: CandidateConfig;
+  /** The whole config as the engine passed it (provider keys included); secrets' values are in it, so never log it. */
+  readonly raw: RawConfig;
   /** Hugging Face token for gated checkpoints; `undefined` when the stack sets none. */
   readonly hfToken: pulumi.Output<string> | undefined;
   /** Optional key vLLM requires from clients (`VLLM_API_KEY`). */
   readonly apiKey: pulumi.Output<string> | undefined;
 }
 
+/** Which keys the engine holds as secrets (set with `--secret`); the SDK exports the check without typing it. */
+function engineSecretKeys(raw: RawConfig): Set<string> {
+  const runtime = pulumi.runtime as unknown as { isConfigSecret?: (key: string) => boolean };
+  return new Set(Object.keys(raw).filter((k) => runtime.isConfigSecret?.(k) === true));
+}
+
+/** Throws the problems the way Pulumi prints a user error: no stack trace, every problem listed. */
+export function failWith(problems: readonly ConfigProblem[]): never {
+  throw new pulumi.RunError(formatProblems(problems));
+}
+
 /**
- * Reads and validates the whole stack config before any resource is registered. On any problem
- * it throws `pulumi.RunError`, which Pulumi prints without a stack trace, listing every problem.
+ * Reads and validates the whole stack config before any resource is registered: every key,
+ * secrets set in plain text, and the one-knob rule against baseline (read from `projectDir`).
  */
-export function loadConfig(): LoadedConfig {
+export function loadConfig(stack: string, projectDir: string): LoadedConfig {
   const raw = pulumi.runtime.allConfig();
-  const result = parseCandidateConfig(raw);
-  if (!result.ok) throw new pulumi.RunError(formatProblems(result.problems));
+  const result = checkStackConfig(stack, baselineConfig(projectDir), raw, engineSecretKeys(raw));
+  if (!result.ok) failWith(result.problems);
   const config = new pulumi.Config(PROJECT);
   // Presence is decided from the key alone so the secret's value is only ever touched as a secret.
   const secret = (key: string) => (`${PROJECT}:${key}` in raw ? config.requireSecret(key) : undefined);
-  return { candidate: result.config, hfToken: secret("hfToken"), apiKey: secret("apiKey") };
+  return { candidate: result.config, raw, hfToken: secret("hfToken"), apiKey: secret("apiKey") };
 }

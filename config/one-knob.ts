@@ -1,11 +1,25 @@
-import { type FieldName, PROJECT, SECRET_KEYS, TUNABLE_KNOBS } from "./schema";
-import type { RawConfig } from "./stack-files";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { ConfigProblem } from "./parse";
+import { FIELDS, type FieldName, PROJECT, TUNABLE_KNOBS } from "./schema";
+import { mergedStackConfig, projectDefaults, type RawConfig } from "./stack-files";
 
 /** Keys that move together as one knob: a cold run is "cache mode" plus the run it names. */
 export const KNOB_GROUPS: Readonly<Record<string, readonly FieldName[]>> = {
   ...Object.fromEntries(TUNABLE_KNOBS.map((k) => [k, [k]])),
   cache: ["cacheMode", "cacheRunId"],
 };
+
+/**
+ * Keys that do not shape the server, so a candidate may set them freely: how (and whether)
+ * `pulumi up` benchmarks it, and the exemption itself.
+ */
+export const NOT_CANDIDATE_KEYS: readonly FieldName[] = [
+  "benchmarkOnDeploy",
+  "benchmarkEndpoint",
+  "benchmarkScenario",
+  "oneKnobExempt",
+];
 
 export interface KnobDiff {
   /** Knob groups whose keys differ from baseline. */
@@ -14,11 +28,28 @@ export interface KnobDiff {
   readonly otherKeys: string[];
 }
 
-/** Which knobs a candidate's config changes relative to baseline's (both as merged raw config). */
+/** A value as its field reads it, so `4`, `"4"` and ` 4` are the same; raw when it does not parse. */
+function canonical(name: string, value: string | undefined): string | undefined {
+  const field = FIELDS[name as FieldName];
+  if (value === undefined || field === undefined) return value;
+  const parsed = field.schema.safeParse(value);
+  return parsed.success ? JSON.stringify(parsed.data) : value;
+}
+
+/**
+ * Which knobs a candidate's config changes relative to baseline's (both as merged raw config).
+ * Only this project's schema keys count: secrets and provider keys (which cluster) are not the candidate.
+ */
 export function diffKnobs(baseline: RawConfig, candidate: RawConfig): KnobDiff {
-  const secret = new Set<string>(SECRET_KEYS.map((k) => `${PROJECT}:${k}`));
-  const keys = new Set([...Object.keys(baseline), ...Object.keys(candidate)].filter((k) => !secret.has(k)));
-  const changed = [...keys].filter((k) => baseline[k] !== candidate[k]).map((k) => k.replace(`${PROJECT}:`, ""));
+  const names = new Set(
+    [...Object.keys(baseline), ...Object.keys(candidate)]
+      .filter((k) => k.startsWith(`${PROJECT}:`))
+      .map((k) => k.slice(PROJECT.length + 1))
+      .filter((k) => k in FIELDS && !(NOT_CANDIDATE_KEYS as string[]).includes(k)),
+  );
+  const changed = [...names].filter(
+    (k) => canonical(k, baseline[`${PROJECT}:${k}`]) !== canonical(k, candidate[`${PROJECT}:${k}`]),
+  );
   const knobs = Object.entries(KNOB_GROUPS)
     .filter(([, members]) => members.some((m) => changed.includes(m)))
     .map(([group]) => group);
@@ -35,4 +66,35 @@ export function oneKnobViolation(stack: string, diff: KnobDiff): string | undefi
     return `stack ${stack} changes ${diff.knobs.length} knobs (${diff.knobs.join(", ")}); a candidate changes one, so split it into one stack per knob`;
   }
   return undefined;
+}
+
+/** The stack the others are compared with. */
+export const BASELINE_STACK = "baseline";
+
+/** Baseline's merged config: Pulumi.yaml's defaults and, when there is one, Pulumi.baseline.yaml. */
+export function baselineConfig(projectDir: string): RawConfig {
+  return fs.existsSync(path.join(projectDir, `Pulumi.${BASELINE_STACK}.yaml`))
+    ? mergedStackConfig(projectDir, BASELINE_STACK)
+    : projectDefaults(projectDir);
+}
+
+/**
+ * The one-knob rule as a config problem, for the program (at preview) and the campaign. A stack
+ * opts out only by saying why in `oneKnobExempt`; baseline is what the others are compared with.
+ * The key named is the first one that breaks the rule (a non-knob key, else the second knob).
+ */
+export function oneKnobProblem(stack: string, baseline: RawConfig, candidate: RawConfig): ConfigProblem | undefined {
+  if (stack === BASELINE_STACK || (candidate[`${PROJECT}:oneKnobExempt`] ?? "").trim() !== "") return undefined;
+  const diff = diffKnobs(baseline, candidate);
+  const violation = oneKnobViolation(stack, diff);
+  if (violation === undefined) return undefined;
+  const name = diff.otherKeys[0] ?? KNOB_GROUPS[diff.knobs[1] ?? ""]?.find((m) => `${PROJECT}:${m}` in candidate) ?? "";
+  const key = `${PROJECT}:${name}`;
+  return {
+    key,
+    value: candidate[key],
+    allowed:
+      `baseline's value ${JSON.stringify(baseline[key] ?? null)}, because ${violation}; ` +
+      `or, to compare unlike with like on purpose, say why: pulumi config set oneKnobExempt "<why>" -s ${stack}`,
+  };
 }

@@ -1,4 +1,6 @@
-import { type CandidateConfig, FIELD_NAMES, FIELDS, type FieldName, PROJECT, SECRET_KEYS, TYPED_FLAGS } from "./schema";
+import { extraArgsProblems } from "./extra-args";
+import { closestKey, FOREIGN_KEYS, isKnownKey } from "./keys";
+import { type CandidateConfig, FIELD_NAMES, FIELDS, type FieldName, PROJECT, SECRET_KEYS } from "./schema";
 
 /** One thing wrong with a stack's config, phrased for the person who wrote it. */
 export interface ConfigProblem {
@@ -8,6 +10,8 @@ export interface ConfigProblem {
   readonly value: string | undefined;
   /** What the key accepts. */
   readonly allowed: string;
+  /** Shown instead of the value, which is a secret and never printed. */
+  readonly redacted?: string;
 }
 
 export type ParseResult =
@@ -16,26 +20,41 @@ export type ParseResult =
 
 const fullKey = (name: string) => `${PROJECT}:${name}`;
 
+/** How a stack file holds a value set with `--secret`: `{secure: <ciphertext>}`, which stackFileConfig passes on as JSON. */
+export function isSecureValue(value: string): boolean {
+  return /^\{"secure":"[^"]*"\}$/.test(value);
+}
+
+/** The keys of `raw` that hold secure values, for config read from stack files rather than from the engine. */
+export function secureKeysOf(raw: Readonly<Record<string, string>>): Set<string> {
+  return new Set(Object.keys(raw).filter((k) => isSecureValue(raw[k] ?? "")));
+}
+
 /**
- * Parses the project's config as Pulumi hands it to the program (every value a string, keys
- * `vllm-tuner:<name>`; other namespaces such as `kubernetes:` are ignored). Pure: collects every
- * problem instead of stopping at the first, so one `pulumi preview` shows them all.
+ * Parses a stack's config as Pulumi hands it to the program (every value a string, keys
+ * `<namespace>:<name>`). Keys of other namespaces must be ones the providers know. `secretKeys`
+ * are the keys Pulumi holds encrypted (the engine says which; from stack files, the `secure:`
+ * values). Pure: collects every problem instead of stopping at the first, so one `pulumi
+ * preview` shows them all.
  */
-export function parseCandidateConfig(raw: Readonly<Record<string, string>>): ParseResult {
+export function parseCandidateConfig(
+  raw: Readonly<Record<string, string>>,
+  secretKeys: ReadonlySet<string> = secureKeysOf(raw),
+): ParseResult {
   const problems: ConfigProblem[] = [];
   const own = new Map<string, string>();
   for (const [key, value] of Object.entries(raw)) {
     if (key.startsWith(`${PROJECT}:`)) own.set(key.slice(PROJECT.length + 1), value);
+    else if (!isKnownKey(key)) problems.push(unknownKeyProblem(key, value, secretKeys.has(key)));
   }
 
   for (const [name, value] of own) {
-    if ((FIELD_NAMES as string[]).includes(name) || (SECRET_KEYS as readonly string[]).includes(name)) continue;
-    const near = closestKey(name);
-    problems.push({
-      key: fullKey(name),
-      value,
-      allowed: `a known key${near ? `; did you mean ${fullKey(near)}?` : ""} (known: ${[...FIELD_NAMES, ...SECRET_KEYS].join(", ")})`,
-    });
+    if ((FIELD_NAMES as string[]).includes(name)) continue;
+    if ((SECRET_KEYS as readonly string[]).includes(name)) {
+      if (!secretKeys.has(fullKey(name))) problems.push(plainSecretProblem(name));
+      continue;
+    }
+    problems.push(unknownKeyProblem(fullKey(name), value, secretKeys.has(fullKey(name))));
   }
 
   const parsed: Partial<Record<FieldName, unknown>> = {};
@@ -50,6 +69,13 @@ export function parseCandidateConfig(raw: Readonly<Record<string, string>>): Par
     if (result.success) parsed[name] = result.data;
     else problems.push({ key: fullKey(name), value, allowed });
   }
+  if (Array.isArray(parsed.extraArgs)) {
+    const wrong = extraArgsProblems(parsed.extraArgs as string[]);
+    if (wrong.length > 0) {
+      const allowed = `flags vLLM reads as none of the typed knobs: ${wrong.join("; ")}`;
+      problems.push({ key: fullKey("extraArgs"), value: own.get("extraArgs"), allowed });
+    }
+  }
 
   if (problems.length === 0) problems.push(...crossFieldProblems(parsed as CandidateConfig, own));
   return problems.length === 0 ? { ok: true, config: parsed as CandidateConfig } : { ok: false, problems };
@@ -60,22 +86,6 @@ function crossFieldProblems(c: CandidateConfig, raw: ReadonlyMap<string, string>
   const problems: ConfigProblem[] = [];
   const rawOf = (name: FieldName) => raw.get(name);
 
-  const repeated = c.extraArgs.filter((arg) => (TYPED_FLAGS as readonly string[]).includes(arg.split("=")[0] ?? ""));
-  if (repeated.length > 0) {
-    problems.push({
-      key: fullKey("extraArgs"),
-      value: rawOf("extraArgs"),
-      allowed: `flags other than the typed knobs; set ${repeated.join(", ")} through its own key instead`,
-    });
-  }
-  const firstArg = c.extraArgs[0];
-  if (firstArg !== undefined && !firstArg.startsWith("--")) {
-    problems.push({
-      key: fullKey("extraArgs"),
-      value: rawOf("extraArgs"),
-      allowed: "a list that starts with a --flag",
-    });
-  }
   if (c.cacheMode === "cold" && c.cacheRunId === "") {
     problems.push({
       key: fullKey("cacheRunId"),
@@ -122,7 +132,7 @@ function crossFieldProblems(c: CandidateConfig, raw: ReadonlyMap<string, string>
 /** Renders problems the way a user sees them in `pulumi preview`. */
 export function formatProblems(problems: readonly ConfigProblem[]): string {
   const lines = problems.map((p) => {
-    const shown = p.value === undefined ? "(not set)" : JSON.stringify(p.value);
+    const shown = p.redacted ?? (p.value === undefined ? "(not set)" : JSON.stringify(p.value));
     return `  - ${p.key} = ${shown}: expected ${p.allowed}`;
   });
   return [
@@ -131,25 +141,32 @@ export function formatProblems(problems: readonly ConfigProblem[]): string {
   ].join("\n");
 }
 
-/** The known key nearest to a typo, by edit distance, if it is close enough to be a likely slip. */
-function closestKey(name: string): string | undefined {
-  let best: { key: string; distance: number } | undefined;
-  for (const key of [...FIELD_NAMES, ...SECRET_KEYS]) {
-    const distance = editDistance(name.toLowerCase(), key.toLowerCase());
-    if (!best || distance < best.distance) best = { key, distance };
+function unknownKeyProblem(key: string, value: string, secret: boolean): ConfigProblem {
+  const near = closestKey(key);
+  if (secret) {
+    const allowed = `a known key${near ? `; did you mean ${near}?` : ""} (\`pulumi config rm ${key}\` removes this one)`;
+    return { key, value: undefined, redacted: "(a secret; not shown)", allowed };
   }
-  return best && best.distance <= Math.max(2, Math.floor(name.length / 4)) ? best.key : undefined;
+  const hint = near ? `; did you mean ${near}?` : "";
+  if (key.startsWith(`${PROJECT}:`)) {
+    return { key, value, allowed: `a known key${hint} (known: ${[...FIELD_NAMES, ...SECRET_KEYS].join(", ")})` };
+  }
+  const namespaces = [PROJECT, ...Object.keys(FOREIGN_KEYS)].join(", ");
+  return {
+    key,
+    value,
+    allowed: `a key of ${namespaces}${hint} (an unknown key would be ignored; \`pulumi config rm ${key}\` removes it)`,
+  };
 }
 
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost);
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
+/** A secret in plain text sits in the stack file and in every state checkpoint: refuse it before either. */
+function plainSecretProblem(name: string): ConfigProblem {
+  return {
+    key: fullKey(name),
+    value: undefined,
+    redacted: "(set in plain text; not shown)",
+    allowed:
+      `a secret: run \`pulumi config set --secret ${name}\` (it prompts for the value and replaces the plain-text entry),` +
+      " and rotate the value if the stack file was shared",
+  };
 }

@@ -28,6 +28,18 @@ export const TYPED_FLAGS = [
   "--api-key",
 ] as const;
 
+/**
+ * Flags `extraArgs` may not carry although no typed knob renders them, each with why: they would
+ * change a knob behind its key's back, or read further flags from where no check reaches.
+ */
+export const OVERRIDING_FLAGS: Readonly<Record<string, string>> = {
+  "--config": "reads more flags from a file, where this check cannot see them",
+  "--kv-cache-memory-bytes": "sizes the KV cache directly and makes gpuMemoryUtilization a no-op",
+};
+
+/** The API server's default --service-node-port-range; a port outside it fails at apply, after the Deployment changed. */
+export const NODE_PORT_RANGE = { min: 30000, max: 32767 } as const;
+
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const QUANTITY = /^([0-9]+(\.[0-9]+)?)(m|Ki|Mi|Gi|Ti)?$/;
 
@@ -220,9 +232,9 @@ export const FIELDS = {
     "Port vLLM listens on (--port) and the Service exposes.",
   ),
   serviceNodePort: field(
-    "0 (Kubernetes picks one) or a port from 1 to 65535 the cluster's node-port range allows; only with serviceType NodePort",
-    integer(0, 65535),
-    "With serviceType NodePort, the node port to use; 0 lets Kubernetes pick.",
+    `0 (Kubernetes picks one) or a port from ${NODE_PORT_RANGE.min} to ${NODE_PORT_RANGE.max} (the API server's default node-port range); only with serviceType NodePort`,
+    integer(0, NODE_PORT_RANGE.max).refine((v) => v === 0 || v >= NODE_PORT_RANGE.min),
+    `With serviceType NodePort, the node port to use (${NODE_PORT_RANGE.min}-${NODE_PORT_RANGE.max}); 0 lets Kubernetes pick.`,
   ),
   startupBudgetSeconds: field(
     "an integer from 60 to 14400: how long a pod may take to become Ready (cold downloads included)",
@@ -246,6 +258,11 @@ export const FIELDS = {
     "empty (the seed's scenario) or a path to a scenario file, relative to the project",
     z.string().trim().max(512),
     "Scenario file for the post-deploy benchmark; empty runs the seed's scenario.",
+  ),
+  oneKnobExempt: field(
+    "empty, or a sentence (at most 300 characters) saying why this stack may differ from baseline in more than one knob",
+    z.string().trim().max(300),
+    "Empty, or why this stack may differ from baseline in more than one knob (the program refuses such a stack otherwise).",
   ),
 } as const;
 

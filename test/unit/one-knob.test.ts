@@ -89,7 +89,47 @@ describe("one knob per candidate", () => {
     assert.equal(status, 1);
     assert.equal(
       stderr.trim(),
-      "bad: stack bad changes 2 knobs (gpuMemoryUtilization, maxNumSeqs); a candidate changes one, so split it into one stack per knob",
+      [
+        "bad: invalid stack configuration (1 problem); nothing was changed:",
+        '  - vllm-tuner:maxNumSeqs = "2": expected baseline\'s value "4", because stack bad changes 2 knobs' +
+          " (gpuMemoryUtilization, maxNumSeqs); a candidate changes one, so split it into one stack per knob;" +
+          ' or, to compare unlike with like on purpose, say why: pulumi config set oneKnobExempt "<why>" -s bad',
+      ].join("\n"),
+    );
+  });
+
+  it("counts neither the benchmark keys, nor secrets, nor provider keys as changes", () => {
+    const raw = {
+      ...baseline,
+      "vllm-tuner:benchmarkOnDeploy": "true",
+      "vllm-tuner:benchmarkEndpoint": "http://127.0.0.1:8100",
+      "vllm-tuner:hfToken": JSON.stringify({ secure: "v1:x" }),
+      "kubernetes:context": "k3s",
+      "vllm-tuner:maxNumSeqs": "2",
+    };
+    assert.deepEqual(diffKnobs(baseline, raw), { knobs: ["maxNumSeqs"], otherKeys: [] });
+  });
+
+  it('compares values as their keys read them, so 4 and "4" are the same', () => {
+    assert.deepEqual(diffKnobs(baseline, { ...baseline, "vllm-tuner:maxNumSeqs": " 4" }), { knobs: [], otherKeys: [] });
+  });
+
+  it("lets `npm run check:stacks` pass a two-knob stack that says why", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stacks-"));
+    for (const f of ["Pulumi.yaml", "Pulumi.baseline.yaml"])
+      fs.copyFileSync(path.join(PROJECT_DIR, f), path.join(dir, f));
+    fs.writeFileSync(
+      path.join(dir, "Pulumi.joint.yaml"),
+      'config:\n  vllm-tuner:maxNumSeqs: 2\n  vllm-tuner:gpuMemoryUtilization: "0.90"\n  vllm-tuner:oneKnobExempt: joint effect\n',
+    );
+    const stdout = execFileSync(
+      process.execPath,
+      ["--import", "tsx", path.join(PROJECT_DIR, "scripts/check-stacks.ts"), dir],
+      { stdio: "pipe" },
+    ).toString();
+    assert.equal(
+      stdout,
+      "baseline: ok (same as baseline)\njoint: ok (changes gpuMemoryUtilization, maxNumSeqs) (exempt from one knob: joint effect)\n",
     );
   });
 });

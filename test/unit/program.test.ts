@@ -1,4 +1,7 @@
 import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import { runProgram } from "./helpers/program";
 
 const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
@@ -176,10 +179,127 @@ describe("the Pulumi program under mocks", function () {
     });
     const cmd = run.find(COMMAND, "post-deploy-run");
     assert.deepEqual(cmd.inputs.triggers, ["uid-vllm-deployment", 1]);
-    assert.match(
-      cmd.inputs.create,
-      /^npx --no-install tsx benchmarks\/cli\.ts 'run' '--stack' 'seqs1' '--endpoint' 'http:\/\/127\.0\.0\.1:8100' '--outputs-json' '\{/,
+    // A constant command line; what changes is in the environment, one variable per input.
+    assert.equal(cmd.inputs.create, "npx --no-install tsx scripts/post-deploy-benchmark.ts");
+    const env = cmd.inputs.environment as Record<string, string>;
+    assert.deepEqual(Object.keys(env).sort(), [
+      "KUBECONFIG",
+      "VLLM_TUNER_ENDPOINT",
+      "VLLM_TUNER_OUTPUTS",
+      "VLLM_TUNER_STACK",
+    ]);
+    assert.equal(env.VLLM_TUNER_STACK, "seqs1");
+    assert.equal(env.VLLM_TUNER_ENDPOINT, "http://127.0.0.1:8100");
+    assert.equal(env.KUBECONFIG, run.kubeconfig);
+    const outputs = JSON.parse(env.VLLM_TUNER_OUTPUTS!) as Record<string, unknown>;
+    assert.deepEqual(
+      { stack: outputs.stack, deploymentName: outputs.deploymentName, nodePort: outputs.nodePort },
+      { stack: "seqs1", deploymentName: "gemma4-12b", nodePort: null },
     );
     assert.deepEqual(cmd.opts.dependsOn, ["kubernetes:apps/v1:Deployment::vllm-deployment"]);
+  });
+
+  it("hands the post-deploy benchmark the API key as a secret on stdin, never in its command or environment", async () => {
+    const apiKey = "sk-SENTINELapiKEY789";
+    const run = await runProgram(
+      "seqs1",
+      {
+        "vllm-tuner:benchmarkOnDeploy": "true",
+        "vllm-tuner:benchmarkEndpoint": "http://127.0.0.1:8100",
+        "vllm-tuner:apiKey": apiKey,
+      },
+      ["vllm-tuner:apiKey"],
+    );
+    const cmd = run.find(COMMAND, "post-deploy-run");
+    const SECRET_ENVELOPE = { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270" };
+    assert.deepEqual(cmd.inputs.stdin, { ...SECRET_ENVELOPE, value: apiKey });
+    // The environment stays plain (readable in a preview diff) and only says where the key comes from.
+    assert.equal(cmd.inputs.environment.VLLM_TUNER_API_KEY_STDIN, "1");
+    assert.equal(JSON.stringify(cmd.inputs.environment).includes(apiKey), false);
+    assert.equal(cmd.inputs.create.includes(apiKey), false);
+    assert.equal(JSON.stringify(run.outputs).includes(apiKey), false);
+  });
+
+  it("refuses a secret set in plain text, without printing it, before registering anything", async () => {
+    const token = "hf_SENTINELplainTEXT";
+    await assert.rejects(runProgram("baseline", { "vllm-tuner:hfToken": token }), (error: Error) => {
+      assert.match(
+        error.message,
+        /vllm-tuner:hfToken = \(set in plain text; not shown\): expected a secret: run `pulumi config set --secret hfToken`/,
+      );
+      assert.equal(error.message.includes(token), false);
+      return true;
+    });
+  });
+
+  it("refuses a candidate that turns two knobs at preview, unless the stack says why it may", async () => {
+    const twoKnobs = { "vllm-tuner:maxNumSeqs": "2", "vllm-tuner:maxModelLen": "4096" };
+    await assert.rejects(runProgram("seqs1", twoKnobs), (error: Error) => {
+      assert.match(error.message, /stack seqs1 changes 2 knobs \(maxModelLen, maxNumSeqs\); a candidate changes one/);
+      assert.match(error.message, /pulumi config set oneKnobExempt "<why>" -s seqs1/);
+      return true;
+    });
+    const exempt = await runProgram("seqs1", { ...twoKnobs, "vllm-tuner:oneKnobExempt": "joint effect of two knobs" });
+    const args = exempt.find(DEPLOYMENT, "vllm-deployment").inputs.spec.template.spec.containers[0].args as string[];
+    assert.equal(args[args.indexOf("--max-model-len") + 1], "4096");
+  });
+
+  it("refuses a kubernetes:context the kubeconfig lacks, naming the near one, and asks the cluster nothing", async () => {
+    await assert.rejects(runProgram("baseline", { "kubernetes:context": "fakee" }), (error: Error) => {
+      assert.match(
+        error.message,
+        /kubernetes:context = "fakee": expected a context of the kubeconfig; did you mean fake\?/,
+      );
+      return true;
+    });
+  });
+
+  it("refuses to go on when the cluster does not answer, before registering anything", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kube-"));
+    const kubeconfig = path.join(dir, "config");
+    fs.writeFileSync(
+      kubeconfig,
+      "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'http://127.0.0.1:1', insecure-skip-tls-verify: true}}]\n" +
+        "users: [{name: u, user: {}}]\ncontexts: [{name: nowhere, context: {cluster: c, user: u}}]\ncurrent-context: nowhere\n",
+    );
+    await assert.rejects(runProgram("baseline", {}, [], { kubeconfig }), (error: Error) => {
+      assert.match(
+        error.message,
+        /= "nowhere": expected a context whose cluster answers: listing Deployments at http:\/\/127\.0\.0\.1:1 failed/,
+      );
+      return true;
+    });
+  });
+
+  it("reads the cluster once, and goes on when the only server is this stack's own", async () => {
+    const run = await runProgram("seqs1", {}, [], { servers: [{ namespace: "gemmaforge", name: "gemma4-12b" }] });
+    assert.deepEqual(run.kubeRequests, [
+      "GET /apis/apps/v1/deployments?labelSelector=app.kubernetes.io%2Fname%3Dvllm%2Capp.kubernetes.io%2Fpart-of%3Dvllm-tuner&timeoutSeconds=20",
+    ]);
+    assert.equal(run.find(DEPLOYMENT, "vllm-deployment").inputs.metadata.name, "gemma4-12b");
+  });
+
+  it("refuses a rename while the server under the old name runs, with the commands that move it", async () => {
+    const servers = [{ namespace: "gemmaforge", name: "gemma4-12b" }];
+    await assert.rejects(
+      runProgram("baseline", { "vllm-tuner:deploymentName": "gemma4" }, [], { servers }),
+      (error: Error) => {
+        assert.match(
+          error.message,
+          /vllm-tuner:deploymentName = "gemma4": expected the name of the server that runs now \(gemmaforge\/gemma4-12b\) while it exists/,
+        );
+        assert.match(
+          error.message,
+          /kubectl delete -n gemmaforge deployment\/gemma4-12b service\/gemma4-12b secret\/gemma4-12b-hf-token secret\/gemma4-12b-api-key --ignore-not-found; then pulumi up/,
+        );
+        return true;
+      },
+    );
+    await assert.rejects(
+      runProgram("baseline", { "vllm-tuner:namespace": "vllm" }, [], { servers }),
+      /vllm-tuner:namespace = "vllm": expected the name of the server that runs now/,
+    );
+    const moved = await runProgram("baseline", { "vllm-tuner:namespace": "vllm" }, [], { servers: [] });
+    assert.equal(moved.find(DEPLOYMENT, "vllm-deployment").inputs.metadata.namespace, "vllm");
   });
 });

@@ -407,6 +407,23 @@ describe("campaign orchestration (fake Pulumi, fake benchmark)", () => {
       ],
     );
   });
+
+  it("plan refuses a stack that turns two knobs, as the program would at preview", () => {
+    const twoKnobs = { "vllm-tuner:maxNumSeqs": "2", "vllm-tuner:maxModelLen": "4096" };
+    const readConfig = (s: string) => ({ ...mergedStackConfig(PROJECT_DIR, s), ...(s === "seqs2" ? twoKnobs : {}) });
+    const plan = planCampaign(
+      { ...settings(["baseline", "seqs2"]), fresh: false },
+      { readConfig, storedResults: () => [] },
+    );
+    assert.deepEqual(
+      plan.map((p) => [p.stack, p.action]),
+      [
+        ["baseline", "run"],
+        ["seqs2", "invalid-config"],
+      ],
+    );
+    assert.match(plan[1]!.detail, /stack seqs2 changes 2 knobs \(maxModelLen, maxNumSeqs\)/);
+  });
 });
 
 describe("campaign: error lines", () => {

@@ -1,6 +1,7 @@
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { mergedStackConfig, PROJECT, type RawConfig } from "../../../config";
+import { fakeKubeApi, type ListedServer } from "./kube-api";
 
 export const PROJECT_DIR = path.resolve(__dirname, "../../..");
 
@@ -27,6 +28,18 @@ export interface ProgramRun {
   /** Stack outputs, resolved, with whether each was marked secret. */
   readonly outputs: Record<string, { value: unknown; secret: boolean }>;
   find(type: string, name: string): RecordedResource;
+  /** Requests the program made to the (loopback) Kubernetes API. */
+  readonly kubeRequests: string[];
+  /** The KUBECONFIG the program ran with. */
+  readonly kubeconfig: string;
+}
+
+/** The cluster the program's pre-registration checks read. */
+export interface ClusterSetup {
+  /** Deployments of this project the API lists (default: none). */
+  readonly servers?: readonly ListedServer[];
+  /** KUBECONFIG to use instead of the fake API's (e.g. one pointing nowhere). */
+  readonly kubeconfig?: string;
 }
 
 const key = (type: string, name: string) => `${type}::${name}`;
@@ -41,12 +54,35 @@ const key = (type: string, name: string) => `${type}::${name}`;
  * and it does not run transforms (`registerResourceTransform`). The SDK-side stack transformation
  * (`registerStackTransformation`) does see every resource with the options its constructor got,
  * so that is where they are recorded; it changes nothing.
+ *
+ * The program reads the cluster before it registers anything; here it reads a loopback API
+ * server that lists `cluster.servers`, through a kubeconfig in KUBECONFIG.
  */
 export async function runProgram(
   stack: string,
   overrides: RawConfig = {},
   secretKeys: string[] = [],
+  cluster: ClusterSetup = {},
 ): Promise<ProgramRun> {
+  const api = await fakeKubeApi(cluster.servers ?? []);
+  const savedKubeconfig = process.env.KUBECONFIG;
+  const kubeconfig = cluster.kubeconfig ?? api.kubeconfig;
+  process.env.KUBECONFIG = kubeconfig;
+  try {
+    return { ...(await runWithMocks(stack, overrides, secretKeys, api.requests)), kubeconfig };
+  } finally {
+    if (savedKubeconfig === undefined) delete process.env.KUBECONFIG;
+    else process.env.KUBECONFIG = savedKubeconfig;
+    await api.close();
+  }
+}
+
+async function runWithMocks(
+  stack: string,
+  overrides: RawConfig,
+  secretKeys: string[],
+  kubeRequests: string[],
+): Promise<Omit<ProgramRun, "kubeconfig">> {
   const resources: RecordedResource[] = [];
   const optsByKey = new Map<string, RegisteredOptions>();
   const keyOf = new WeakMap<pulumi.Resource, string>();
@@ -89,7 +125,9 @@ export async function runProgram(
       return undefined;
     });
     // require, not import(): the program is CommonJS TypeScript loaded through tsx's require hook.
-    program = require(programPath) as Record<string, unknown>;
+    // It is an async function (it awaits its cluster checks); its result is the stack outputs.
+    const exported = require(programPath) as (() => Promise<Record<string, unknown>>) | Record<string, unknown>;
+    program = typeof exported === "function" ? await exported() : exported;
     return undefined;
   });
 
@@ -109,6 +147,7 @@ export async function runProgram(
   return {
     resources,
     outputs,
+    kubeRequests,
     find(type, name) {
       const hit = resources.find((r) => r.type === type && r.name === name);
       if (!hit)

@@ -1,0 +1,79 @@
+import { OVERRIDING_FLAGS, TYPED_FLAGS } from "./schema";
+
+/** The key that renders each typed flag (--host is fixed by the container, so it has none). */
+const FLAG_KEYS: Readonly<Record<string, string>> = {
+  "--model": "model",
+  "--revision": "revision",
+  "--served-model-name": "servedModelName",
+  "--dtype": "dtype",
+  "--max-model-len": "maxModelLen",
+  "--max-num-seqs": "maxNumSeqs",
+  "--gpu-memory-utilization": "gpuMemoryUtilization",
+  "--max-num-batched-tokens": "maxNumBatchedTokens",
+  "--limit-mm-per-prompt": "limitMmPerPrompt",
+  "--port": "servicePort",
+  "--api-key": "apiKey (a secret)",
+};
+
+/** A long flag as `vllm serve` writes it: letters, digits, `-` and `_`, optionally `=value`. */
+const LONG_FLAG = /^--([A-Za-z0-9][A-Za-z0-9_-]*)(=.*)?$/s;
+
+/**
+ * The flag vLLM's parser would read: its argparse turns `_` into `-` in a flag's name
+ * (`--max_num_seqs` is `--max-num-seqs`), so the check compares names in that form.
+ */
+export function normalisedFlag(arg: string): string | undefined {
+  const name = LONG_FLAG.exec(arg)?.[1];
+  return name === undefined ? undefined : `--${name.replace(/_/g, "-")}`;
+}
+
+/**
+ * The typed or overriding flag `flag` (normalised) would reach. argparse also accepts any
+ * unambiguous prefix of a flag (`--gpu-memory-util`), so a prefix of a typed flag counts too.
+ */
+export function shadowedFlag(flag: string): string | undefined {
+  const guarded = [...TYPED_FLAGS, ...Object.keys(OVERRIDING_FLAGS)];
+  return guarded.find((g) => g === flag) ?? guarded.find((g) => g.startsWith(flag));
+}
+
+/**
+ * Everything wrong with `extraArgs`, one sentence each; empty when it is fine. Elements are long
+ * flags (`--x`, `--x=v`), or a single value right after a flag without `=`. Short flags (`-q`) are
+ * refused because their long names cannot be checked here.
+ */
+export function extraArgsProblems(args: readonly string[]): string[] {
+  const problems: string[] = [];
+  let valueAllowed = false;
+  for (const [i, arg] of args.entries()) {
+    const at = `element ${i} (${JSON.stringify(arg)})`;
+    if (arg.startsWith("--")) {
+      const flag = normalisedFlag(arg);
+      valueAllowed = flag !== undefined && !arg.includes("=");
+      if (flag === undefined) {
+        problems.push(`${at} is not a flag vLLM can read: use --name or --name=value, one flag per element`);
+        continue;
+      }
+      const shadowed = shadowedFlag(flag);
+      if (shadowed === undefined) continue;
+      const read = shadowed === flag && flag === arg.split("=")[0] ? shadowed : `read by vLLM as ${shadowed}`;
+      const why = OVERRIDING_FLAGS[shadowed];
+      problems.push(
+        why === undefined
+          ? FLAG_KEYS[shadowed] === undefined
+            ? `${at} is ${read}, which the stacks leave at vLLM's default so the Service reaches the server`
+            : `${at} is ${read}, which the key ${FLAG_KEYS[shadowed]} sets; change that key instead`
+          : `${at} is ${read}, which ${why}`,
+      );
+    } else if (/^-[A-Za-z]/.test(arg)) {
+      valueAllowed = false;
+      problems.push(`${at} is a short flag: write its long --name form, so it can be checked against the typed knobs`);
+    } else if (valueAllowed) {
+      valueAllowed = false;
+    } else {
+      problems.push(
+        `${at} is not a flag and follows no flag that takes a value: vllm serve would read it as a positional`,
+      );
+    }
+  }
+  return problems;
+}
