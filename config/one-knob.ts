@@ -78,16 +78,29 @@ export function baselineConfig(projectDir: string): RawConfig {
     : projectDefaults(projectDir);
 }
 
+/** Why the stack is exempt from the one-knob rule (its `oneKnobExempt`), or undefined. */
+export function oneKnobExemption(candidate: RawConfig): string | undefined {
+  const why = (candidate[`${PROJECT}:oneKnobExempt`] ?? "").trim();
+  return why === "" ? undefined : why;
+}
+
 /**
- * The one-knob rule as a config problem, for the program (at preview) and the campaign. A stack
- * opts out only by saying why in `oneKnobExempt`; baseline is what the others are compared with.
+ * The one-knob rule as every caller applies it (program, check:stacks, campaign, review): baseline
+ * is what the others are compared with, and a stack opts out only by saying why in `oneKnobExempt`.
+ */
+export function stackOneKnobViolation(stack: string, baseline: RawConfig, candidate: RawConfig): string | undefined {
+  if (stack === BASELINE_STACK || oneKnobExemption(candidate) !== undefined) return undefined;
+  return oneKnobViolation(stack, diffKnobs(baseline, candidate));
+}
+
+/**
+ * The one-knob rule as a config problem, for the program (at preview) and the campaign.
  * The key named is the first one that breaks the rule (a non-knob key, else the second knob).
  */
 export function oneKnobProblem(stack: string, baseline: RawConfig, candidate: RawConfig): ConfigProblem | undefined {
-  if (stack === BASELINE_STACK || (candidate[`${PROJECT}:oneKnobExempt`] ?? "").trim() !== "") return undefined;
-  const diff = diffKnobs(baseline, candidate);
-  const violation = oneKnobViolation(stack, diff);
+  const violation = stackOneKnobViolation(stack, baseline, candidate);
   if (violation === undefined) return undefined;
+  const diff = diffKnobs(baseline, candidate);
   const name = diff.otherKeys[0] ?? KNOB_GROUPS[diff.knobs[1] ?? ""]?.find((m) => `${PROJECT}:${m}` in candidate) ?? "";
   const key = `${PROJECT}:${name}`;
   return {

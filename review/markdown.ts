@@ -38,7 +38,13 @@ function summaryTable(r: Review): string {
       s.change,
       s.change === "removed" ? "-" : changesText(s.changes),
       s.change === "removed" ? "-" : s.problems === null ? "valid" : "**invalid**",
-      s.change === "removed" || s.stack === "baseline" ? "-" : s.oneKnobViolation === null ? "ok" : "**fails**",
+      s.change === "removed" || s.stack === "baseline"
+        ? "-"
+        : s.oneKnobViolation !== null
+          ? "**fails**"
+          : s.oneKnobExempt !== null
+            ? "exempt"
+            : "ok",
       effectCell(s.effect),
       evidenceCell(s.evidence),
     ]),
@@ -129,11 +135,13 @@ function stackSection(s: StackReview): string[] {
   const lines = [title, ""];
   if (s.problems !== null) lines.push("```", s.problems, "```", "");
   if (s.oneKnobViolation !== null) lines.push(`One-knob check: **fails**: ${s.oneKnobViolation}.`, "");
+  if (s.oneKnobExempt !== null)
+    lines.push(`One-knob check: **exempt** (\`oneKnobExempt\`): ${s.oneKnobExempt}. Check that the reason holds.`, "");
   if (s.stack === "baseline")
     lines.push(`Baseline changes against the base: ${changesText(s.changes)}. Every candidate inherits this.`, "");
   else {
     lines.push(
-      `Against baseline: ${changesText(s.changes)}${s.oneKnobViolation === null && s.problems === null ? ` (one knob${s.knobs.length === 0 ? ": none, a control" : `: ${s.knobs.join(", ")}`}; check ok)` : ""}.`,
+      `Against baseline: ${changesText(s.changes)}${s.oneKnobViolation === null && s.oneKnobExempt === null && s.problems === null ? ` (one knob${s.knobs.length === 0 ? ": none, a control" : `: ${s.knobs.join(", ")}`}; check ok)` : ""}.`,
       "",
     );
   }

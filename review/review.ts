@@ -1,11 +1,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import {
-  diffKnobs,
+  checkStackConfig,
   formatProblems,
   mergedStackConfig,
-  oneKnobViolation,
-  parseCandidateConfig,
   projectDefaults,
   type RawConfig,
   stackFileConfig,
@@ -120,10 +118,8 @@ function otherStackProblems(repoDir: string, baseline: RawConfig, reviewed: Read
   const out: OtherStack[] = [];
   for (const stack of stackNames(repoDir).filter((s) => !reviewed.has(s) && s !== "baseline")) {
     const raw = { ...projectDefaults(repoDir), ...stackFileConfig(repoDir, stack) };
-    const parsed = parseCandidateConfig(raw);
-    const violation = oneKnobViolation(stack, diffKnobs(baseline, raw));
-    if (!parsed.ok) out.push({ stack, problem: formatProblems(parsed.problems) });
-    else if (violation) out.push({ stack, problem: violation });
+    const checked = checkStackConfig(stack, baseline, raw);
+    if (!checked.ok) out.push({ stack, problem: formatProblems(checked.problems) });
   }
   return out;
 }

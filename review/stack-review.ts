@@ -5,7 +5,8 @@ import {
   type CandidateConfig,
   diffKnobs,
   formatProblems,
-  oneKnobViolation,
+  oneKnobExemption,
+  stackOneKnobViolation,
   PROJECT,
   parseCandidateConfig,
   type RawConfig,
@@ -43,8 +44,10 @@ export interface StackReview {
   /** Config problems as `pulumi preview` prints them; null when it parses. */
   readonly problems: string | null;
   readonly knobs: string[];
-  /** Why it breaks the one-knob rule; null when it keeps it. */
+  /** Why it breaks the one-knob rule; null when it keeps it or is exempt. */
   readonly oneKnobViolation: string | null;
+  /** The stack's `oneKnobExempt` reason, shown to the reviewer; null when it is not exempt. */
+  readonly oneKnobExempt: string | null;
   /** Against baseline, in this branch. */
   readonly changes: KeyChange[];
   /** How this pull request changed the stack file (modified stacks only). */
@@ -103,6 +106,7 @@ export function reviewStack(input: ReviewInput): StackReview {
   const empty = {
     knobs: [],
     oneKnobViolation: null,
+    oneKnobExempt: null,
     changes: [],
     args: null,
     objects: null,
@@ -118,7 +122,7 @@ export function reviewStack(input: ReviewInput): StackReview {
   const raw = input.candidate;
   const isBaseline = stack === "baseline";
   const diff = diffKnobs(input.baseline, raw);
-  const violation = isBaseline ? null : (oneKnobViolation(stack, diff) ?? null);
+  const violation = isBaseline ? null : (stackOneKnobViolation(stack, input.baseline, raw) ?? null);
   const changes = keyChanges(input.baseline, raw);
   const parsedCandidate = parseCandidateConfig(raw);
   const parsedBaseline = parseCandidateConfig(input.baseline);
@@ -130,6 +134,7 @@ export function reviewStack(input: ReviewInput): StackReview {
     problems,
     knobs: diff.knobs,
     oneKnobViolation: violation,
+    oneKnobExempt: isBaseline ? null : (oneKnobExemption(raw) ?? null),
     changes,
     changedInBranch,
   };

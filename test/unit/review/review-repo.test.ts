@@ -83,6 +83,29 @@ describe("npm run review on a pull request (temporary git repository)", () => {
     }
   });
 
+  it("lets a two-knob stack through when it says why in oneKnobExempt, as preview does, and shows the reason", () => {
+    const file = path.join(repo, "Pulumi.pair.yaml");
+    const why = "the vendor's recommended pair, compared as one operating point";
+    fs.writeFileSync(
+      file,
+      `config:\n  vllm-tuner:maxModelLen: 4096\n  vllm-tuner:maxNumSeqs: 2\n  vllm-tuner:oneKnobExempt: ${why}\n`,
+    );
+    try {
+      const { stdout } = run(repo, "--base", "main", "--json");
+      const pair = (JSON.parse(stdout) as Review).stacks.find((s) => s.stack === "pair");
+      assert.deepEqual(
+        [pair?.ok, pair?.oneKnobViolation, pair?.oneKnobExempt, pair?.knobs],
+        [true, null, why, ["maxModelLen", "maxNumSeqs"]],
+      );
+      assert.match(
+        run(repo, "--base", "main").stdout,
+        new RegExp(`One-knob check: \\*\\*exempt\\*\\* \\(\`oneKnobExempt\`\\): ${why}\\.`),
+      );
+    } finally {
+      fs.rmSync(file);
+    }
+  });
+
   it("passes with nothing to review when no stack file changed", () => {
     const { code, stdout } = run(repo, "--base", "candidates");
     assert.equal(code, EXIT.ok);
