@@ -6,11 +6,11 @@ import {
   diffKnobs,
   formatProblems,
   oneKnobExemption,
-  stackOneKnobViolation,
   PROJECT,
   parseCandidateConfig,
   type RawConfig,
   SECRET_KEYS,
+  stackOneKnobViolation,
 } from "../config";
 import { type ArgLine, diffArgUnits } from "./args";
 import { compareEvidence, type Evidence, type FoundSummary } from "./evidence";
