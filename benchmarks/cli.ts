@@ -28,7 +28,8 @@ run options:
   --scenario FILE          YAML or JSON scenario; --preset short|default|sweep; --set key.path=VALUE (repeatable)
   --phases a,b,...         subset of ${PHASES.join(",")}
   --dcgm-url URL | --prometheus-url URL [--prometheus-memory-query Q] [--prometheus-util-query Q]
-  --wait-ready SECONDS     wait for /health = 200 before starting (default 0)
+  --wait-ready SECONDS     wait for /health = 200, and for the Deployment's rollout to finish
+                           before timing readiness (default 0)
   --out DIR                results directory (default: results)
   --json                   print the result JSON on stdout
   --quiet                  no progress on stderr

@@ -165,7 +165,7 @@ export async function runBenchmark(opts: RunOptions): Promise<BenchmarkResult> {
                 error: null,
                 startedAt: t,
                 finishedAt: nowIso(),
-                report: await cluster.value.readiness(),
+                report: await cluster.value.readiness(opts.waitReadySeconds ?? 0, signal),
               };
             } catch (err) {
               phases.readiness = {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { AppsV1Api, CoreV1Api, KubeConfig, type V1PersistentVolumeClaim } from "@kubernetes/client-node";
 import {
   cacheClaimOf,
@@ -7,6 +8,7 @@ import {
   podIdentity,
   type ReadinessReport,
   readinessReport,
+  rolloutPending,
 } from "./readiness";
 
 /** What the benchmark knows about the Deployment it measures. */
@@ -151,13 +153,41 @@ export class Cluster {
     return { deployment, replicaSets, pod };
   }
 
+  /** The current pod and its Deployment, or what the rollout is still waiting for. */
+  private async rolledOut(): Promise<Awaited<ReturnType<Cluster["podAndContext"]>> | { pending: string }> {
+    try {
+      const context = await this.podAndContext();
+      const pending = rolloutPending(context.deployment);
+      return pending === null ? context : { pending };
+    } catch (err) {
+      if (!/has no pod of its current revision/.test((err as Error).message)) throw err;
+      return { pending: (err as Error).message };
+    }
+  }
+
   /** The current pod's identity (UID, restarts, node). */
   async podIdentity(): Promise<PodIdentity> {
     return podIdentity((await this.podAndContext()).pod);
   }
 
-  async readiness(): Promise<ReadinessReport> {
-    const { deployment, replicaSets, pod } = await this.podAndContext();
+  /**
+   * The rollout timeline of this change's pod. Waits up to `waitSeconds` for the rollout of the
+   * Deployment's current generation to finish (the newest pod before that may be the previous
+   * revision's, whose Ready time is not this change's), then fails saying what is pending.
+   */
+  async readiness(waitSeconds = 0, signal?: AbortSignal): Promise<ReadinessReport> {
+    const deadline = Date.now() + waitSeconds * 1000;
+    let context = await this.rolledOut();
+    while ("pending" in context && Date.now() < deadline && !signal?.aborted) {
+      await sleep(1000, undefined, { signal }).catch(() => {});
+      context = await this.rolledOut();
+    }
+    if ("pending" in context)
+      throw new Error(
+        `the rollout of ${this.ref.namespace}/${this.ref.deploymentName} has not finished after ${waitSeconds} s: ` +
+          `${context.pending}; readiness is not measured, because the newest pod may still be the previous revision's`,
+      );
+    const { deployment, replicaSets, pod } = context;
     const claimName = cacheClaimOf(pod, this.ref.cacheClaimName);
     let claim: V1PersistentVolumeClaim | null = null;
     if (claimName !== null) {

@@ -54,6 +54,26 @@ export function revisionOf(obj: { metadata?: { annotations?: Record<string, stri
   return Number(obj.metadata?.annotations?.[REVISION] ?? "0");
 }
 
+/**
+ * Why the rollout of the Deployment's current generation has not finished, or null when it has
+ * (`kubectl rollout status`'s rule). Until then the newest ReplicaSet and its pod may still be the
+ * previous revision's: the controller records a generation as observed while it is still scaling
+ * the old pods down, before the new ReplicaSet exists. Pure.
+ */
+export function rolloutPending(d: V1Deployment): string | null {
+  const generation = d.metadata?.generation ?? 0;
+  const observed = d.status?.observedGeneration ?? 0;
+  const want = d.spec?.replicas ?? 1;
+  const updated = d.status?.updatedReplicas ?? 0;
+  const total = d.status?.replicas ?? 0;
+  const available = d.status?.availableReplicas ?? 0;
+  if (observed < generation) return `generation ${generation} is not yet observed by the controller (at ${observed})`;
+  if (updated < want) return `${updated} of ${want} replica(s) run generation ${generation}'s template`;
+  if (total > updated) return `${total - updated} replica(s) of an older revision still exist`;
+  if (available < updated) return `${available} of ${updated} updated replica(s) are available`;
+  return null;
+}
+
 /** The ReplicaSet of the Deployment's current revision (highest revision annotation). */
 export function currentReplicaSet(replicaSets: readonly V1ReplicaSet[]): V1ReplicaSet | null {
   return [...replicaSets].sort((a, b) => revisionOf(b) - revisionOf(a))[0] ?? null;

@@ -13,8 +13,18 @@ const objects: Record<string, unknown> = {
   [`/apis/apps/v1/namespaces/${NS}/deployments/gemma4-12b`]: {
     apiVersion: "apps/v1",
     kind: "Deployment",
-    metadata: { name: "gemma4-12b", namespace: NS, uid, creationTimestamp: "2025-06-01T09:00:00Z" },
-    spec: { selector: { matchLabels: { app: "gemma4-12b" } }, template: {} },
+    metadata: { name: "gemma4-12b", namespace: NS, uid, generation: 2, creationTimestamp: "2025-06-01T09:00:00Z" },
+    spec: { replicas: 1, selector: { matchLabels: { app: "gemma4-12b" } }, template: {} },
+    status: { observedGeneration: 2, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1 },
+  },
+  // Mid-rollout of generation 3 under Recreate: the controller has observed it and is scaling the old pod
+  // down; no new ReplicaSet yet, so the newest pod is still generation 2's.
+  [`/apis/apps/v1/namespaces/${NS}/deployments/rolling`]: {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: "rolling", namespace: NS, uid, generation: 3, creationTimestamp: "2025-06-01T09:00:00Z" },
+    spec: { replicas: 1, selector: { matchLabels: { app: "gemma4-12b" } }, template: {} },
+    status: { observedGeneration: 3, replicas: 1, updatedReplicas: 0, readyReplicas: 1, availableReplicas: 1 },
   },
   [`/apis/apps/v1/namespaces/${NS}/deployments/live`]: {
     apiVersion: "apps/v1",
@@ -137,6 +147,16 @@ describe("Kubernetes API access through @kubernetes/client-node", () => {
     assert.equal(r.changeToReadySeconds, 270);
     assert.equal(r.cacheState, "cold");
     assert.ok(seen.includes(`/api/v1/namespaces/${NS}/pods?labelSelector=app%3Dgemma4-12b`), seen.join("\n"));
+  });
+
+  it("refuses to time a rollout that has not finished (the newest pod is the previous revision's), after waiting", async () => {
+    const cluster = await Cluster.connect({ namespace: NS, deploymentName: "rolling" }, kubeconfig);
+    const pending =
+      /^Error: the rollout of gemmaforge\/rolling has not finished after (0|1\.2) s: 0 of 1 replica\(s\) run generation 3's template; readiness is not measured/;
+    await assert.rejects(cluster.readiness(), pending);
+    const started = Date.now();
+    await assert.rejects(cluster.readiness(1.2), pending);
+    assert.ok(Date.now() - started >= 1000, "waited for the rollout before giving up");
   });
 
   it("surfaces a pod-log refusal (kwok pods run no containers) as an error to record", async () => {

@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import type { V1Deployment, V1PersistentVolumeClaim, V1Pod, V1ReplicaSet } from "@kubernetes/client-node";
-import { currentPod, currentReplicaSet, readinessReport } from "../../../benchmarks/kube/readiness";
+import { currentPod, currentReplicaSet, readinessReport, rolloutPending } from "../../../benchmarks/kube/readiness";
 
 const t = (s: string) => new Date(`2025-06-01T10:${s}Z`);
 const rs = (rev: number, hash: string, created: string): V1ReplicaSet => ({
@@ -155,5 +155,29 @@ describe("readiness timeline", () => {
     assert.equal(r.changeAppliedAt, "2025-06-01T10:09:58.000Z");
     assert.equal(r.changeAppliedFrom, "Deployment managedFields: last change by vllm-tuner before the pod");
     assert.equal(r.changeToReadySeconds, 173);
+  });
+});
+
+describe("rollout of the Deployment's current generation (kubectl rollout status's rule)", () => {
+  const at = (status: V1Deployment["status"], generation = 4): V1Deployment => ({
+    metadata: { name: "gemma4-12b", generation },
+    spec: { replicas: 1, selector: {}, template: {} },
+    status,
+  });
+  const done = { observedGeneration: 4, replicas: 1, updatedReplicas: 1, availableReplicas: 1 };
+
+  it("is finished when the generation is observed and its one replica is updated and available", () => {
+    assert.equal(rolloutPending(at(done)), null);
+  });
+
+  it("names what is pending at each step of a Recreate rollout", () => {
+    assert.equal(
+      rolloutPending(at({ ...done, observedGeneration: 3 })),
+      "generation 4 is not yet observed by the controller (at 3)",
+    );
+    assert.equal(rolloutPending(at({ ...done, updatedReplicas: 0 })), "0 of 1 replica(s) run generation 4's template");
+    assert.equal(rolloutPending(at({ ...done, replicas: 2 })), "1 replica(s) of an older revision still exist");
+    assert.equal(rolloutPending(at({ ...done, availableReplicas: 0 })), "0 of 1 updated replica(s) are available");
+    assert.equal(rolloutPending(at(undefined)), "generation 4 is not yet observed by the controller (at 0)");
   });
 });
