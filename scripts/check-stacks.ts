@@ -18,9 +18,8 @@ for (const stack of stackNames(projectDir)) {
     continue;
   }
   const diff = diffKnobs(baseline, raw);
+  const changed = [...diff.knobs, ...diff.otherKeys];
   const exempt = result.config.oneKnobExempt !== "" ? ` (exempt from one knob: ${result.config.oneKnobExempt})` : "";
-  console.log(
-    `${stack}: ok (${diff.knobs.length === 0 ? "same as baseline" : `changes ${diff.knobs.join(", ")}`})${exempt}`,
-  );
+  console.log(`${stack}: ok (${changed.length === 0 ? "same as baseline" : `changes ${changed.join(", ")}`})${exempt}`);
 }
 process.exitCode = failures === 0 ? 0 : 1;

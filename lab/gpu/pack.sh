@@ -17,7 +17,7 @@
 # Usage: lab/gpu/pack.sh [component...]   (default: all; a component is rebuilt only when missing
 #        from $WORK or when named). Env: OUT_DIR (default <repo>/.gpu), WORK (default
 #        ~/.cache/vllm-lab/gpu-pack), PART_MIB (default 60), WITH_KUBECTL=1, WITH_SIM=1,
-#        XZ_OPT (default -9 -T2).
+#        XZ_OPT (default -9 -T2), GPU_COMPONENTS (default "py bin node model").
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -144,7 +144,8 @@ build_model() {
 }
 
 # ---------------------------------------------------------------- parts
-COMPONENTS=(py bin node model)
+# GPU_COMPONENTS: what goes into the parts (a benchmark-only run, lab/gpu/bench.sh, needs no `bin`).
+read -r -a COMPONENTS <<< "${GPU_COMPONENTS:-py bin node model}"
 if [[ $# -gt 0 ]]; then
   for c in "$@"; do "build_$c"; done      # named: (re)build those
 else

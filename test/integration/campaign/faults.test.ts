@@ -38,9 +38,13 @@ describe("campaign faults on the lab", function () {
     kubeconfig = (await startLab({ coldStartSeconds: 4, warmStartSeconds: 2 })).kubeconfig;
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), "vllm-faults-it-"));
     // A project with one more candidate: the simulator refuses --max-loras 0 and exits, as vLLM would.
+    // extraArgs is not a tunable knob, so the stack says why it breaks the one-knob rule.
     src = stageProject(PROJECT_DIR, path.join(tmp, "src")).dir;
     fs.symlinkSync(path.join(PROJECT_DIR, ".lab"), path.join(src, ".lab"), "dir");
-    fs.writeFileSync(path.join(src, "Pulumi.crash.yaml"), 'config:\n  vllm-tuner:extraArgs: ["--max-loras=0"]\n');
+    fs.writeFileSync(
+      path.join(src, "Pulumi.crash.yaml"),
+      'config:\n  vllm-tuner:extraArgs: ["--max-loras=0"]\n  vllm-tuner:oneKnobExempt: "fault test: a flag the server refuses"\n',
+    );
     const scenario = path.join(tmp, "scenario.yaml");
     fs.writeFileSync(scenario, "phases: [readiness, identity]\n");
     common = [
