@@ -19,6 +19,15 @@ export interface RawHandler {
 }
 
 const CRLF2 = Buffer.from("\r\n\r\n");
+const CR = 13;
+const SEMICOLON = 59;
+/** Value of each byte as a hex digit, -1 when it is none. */
+const HEX = Int8Array.from({ length: 256 }, (_, b) => {
+  const c = String.fromCharCode(b);
+  return /^[0-9a-fA-F]$/.test(c) ? Number.parseInt(c, 16) : -1;
+});
+/** Bytes read per socket read; one buffer per connection, reused (net.connect's `onread`). */
+const READ_BUFFER_BYTES = 64 * 1024;
 
 type State = "head" | "size" | "data" | "data-crlf" | "trailer" | "length" | "close" | "done";
 
@@ -39,10 +48,22 @@ class Conn {
     host: string,
     port: number,
   ) {
-    this.socket = connect({ host, port, noDelay: true });
-    this.socket.on("data", (d: Buffer) => this.onBytes(d));
+    // `onread` hands each read to us straight from the socket, without a Readable stream's
+    // push/emit per read (a streamed response is a dozen reads).
+    const readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
+    this.socket = connect({
+      host,
+      port,
+      noDelay: true,
+      onread: { buffer: readBuffer, callback: (bytes: number, b: Uint8Array) => this.onRead(bytes, b) },
+    });
     this.socket.on("error", (e: Error) => this.fail(e));
     this.socket.on("close", () => this.fail(Object.assign(new Error("socket closed"), { code: "ECONNRESET" })));
+  }
+
+  private onRead(bytes: number, b: Uint8Array): boolean {
+    this.onBytes(Buffer.from(b.buffer, b.byteOffset, bytes));
+    return true;
   }
 
   send(request: Buffer, handler: RawHandler): void {
@@ -73,6 +94,7 @@ class Conn {
   }
 
   private finish(): void {
+    this.pending = null;
     const h = this.handler!;
     this.handler = null;
     this.state = "done";
@@ -85,83 +107,82 @@ class Conn {
     h.rawEnd();
   }
 
+  /**
+   * One read. `d` is the connection's read buffer, reused by the next read: what must outlive this
+   * call (an incomplete frame, an error body) is copied. Walks it by offset: no slice per step.
+   */
   private onBytes(d: Buffer): void {
     if (this.handler === null) return;
     this.gotBytes = true;
-    let buf = this.pending === null ? d : Buffer.concat([this.pending, d]);
-    this.pending = null;
-    while (buf.length > 0 && this.handler !== null) {
+    let buf = d;
+    if (this.pending !== null) {
+      buf = Buffer.concat([this.pending, d]);
+      this.pending = null;
+    }
+    const n = buf.length;
+    let i = 0;
+    while (i < n && this.handler !== null) {
       switch (this.state) {
         case "head": {
-          const end = buf.indexOf(CRLF2);
-          if (end === -1) {
-            this.pending = buf;
-            return;
-          }
-          this.head(buf.toString("latin1", 0, end));
-          buf = buf.subarray(end + 4);
+          const end = buf.indexOf(CRLF2, i);
+          if (end === -1) return this.keep(buf, i);
+          this.head(buf.toString("latin1", i, end));
+          i = end + 4;
           // head() moved the state on.
-          if ((this.state as State) === "done") {
-            this.finish();
-            return;
-          }
+          if ((this.state as State) === "done") return this.finish();
           break;
         }
         case "size": {
-          const eol = buf.indexOf("\r\n");
-          if (eol === -1) {
-            this.pending = buf;
-            return;
+          // Hex digits, maybe `;extensions`, then CRLF: read byte by byte (a line is a few bytes).
+          let size = 0;
+          let inExtension = false;
+          let j = i;
+          for (; j < n && buf[j] !== CR; j++) {
+            const digit = HEX[buf[j]!]!;
+            if (buf[j] === SEMICOLON) inExtension = true;
+            else if (!inExtension && digit >= 0) size = size * 16 + digit;
           }
-          this.remaining = Number.parseInt(buf.toString("latin1", 0, eol), 16);
-          buf = buf.subarray(eol + 2);
-          this.state = this.remaining === 0 ? "trailer" : "data";
+          if (j + 1 >= n) return this.keep(buf, i);
+          this.remaining = size;
+          i = j + 2;
+          this.state = size === 0 ? "trailer" : "data";
           break;
         }
-        case "data": {
-          const n = Math.min(this.remaining, buf.length);
-          this.handler.rawData(buf.subarray(0, n));
-          this.remaining -= n;
-          buf = buf.subarray(n);
-          if (this.remaining === 0) this.state = "data-crlf";
+        case "data":
+        case "length": {
+          const take = Math.min(this.remaining, n - i);
+          this.handler.rawData(buf.subarray(i, i + take));
+          this.remaining -= take;
+          i += take;
+          if (this.remaining === 0) {
+            if (this.state === "length") return this.finish();
+            this.state = "data-crlf";
+          }
           break;
         }
         case "data-crlf": {
-          if (buf.length < 2) {
-            this.pending = buf;
-            return;
-          }
-          buf = buf.subarray(2);
+          if (n - i < 2) return this.keep(buf, i);
+          i += 2;
           this.state = "size";
           break;
         }
         case "trailer": {
           // No trailers are expected: the last chunk ends with one empty line.
-          if (buf.length < 2) {
-            this.pending = buf;
-            return;
-          }
-          this.finish();
-          return;
-        }
-        case "length": {
-          const n = Math.min(this.remaining, buf.length);
-          this.handler.rawData(buf.subarray(0, n));
-          this.remaining -= n;
-          buf = buf.subarray(n);
-          if (this.remaining === 0) {
-            this.finish();
-            return;
-          }
-          break;
+          if (n - i < 2) return this.keep(buf, i);
+          return this.finish();
         }
         case "close":
-          this.handler.rawData(buf);
+          this.handler.rawData(buf.subarray(i));
           return;
         case "done":
           return;
       }
     }
+  }
+
+  /** Keeps the unread rest for the next read (a copy: the read buffer is reused). */
+  private keep(buf: Buffer, from: number): void {
+    this.pending = Buffer.from(buf.subarray(from));
   }
 
   /** Status line and the headers that frame the body (looked up, not split: once per request). */

@@ -196,9 +196,30 @@ function watch(signal: AbortSignal, r: StreamRequest): Set<StreamRequest> {
 }
 
 const CHAT_PATH = "/v1/chat/completions";
-const CONTENT_KEY = '"content":"';
-const USAGE_KEY = '"usage"';
+const CONTENT_KEY = '"content"';
+const USAGE_KEY = '"usage":';
+const NO_USAGE = "null";
 const QUOTE = 34;
+const COLON = 58;
+
+/**
+ * What a compact `data:` payload is, without parsing it: "token" when it carries
+ * `"content":"<text>"` and no usage (vLLM leaves the key out, the simulator writes `"usage":null`);
+ * "empty" when it carries no text and no usage (a role or finish chunk: no content key, or an empty
+ * or null one, and no reasoning or text key); "parse" for everything else. Pure.
+ */
+export function chunkKind(data: string): "token" | "empty" | "parse" {
+  const usageAt = data.indexOf(USAGE_KEY);
+  if (usageAt !== -1 && !data.startsWith(NO_USAGE, usageAt + USAGE_KEY.length)) return "parse";
+  const at = data.indexOf(CONTENT_KEY);
+  if (at !== -1) {
+    const value = at + CONTENT_KEY.length;
+    if (data.charCodeAt(value) !== COLON) return "parse";
+    if (data.charCodeAt(value + 1) === QUOTE && data.charCodeAt(value + 2) !== QUOTE) return "token";
+    if (!data.startsWith('""', value + 1) && !data.startsWith(NO_USAGE, value + 1)) return "parse";
+  }
+  return data.indexOf('"reasoning') === -1 && data.indexOf('"text"') === -1 ? "empty" : "parse";
+}
 
 /**
  * One streamed request as an undici dispatch handler: callbacks straight from the socket parser,
@@ -278,7 +299,8 @@ class StreamRequest implements Dispatcher.DispatchHandler, RawHandler {
   rawData(chunk: Buffer): void {
     this.onBytes?.();
     if (this.parser === null) {
-      this.errorBody?.push(chunk);
+      // A copy: the load's transport reuses its read buffer.
+      this.errorBody?.push(Buffer.from(chunk));
       return;
     }
     const now = performance.now();
@@ -287,13 +309,14 @@ class StreamRequest implements Dispatcher.DispatchHandler, RawHandler {
         this.sawDone = true;
         continue;
       }
-      // vLLM's token chunks carry `"content":"<text>"` and no usage: seen without parsing the JSON
-      // (a quote inside a string is escaped, so the key cannot match inside text). Others are parsed.
-      const at = data.indexOf(CONTENT_KEY);
-      if (at !== -1 && data.charCodeAt(at + CONTENT_KEY.length) !== QUOTE && data.indexOf(USAGE_KEY) === -1) {
+      // Most chunks are read without parsing their JSON (a quote inside a string is escaped, so the
+      // keys below cannot match inside text); anything else (reasoning, usage, spaced JSON) is parsed.
+      const kind = chunkKind(data);
+      if (kind === "token") {
         this.token(now);
         continue;
       }
+      if (kind === "empty") continue;
       const chunk = readChunk(data);
       if (chunk.text.length > 0) this.token(now);
       if (chunk.usage) {
