@@ -125,11 +125,17 @@ class Conn {
       switch (this.state) {
         case "head": {
           const end = buf.indexOf(CRLF2, i);
-          if (end === -1) return this.keep(buf, i);
+          if (end === -1) {
+            this.keep(buf, i);
+            return;
+          }
           this.head(buf.toString("latin1", i, end));
           i = end + 4;
           // head() moved the state on.
-          if ((this.state as State) === "done") return this.finish();
+          if ((this.state as State) === "done") {
+            this.finish();
+            return;
+          }
           break;
         }
         case "size": {
@@ -142,7 +148,10 @@ class Conn {
             if (buf[j] === SEMICOLON) inExtension = true;
             else if (!inExtension && digit >= 0) size = size * 16 + digit;
           }
-          if (j + 1 >= n) return this.keep(buf, i);
+          if (j + 1 >= n) {
+            this.keep(buf, i);
+            return;
+          }
           this.remaining = size;
           i = j + 2;
           this.state = size === 0 ? "trailer" : "data";
@@ -155,21 +164,31 @@ class Conn {
           this.remaining -= take;
           i += take;
           if (this.remaining === 0) {
-            if (this.state === "length") return this.finish();
+            if (this.state === "length") {
+              this.finish();
+              return;
+            }
             this.state = "data-crlf";
           }
           break;
         }
         case "data-crlf": {
-          if (n - i < 2) return this.keep(buf, i);
+          if (n - i < 2) {
+            this.keep(buf, i);
+            return;
+          }
           i += 2;
           this.state = "size";
           break;
         }
         case "trailer": {
           // No trailers are expected: the last chunk ends with one empty line.
-          if (n - i < 2) return this.keep(buf, i);
-          return this.finish();
+          if (n - i < 2) {
+            this.keep(buf, i);
+            return;
+          }
+          this.finish();
+          return;
         }
         case "close":
           this.handler.rawData(buf.subarray(i));
