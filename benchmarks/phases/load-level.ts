@@ -224,7 +224,7 @@ export async function measureLevel<R extends ClosedLoopResult>(
     e2eMs: figures.e2eMs,
     server,
     prefixCache: prefixCacheWindow(series),
-    serverLatency: serverLatency(series, figures),
+    serverLatency: serverLatency(series, loop.samples),
     gpu,
     podBefore: podBefore.value,
     podAfter: podAfter.value,

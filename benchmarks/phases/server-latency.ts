@@ -1,3 +1,4 @@
+import type { RequestSample } from "../http/stream";
 import { type Measured, measured, missing } from "../measured";
 import {
   type Histogram,
@@ -9,14 +10,12 @@ import {
 } from "../metrics/histogram";
 import type { ScrapeSeries } from "../metrics/scraper";
 import type { ServerLatency, ServerLatencyFigure } from "../result/types";
-import type { Summary } from "../stats";
 
 const ms = (seconds: number | null) => (seconds === null ? null : seconds * 1000);
 
-/** Pure: one histogram's window delta as a figure beside the client's mean. */
-export function serverFigure(metric: string, delta: Histogram, client: Summary | null): ServerLatencyFigure {
+/** Pure: one histogram's window delta as a figure beside the client's mean of the same requests. */
+export function serverFigure(metric: string, delta: Histogram, clientMeanMs: number | null): ServerLatencyFigure {
   const meanMs = delta.count > 0 ? (delta.sum / delta.count) * 1000 : null;
-  const clientMeanMs = client?.mean ?? null;
   const diff = meanMs !== null && clientMeanMs !== null ? clientMeanMs - meanMs : null;
   return {
     metric,
@@ -30,11 +29,41 @@ export function serverFigure(metric: string, delta: Histogram, client: Summary |
   };
 }
 
-/** The client's figures a level compares with the server's. */
-export interface ClientLatency {
-  readonly ttftMs: Summary | null;
-  readonly e2eMs: Summary | null;
-  readonly itlMs: Summary | null;
+const mean = (xs: readonly number[]) => (xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length);
+
+/**
+ * Pure: the client's mean of what the server observed between two scrapes, over the same requests.
+ * vLLM observes TTFT at the first token, e2e at the end and each inter-token gap as it happens, so
+ * a request counts where that moment falls in [fromEpochMs, toEpochMs]: a TTFT of a request the
+ * client cut at the window's end is the server's too, and the queue that builds under overload is
+ * in both. The level's own figures keep their rule (requests that ended in the window).
+ */
+export function clientMeanBetween(
+  key: LatencyHistogramKey,
+  samples: readonly RequestSample[],
+  fromEpochMs: number,
+  toEpochMs: number,
+): number | null {
+  const inside = (t: number) => t >= fromEpochMs && t <= toEpochMs;
+  if (key === "queue") return null;
+  if (key === "e2e")
+    return mean(
+      samples.filter((s) => s.outcome === "succeeded" && inside(s.startEpochMs + s.e2eMs)).map((s) => s.e2eMs),
+    );
+  const values: number[] = [];
+  for (const s of samples) {
+    if (s.ttftMs === null) continue;
+    let t = s.startEpochMs + s.ttftMs;
+    if (key === "ttft") {
+      if (inside(t)) values.push(s.ttftMs);
+      continue;
+    }
+    for (const gap of s.chunkGapsMs) {
+      t += gap;
+      if (inside(t)) values.push(gap);
+    }
+  }
+  return mean(values);
 }
 
 /**
@@ -43,23 +72,20 @@ export interface ClientLatency {
  */
 export function serverLatency(
   series: ScrapeSeries<{ readonly latency: LatencyHistograms }>,
-  client: ClientLatency,
+  samples: readonly RequestSample[],
 ): ServerLatency {
-  const clientOf: Record<LatencyHistogramKey, Summary | null> = {
-    ttft: client.ttftMs,
-    e2e: client.e2eMs,
-    queue: null,
-    itl: client.itlMs,
-  };
   const one = (key: LatencyHistogramKey): Measured<ServerLatencyFigure> => {
     const metric = LATENCY_HISTOGRAMS[key];
     if (series.points.length === 0)
       return missing(`no successful scrape of ${series.url} in the window (${series.firstError ?? "none taken"})`);
-    const carried = series.points.map((p) => p.values.latency[key]).filter((h): h is Histogram => h !== null);
+    const carried = series.points.filter((p) => p.values.latency[key] !== null);
     if (carried.length === 0) return missing(`${metric} not exported by ${series.url}`);
     if (carried.length === 1) return missing(`${metric}: only one scrape carried it, no window delta`);
+    const first = carried[0]!;
+    const last = carried[carried.length - 1]!;
     try {
-      return measured(serverFigure(metric, histogramDelta(carried[0]!, carried[carried.length - 1]!), clientOf[key]));
+      const delta = histogramDelta(first.values.latency[key]!, last.values.latency[key]!);
+      return measured(serverFigure(metric, delta, clientMeanBetween(key, samples, first.tEpochMs, last.tEpochMs)));
     } catch (err) {
       return missing(`${metric}: ${(err as Error).message}`);
     }

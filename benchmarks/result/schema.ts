@@ -294,7 +294,10 @@ export const ServerLatencyFigureSchema = z.strictObject({
   /** By linear interpolation inside the bucket (Prometheus's histogram_quantile): as coarse as the buckets. */
   p50Ms: z.number().nullable(),
   p95Ms: z.number().nullable(),
-  /** The client's mean of the same quantity; null where the client has none (queue time). */
+  /**
+   * The client's mean of the same quantity over the same requests: those whose first token (TTFT),
+   * end (e2e) or chunk (ITL) came between the two scrapes; null where the client has none (queue).
+   */
   clientMeanMs: z.number().nullable(),
   /** Client mean minus server mean: network, HTTP and client time (positive) or window mismatch. */
   clientMinusServerMeanMs: z.number().nullable(),

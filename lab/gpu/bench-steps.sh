@@ -23,8 +23,8 @@ if [[ -n "$RATES" ]]; then
     >> "$RUN/bench-open.log" 2>&1
   echo $? > "$RUN/open.rc"
 fi
-# 3. GuideLLM-style sweep: synchronous and throughput rates, then six rates between.
-bench --preset sweep --phases load > "$RUN/bench-sweep.log" 2>&1
+# 3. GuideLLM-style sweep: synchronous and throughput rates, then six rates between (6 s windows).
+bench --preset sweep --scenario campaign/gpu-scenario.yaml --phases load > "$RUN/bench-sweep.log" 2>&1
 echo $? > "$RUN/sweep.rc"
 [[ -f "$RUN/vllm.pid" ]] && kill "$(cat "$RUN/vllm.pid")" 2>/dev/null
 echo done > "$RUN/campaign.rc"

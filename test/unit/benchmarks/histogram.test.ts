@@ -1,6 +1,7 @@
 import { strict as assert } from "node:assert";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { RequestSample } from "../../../benchmarks/http/stream";
 import { measured, missing } from "../../../benchmarks/measured";
 import { parseExposition } from "../../../benchmarks/metrics/exposition";
 import {
@@ -11,14 +12,29 @@ import {
   latencyHistograms,
 } from "../../../benchmarks/metrics/histogram";
 import type { ScrapeSeries } from "../../../benchmarks/metrics/scraper";
-import { serverFigure, serverLatency } from "../../../benchmarks/phases/server-latency";
-import { summarize } from "../../../benchmarks/stats";
+import { clientMeanBetween, serverFigure, serverLatency } from "../../../benchmarks/phases/server-latency";
 
 /** Real vLLM 0.24.0 `/metrics`: idle, at 4 running, and after the load (../shared/vllm-0.24/captures). */
 const capture = (name: string) =>
   parseExposition(readFileSync(join(__dirname, "..", "..", "fixtures", "vllm-0.24", `metrics_${name}.txt`), "utf8"));
 const MODEL = "gemma-4-12b-q4";
 const round = (v: number | null, digits = 6) => (v === null ? null : Number(v.toFixed(digits)));
+
+/** A request as the client measured it; only what the server comparison reads matters. */
+const sample = (o: Partial<RequestSample>): RequestSample => ({
+  startEpochMs: 0,
+  outcome: "succeeded",
+  status: 200,
+  error: null,
+  ttftMs: null,
+  tpotMs: null,
+  chunkGapsMs: [],
+  e2eMs: 0,
+  promptTokens: null,
+  outputTokens: null,
+  contentChunks: 0,
+  ...o,
+});
 
 describe("vLLM latency histograms (real 0.24 captures)", () => {
   const during = latencyHistograms(capture("during_load"), MODEL);
@@ -56,7 +72,7 @@ describe("vLLM latency histograms (real 0.24 captures)", () => {
     // p50: rank 49 in (0.02, 0.04] holding ranks 3..95: 0.02 + 0.02 x 47 / 93; p95: rank 93.1.
     assert.equal(round(histogramQuantile(d, 0.5)), round(0.02 + (0.02 * 47) / 93));
     assert.equal(round(histogramQuantile(d, 0.95)), round(0.02 + (0.02 * 91.1) / 93));
-    const f = serverFigure("vllm:time_to_first_token_seconds", d, summarize([30, 31]));
+    const f = serverFigure("vllm:time_to_first_token_seconds", d, 30.5);
     assert.deepEqual(
       [f.count, round(f.meanMs, 4), round(f.p50Ms, 4), round(f.p95Ms, 4), f.clientMeanMs],
       [98, round(((5.387268304824829 - 2.525223970413208) / 98) * 1000, 4), 30.1075, 39.5914, 30.5],
@@ -91,7 +107,7 @@ describe("vLLM latency histograms (real 0.24 captures)", () => {
       failedScrapes: 0,
       firstError: null,
     };
-    const s = serverLatency(series, { ttftMs: summarize([29.2]), e2eMs: null, itlMs: null });
+    const s = serverLatency(series, [sample({ startEpochMs: 100, ttftMs: 29.2, e2eMs: 300 })]);
     assert.equal(s.ttft.value?.count, 98);
     assert.equal(round(s.ttft.value!.clientMinusServerMeanMs, 3), round(29.2 - s.ttft.value!.meanMs!, 3));
     assert.equal(s.queue.value?.count, 98);
@@ -99,8 +115,7 @@ describe("vLLM latency histograms (real 0.24 captures)", () => {
     assert.deepEqual(s.itl, missing("vllm:inter_token_latency_seconds: only one scrape carried it, no window delta"));
     const idle = latencyHistograms(capture("idle"), MODEL);
     assert.deepEqual(
-      serverLatency({ ...series, points: [point(0, idle), point(1, idle)] }, { ttftMs: null, e2eMs: null, itlMs: null })
-        .e2e,
+      serverLatency({ ...series, points: [point(0, idle), point(1, idle)] }, []).e2e,
       measured({
         metric: "vllm:e2e_request_latency_seconds",
         count: 0,
@@ -113,8 +128,39 @@ describe("vLLM latency histograms (real 0.24 captures)", () => {
       }),
     );
     assert.deepEqual(
-      serverLatency({ ...series, points: [], firstError: "HTTP 503" }, { ttftMs: null, e2eMs: null, itlMs: null }).ttft,
+      serverLatency({ ...series, points: [], firstError: "HTTP 503" }, []).ttft,
       missing("no successful scrape of http://vllm/metrics in the window (HTTP 503)"),
     );
+  });
+});
+
+describe("the client's mean over the requests the server observed between two scrapes", () => {
+  // Scrapes at 1000 and 2000 ms.
+  const samples = [
+    // First token before the first scrape: the server counted its TTFT in an earlier window.
+    sample({ startEpochMs: 0, ttftMs: 900, chunkGapsMs: [200, 200], e2eMs: 1300 }),
+    // Queued long, cut by the client at the window's end: its TTFT is the server's too, its e2e is not.
+    sample({ startEpochMs: 200, ttftMs: 1600, chunkGapsMs: [100], e2eMs: 1750, outcome: "incomplete" }),
+    sample({ startEpochMs: 1000, ttftMs: 50, chunkGapsMs: [10, 10, 2000], e2eMs: 2070 }),
+    // Errored before any token: in no mean.
+    sample({ startEpochMs: 1100, outcome: "errored", status: 500, e2eMs: 5 }),
+  ];
+  const between = (key: "ttft" | "e2e" | "itl" | "queue") => clientMeanBetween(key, samples, 1000, 2000);
+
+  it("counts a TTFT where its first token falls, cut requests included", () => {
+    assert.equal(between("ttft"), (1600 + 50) / 2);
+  });
+
+  it("counts an e2e where a successful request ends", () => {
+    assert.equal(between("e2e"), 1300);
+  });
+
+  it("counts each inter-token gap where its chunk arrives", () => {
+    // 900+200 = 1100 and 1300 (first), 1900 (second), 1060 and 1070 (third; 3070 is after).
+    assert.equal(between("itl"), (200 + 200 + 100 + 10 + 10) / 5);
+  });
+
+  it("has none for queue time, and none where nothing fell inside", () => {
+    assert.deepEqual([between("queue"), clientMeanBetween("ttft", samples, 5000, 6000)], [null, null]);
   });
 });

@@ -1,0 +1,49 @@
+import { strict as assert } from "node:assert";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { clientMeanBetween } from "../../../benchmarks/phases/server-latency";
+import { readResult } from "../../../benchmarks/result/files";
+
+/**
+ * Real vLLM 0.24.0 on an H200 (examples/gpu-bench-2026-11-30: lab/gpu/bench.sh), closed loop at
+ * 1/2/4/8, open loop below and above capacity, and a sweep: the client's TTFT against vLLM's own
+ * histogram, over the same requests (first token inside the window, cut requests included).
+ */
+const DIR = path.join(__dirname, "..", "..", "..", "examples", "gpu-bench-2026-11-30", "results");
+const results = fs
+  .readdirSync(DIR)
+  .filter((f) => f.endsWith(".json"))
+  .sort()
+  .map((f) => readResult(path.join(DIR, f)));
+
+describe("real vLLM 0.24 on a GPU: the client's TTFT beside the server's, same requests", () => {
+  const levels = results.flatMap((r) => {
+    const load = r.phases.load!;
+    return [
+      ...load.levels.map((l) => ({ name: `c=${l.concurrency}`, l })),
+      ...load.rateLevels.map((l) => ({ name: `${l.openLoop.targetRatePerSecond.toFixed(2)}/s`, l })),
+    ];
+  });
+
+  it("has 14 levels with the server's TTFT, queueing from none to seconds", () => {
+    assert.equal(levels.length, 14);
+    const server = levels.map(({ l }) => l.serverLatency.ttft.value!.meanMs!);
+    assert.ok(Math.min(...server) < 100 && Math.max(...server) > 4000, server.join(", "));
+  });
+
+  it("counts the same requests as the server, and agrees within 5 % at every level (the client's side is the later)", () => {
+    for (const { name, l } of levels) {
+      const server = l.serverLatency.ttft.value!;
+      const inWindow = l.samples.filter(
+        (s) =>
+          s.ttftMs !== null &&
+          s.startEpochMs + s.ttftMs >= l.windowStartEpochMs &&
+          s.startEpochMs + s.ttftMs <= l.windowEndEpochMs,
+      );
+      assert.equal(inWindow.length, server.count, name);
+      const client = clientMeanBetween("ttft", l.samples, l.windowStartEpochMs, l.windowEndEpochMs)!;
+      const percent = ((client - server.meanMs!) / server.meanMs!) * 100;
+      assert.ok(percent >= 0 && percent < 5, `${name}: client ${client} ms, server ${server.meanMs} ms (${percent} %)`);
+    }
+  });
+});
