@@ -1,7 +1,7 @@
 import * as assert from "node:assert/strict";
 import { baselineConfig, checkStackConfig, formatProblems, projectDefaults } from "../../config";
 import { invalidConfigs } from "../fixtures/invalid-configs";
-import { PROJECT_DIR } from "./helpers/program";
+import { PROJECT_DIR, type RecordedResource, runProgram } from "./helpers/program";
 
 const defaults = projectDefaults(PROJECT_DIR);
 const baseline = baselineConfig(PROJECT_DIR);
@@ -30,6 +30,22 @@ describe("the invalid-config list (test/fixtures/invalid-configs.yaml)", () => {
       // A secret written in plain text is named, never printed.
       if (c.key.endsWith(":hfToken") || c.key.endsWith(":apiKey"))
         assert.equal(message.includes(c.config[c.key]!), false);
+    });
+  }
+});
+
+describe("the invalid-config list through the program itself (index.ts under Pulumi's mocks, as preview runs it)", () => {
+  for (const c of invalidConfigs()) {
+    it(`refuses ${c.name} before registering any resource`, async () => {
+      const registered: RecordedResource[] = [];
+      await assert.rejects(runProgram(c.stack, c.config, [], {}, registered), (error: Error) => {
+        assert.ok(error.message.includes(`  - ${c.key} = `), error.message);
+        return true;
+      });
+      assert.deepEqual(
+        registered.map((r) => `${r.type} ${r.name}`),
+        [],
+      );
     });
   }
 });

@@ -1,6 +1,7 @@
+import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { mergedStackConfig, PROJECT, type RawConfig } from "../../../config";
+import { mergedStackConfig, PROJECT, projectDefaults, type RawConfig } from "../../../config";
 import { fakeKubeApi, type ListedServer } from "./kube-api";
 
 export const PROJECT_DIR = path.resolve(__dirname, "../../..");
@@ -63,13 +64,15 @@ export async function runProgram(
   overrides: RawConfig = {},
   secretKeys: string[] = [],
   cluster: ClusterSetup = {},
+  /** Receives each registration as it happens, so a run that throws still shows what it registered. */
+  registered: RecordedResource[] = [],
 ): Promise<ProgramRun> {
   const api = await fakeKubeApi(cluster.servers ?? []);
   const savedKubeconfig = process.env.KUBECONFIG;
   const kubeconfig = cluster.kubeconfig ?? api.kubeconfig;
   process.env.KUBECONFIG = kubeconfig;
   try {
-    return { ...(await runWithMocks(stack, overrides, secretKeys, api.requests)), kubeconfig };
+    return { ...(await runWithMocks(stack, overrides, secretKeys, api.requests, registered)), kubeconfig };
   } finally {
     if (savedKubeconfig === undefined) delete process.env.KUBECONFIG;
     else process.env.KUBECONFIG = savedKubeconfig;
@@ -82,8 +85,8 @@ async function runWithMocks(
   overrides: RawConfig,
   secretKeys: string[],
   kubeRequests: string[],
+  resources: RecordedResource[],
 ): Promise<Omit<ProgramRun, "kubeconfig">> {
-  const resources: RecordedResource[] = [];
   const optsByKey = new Map<string, RegisteredOptions>();
   const keyOf = new WeakMap<pulumi.Resource, string>();
   await pulumi.runtime.setMocks(
@@ -103,7 +106,10 @@ async function runWithMocks(
     stack,
     false,
   );
-  pulumi.runtime.setAllConfig({ ...mergedStackConfig(PROJECT_DIR, stack), ...overrides }, secretKeys);
+  // A stack without a file (a new candidate) has Pulumi.yaml's defaults, as Pulumi gives it.
+  const hasFile = fs.existsSync(path.join(PROJECT_DIR, `Pulumi.${stack}.yaml`));
+  const base = hasFile ? mergedStackConfig(PROJECT_DIR, stack) : projectDefaults(PROJECT_DIR);
+  pulumi.runtime.setAllConfig({ ...base, ...overrides }, secretKeys);
 
   const programPath = require.resolve(path.join(PROJECT_DIR, "index.ts"));
   for (const k of Object.keys(require.cache)) {
