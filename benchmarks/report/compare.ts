@@ -31,6 +31,8 @@ export interface CandidateVerdict {
   /** Concurrency ceiling predicted from KV capacity and max-num-seqs, and the one the sweep measured ("≥ 8" when none saturated). */
   readonly ceilingPredicted: number | null;
   readonly ceilingMeasured: string | null;
+  /** The open-loop sweep's highest rate meeting its SLOs (`--preset sweep`), req/s; null when none ran. */
+  readonly sweepHighestRatePerSecond: number | null;
   readonly config: Record<string, unknown>;
 }
 
@@ -81,6 +83,12 @@ export function judge(result: BenchmarkResult, rule: CompareRule, file: string |
     if (!l.valid && l !== at) out.push(`level c=${l.concurrency} invalid: ${l.invalidReasons.join("; ")}`);
   }
   for (const [reason, cs] of unverifiedPreemptions) unverified.push(`preemptions at c=${cs.join(",")}: ${reason}`);
+  // Open-loop levels count like closed-loop ones: an invalid one is a fault of the run.
+  for (const l of result.phases.load?.rateLevels ?? []) {
+    if (!l.valid) out.push(`level ${num(l.openLoop.targetRatePerSecond, 3)}/s invalid: ${l.invalidReasons.join("; ")}`);
+    const pre = l.server.preemptionsDelta.value;
+    if (pre !== null && pre > 0) out.push(`${pre} preemptions at ${num(l.openLoop.targetRatePerSecond, 3)}/s`);
+  }
   const restarts = result.phases.readiness?.report?.restarts ?? result.pod?.restartCount ?? null;
   if (restarts === null) unverified.push("restarts: no cluster access");
   else if (restarts > 0) out.push(`${restarts} container restarts`);
@@ -115,6 +123,7 @@ export function judge(result: BenchmarkResult, rule: CompareRule, file: string |
     prefixCacheHitPercent: at?.prefixCache.hitRatePercent.value ?? null,
     ceilingPredicted: ceiling?.predicted.value?.concurrency ?? null,
     ceilingMeasured: measuredCeiling ? `${measuredCeiling.atLeast ? "≥ " : ""}${measuredCeiling.concurrency}` : null,
+    sweepHighestRatePerSecond: result.phases.load?.sweep?.highestRatePerSecond.value ?? null,
     config: (result.outputs["config"] ?? {}) as Record<string, unknown>,
   };
 }
@@ -156,6 +165,8 @@ export function compareVerdicts(candidates: CandidateVerdict[], rule: CompareRul
 
 /** Pure renderer of a comparison for the terminal or a PR comment. */
 export function renderComparison(c: Comparison): string {
+  // Shown only when some candidate ran the open-loop sweep.
+  const sweep = c.candidates.some((x) => x.sweepHighestRatePerSecond !== null);
   const lines = [
     `Rule: ${c.ruleText}.`,
     "",
@@ -170,6 +181,7 @@ export function renderComparison(c: Comparison): string {
         "GPU mem peak MiB",
         "prefix cache hit %",
         "ceiling predicted / measured",
+        ...(sweep ? ["sweep: highest rate /s"] : []),
         "eligible",
       ],
       c.candidates.map((x) => [
@@ -182,6 +194,7 @@ export function renderComparison(c: Comparison): string {
         num(x.peakGpuMemoryMiB, 0),
         num(x.prefixCacheHitPercent, 1),
         `${num(x.ceilingPredicted, 0)} / ${x.ceilingMeasured ?? "n/a"}`,
+        ...(sweep ? [num(x.sweepHighestRatePerSecond, 3)] : []),
         x.eligible ? "yes" : `no: ${x.disqualified.join("; ")}`,
       ]),
     ),

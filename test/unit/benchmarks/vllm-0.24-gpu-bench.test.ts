@@ -2,6 +2,7 @@ import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { clientMeanBetween } from "../../../benchmarks/phases/server-latency";
+import { compareResults, judge, renderComparison } from "../../../benchmarks/report/compare";
 import { readResult } from "../../../benchmarks/result/files";
 
 /**
@@ -45,5 +46,37 @@ describe("real vLLM 0.24 on a GPU: the client's TTFT beside the server's, same r
       const percent = ((client - server.meanMs!) / server.meanMs!) * 100;
       assert.ok(percent >= 0 && percent < 5, `${name}: client ${client} ms, server ${server.meanMs} ms (${percent} %)`);
     }
+  });
+});
+
+describe("compare on the real open-loop runs: the sweep's rate is shown, rate levels are judged", () => {
+  const [closed, open, sweep] = results;
+
+  it("shows the sweep's highest rate beside the closed loop's figures", () => {
+    const c = compareResults([{ result: sweep! }], { targetConcurrency: 8 });
+    assert.deepEqual(
+      [c.candidates[0]!.sweepHighestRatePerSecond, c.candidates[0]!.eligible, c.recommended],
+      [2.8666666666666667, true, "baseline"],
+    );
+    assert.match(renderComparison(c), /\| sweep: highest rate \/s \|/);
+    assert.match(renderComparison(c), /\| 2\.867 \| yes \|/);
+  });
+
+  it("has no sweep column when no candidate ran one, and an open-loop run has no closed level to compare", () => {
+    assert.doesNotMatch(renderComparison(compareResults([{ result: closed! }], { targetConcurrency: 4 })), /sweep/);
+    const verdict = judge(open!, { targetConcurrency: 4 });
+    assert.deepEqual([verdict.eligible, verdict.disqualified], [false, ["no load level at concurrency 4"]]);
+  });
+
+  it("counts an invalid open-loop level against the run", () => {
+    const load = open!.phases.load!;
+    const broken = {
+      ...open!,
+      phases: {
+        ...open!.phases,
+        load: { ...load, rateLevels: [{ ...load.rateLevels[0]!, valid: false, invalidReasons: ["scrape failed"] }] },
+      },
+    };
+    assert.ok(judge(broken, { targetConcurrency: 4 }).disqualified.includes("level 2.670/s invalid: scrape failed"));
   });
 });
