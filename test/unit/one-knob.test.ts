@@ -1,5 +1,5 @@
 import * as assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -7,6 +7,19 @@ import { diffKnobs, mergedStackConfig, oneKnobViolation, stackNames } from "../.
 import { PROJECT_DIR } from "./helpers/program";
 
 const baseline = mergedStackConfig(PROJECT_DIR, "baseline");
+
+/** `npm run check:stacks` on a copy of the project with one more stack file. */
+function checkStacks(stack: string, file: string): { status: number; stdout: string; stderr: string } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stacks-"));
+  for (const f of ["Pulumi.yaml", "Pulumi.baseline.yaml"])
+    fs.copyFileSync(path.join(PROJECT_DIR, f), path.join(dir, f));
+  fs.writeFileSync(path.join(dir, `Pulumi.${stack}.yaml`), file);
+  const r = spawnSync(process.execPath, ["--import", "tsx", path.join(PROJECT_DIR, "scripts/check-stacks.ts"), dir], {
+    encoding: "utf8",
+  });
+  fs.rmSync(dir, { recursive: true, force: true });
+  return { status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
 
 describe("one knob per candidate", () => {
   it("ships exactly the seed's ten stacks", () => {
@@ -68,24 +81,10 @@ describe("one knob per candidate", () => {
   });
 
   it("fails `npm run check:stacks` on a stack file that changes two knobs", () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stacks-"));
-    for (const f of ["Pulumi.yaml", "Pulumi.baseline.yaml"])
-      fs.copyFileSync(path.join(PROJECT_DIR, f), path.join(dir, f));
-    fs.writeFileSync(
-      path.join(dir, "Pulumi.bad.yaml"),
+    const { status, stderr } = checkStacks(
+      "bad",
       'config:\n  vllm-tuner:maxNumSeqs: 2\n  vllm-tuner:gpuMemoryUtilization: "0.90"\n',
     );
-    let stderr = "";
-    let status = 0;
-    try {
-      execFileSync(process.execPath, ["--import", "tsx", path.join(PROJECT_DIR, "scripts/check-stacks.ts"), dir], {
-        stdio: "pipe",
-      });
-    } catch (error) {
-      const e = error as { status: number; stderr: Buffer };
-      status = e.status;
-      stderr = e.stderr.toString();
-    }
     assert.equal(status, 1);
     assert.equal(
       stderr.trim(),
@@ -115,18 +114,11 @@ describe("one knob per candidate", () => {
   });
 
   it("lets `npm run check:stacks` pass a two-knob stack that says why", () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stacks-"));
-    for (const f of ["Pulumi.yaml", "Pulumi.baseline.yaml"])
-      fs.copyFileSync(path.join(PROJECT_DIR, f), path.join(dir, f));
-    fs.writeFileSync(
-      path.join(dir, "Pulumi.joint.yaml"),
+    const { status, stdout } = checkStacks(
+      "joint",
       'config:\n  vllm-tuner:maxNumSeqs: 2\n  vllm-tuner:gpuMemoryUtilization: "0.90"\n  vllm-tuner:oneKnobExempt: joint effect\n',
     );
-    const stdout = execFileSync(
-      process.execPath,
-      ["--import", "tsx", path.join(PROJECT_DIR, "scripts/check-stacks.ts"), dir],
-      { stdio: "pipe" },
-    ).toString();
+    assert.equal(status, 0);
     assert.equal(
       stdout,
       "baseline: ok (same as baseline)\njoint: ok (changes gpuMemoryUtilization, maxNumSeqs) (exempt from one knob: joint effect)\n",
