@@ -22,11 +22,16 @@ export const ENV = {
   scenario: "VLLM_TUNER_SCENARIO",
   kubeContext: "VLLM_TUNER_KUBE_CONTEXT",
   apiKeyOnStdin: "VLLM_TUNER_API_KEY_STDIN",
+  /** Seconds to wait for the rollout and /health (default WAIT_READY_SECONDS). */
+  waitReady: "VLLM_TUNER_WAIT_READY_SECONDS",
 } as const;
 
 export const RESULTS_DIR = "results";
 
 type Env = Readonly<Record<string, string | undefined>>;
+/** How long the benchmark waits for the rollout and /health after `up` said the Deployment is ready. */
+export const WAIT_READY_SECONDS = 120;
+
 type Bench = (argv: string[], cwd: string) => Promise<number>;
 
 async function readStdin(): Promise<string> {
@@ -81,6 +86,9 @@ export async function postDeployMain(
   const context = env[ENV.kubeContext];
   const kubeconfig = context ? kubeconfigFor(context, env.KUBECONFIG) : env.KUBECONFIG;
   const argv = ["run", "--stack", stack, "--endpoint", endpoint, "--outputs-json", outputs, "--out", RESULTS_DIR];
+  // `pulumi up` can return before the new pod exists: wait for this generation's rollout (and /health)
+  // rather than time the previous pod's readiness.
+  argv.push("--wait-ready", env[ENV.waitReady] ?? String(WAIT_READY_SECONDS));
   if (env[ENV.scenario]) argv.push("--scenario", env[ENV.scenario] as string);
   if (kubeconfig) argv.push("--kubeconfig", kubeconfig);
 

@@ -125,6 +125,8 @@ describe("post-deploy benchmark command", () => {
           VLLM_TUNER_STACK: "seqs1",
           VLLM_TUNER_ENDPOINT: "http://127.0.0.1:1",
           VLLM_TUNER_OUTPUTS: JSON.stringify(OUTPUTS),
+          // Not the default 2 minutes of waiting for a server that will never answer.
+          VLLM_TUNER_WAIT_READY_SECONDS: "0",
         },
         cwd,
       ),
@@ -164,7 +166,7 @@ describe("post-deploy benchmark command", () => {
     const { argv, context } = calls[0]!;
     assert.equal(context, "two");
     const temp = argv[argv.indexOf("--kubeconfig") + 1]!;
-    assert.deepEqual(argv.slice(0, 9), [
+    assert.deepEqual(argv.slice(0, 11), [
       "run",
       "--stack",
       "s",
@@ -174,6 +176,8 @@ describe("post-deploy benchmark command", () => {
       "{}",
       "--out",
       "results",
+      "--wait-ready",
+      "120",
     ]);
     assert.equal(fs.existsSync(temp), false);
   });
