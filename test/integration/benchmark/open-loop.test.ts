@@ -87,6 +87,20 @@ describe("open loop against llm-d-inference-sim", function () {
     );
   });
 
+  it("at 80 %: TTFT, TPOT and ITL p50 are the configured 200 ms and 20 ms (printed with their deviation)", () => {
+    const l = at(BELOW);
+    const figures = [
+      ["TTFT p50", l.ttftMs!.p50, SIM.timeToFirstTokenMs],
+      ["TPOT p50", l.tpotMs!.p50, SIM.interTokenLatencyMs],
+      ["ITL p50", l.itlMs!.p50, SIM.interTokenLatencyMs],
+    ] as const;
+    // The simulator sleeps at least what it is configured to; a busy machine only adds (no upper bound here).
+    for (const [name, measured, configured] of figures) assert.ok(measured >= configured - 1, `${name} ${measured}`);
+    process.stderr.write(
+      `      ${figures.map(([n, m, c]) => `${n} ${m.toFixed(2)} ms (configured ${c}, ${(((m - c) / c) * 100).toFixed(1)} %)`).join(", ")}\n`,
+    );
+  });
+
   it(`at 120 % of capacity (${ABOVE.toFixed(2)}/s): the queue grows through the window`, () => {
     const l = at(ABOVE);
     assert.equal(l.valid, true, l.invalidReasons.join("; "));
