@@ -79,11 +79,17 @@ describe("lab --engine vllm: pods run vllm serve with their own args (fake vllm,
     if (live.length !== 1) throw new Error(`${live.length} live pods`);
     return live[0]!;
   };
-  const readyPod = () =>
+  const argAfter = (args: readonly string[] | undefined, flag: string) => args?.[args.indexOf(flag) + 1];
+  // A replaced Deployment's old pod stays live and Ready until the controller acts on the new
+  // generation, so a caller that just deployed names the pod it waits for with `wanted`.
+  const readyPod = (wanted: (pod: k8s.V1Pod) => boolean = () => true) =>
     until("a Ready vLLM pod", async () => {
       const pod = await currentPod();
-      return pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ? pod : undefined;
+      const ready = pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True");
+      return ready && wanted(pod) ? pod : undefined;
     });
+  const withMaxNumSeqs = (value: string) => (pod: k8s.V1Pod) =>
+    argAfter(pod.spec?.containers[0]?.args, "--max-num-seqs") === value;
   const deploy = async (stack: string) => {
     const body: k8s.V1Deployment = {
       apiVersion: "apps/v1",
@@ -211,14 +217,17 @@ describe("lab --engine vllm: pods run vllm serve with their own args (fake vllm,
   });
 
   it("a Recreate rollout stops the old vLLM (SIGTERM, waits for its exit) before the new one starts", async () => {
+    const baselineSeqs = argAfter(render.renderVllmArgs(stackConfig("baseline")), "--max-num-seqs")!;
+    await deploy("baseline");
+    await readyPod(withMaxNumSeqs(baselineSeqs));
     const startsBefore = starts().length;
     await deploy("seqs1");
-    const pod = await readyPod();
-    assert.equal(pod.spec?.containers[0]?.args?.includes("1"), true);
+    await readyPod(withMaxNumSeqs("1"));
     const all = events();
     const newStart = all.filter((e) => e.what === "start")[startsBefore]!;
-    assert.equal(newStart.argv![newStart.argv!.indexOf("--max-num-seqs") + 1], "1");
+    assert.equal(argAfter(newStart.argv, "--max-num-seqs"), "1");
     const previous = all.filter((e) => e.what === "start")[startsBefore - 1]!;
+    assert.equal(argAfter(previous.argv, "--max-num-seqs"), baselineSeqs);
     const previousExit = all.find((e) => e.what === "exit" && e.pid === previous.pid);
     assert.equal(previousExit?.code, 0);
     assert.ok(previousExit!.at <= newStart.at, "the old vLLM exited before the new one started");
