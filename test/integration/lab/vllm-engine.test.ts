@@ -90,6 +90,11 @@ describe("lab --engine vllm: pods run vllm serve with their own args (fake vllm,
     });
   const withMaxNumSeqs = (value: string) => (pod: k8s.V1Pod) =>
     argAfter(pod.spec?.containers[0]?.args, "--max-num-seqs") === value;
+  // Each test that needs baseline serving brings it there itself: replacing with the same spec is no rollout.
+  const baselineServing = async () => {
+    await deploy("baseline");
+    return readyPod(withMaxNumSeqs(argAfter(render.renderVllmArgs(stackConfig("baseline")), "--max-num-seqs")!));
+  };
   const deploy = async (stack: string) => {
     const body: k8s.V1Deployment = {
       apiVersion: "apps/v1",
@@ -143,9 +148,8 @@ describe("lab --engine vllm: pods run vllm serve with their own args (fake vllm,
   });
 
   it("starts baseline's pod as vllm serve with the pod's args on the model directory, Ready on /health", async () => {
-    await deploy("baseline");
-    await readyPod();
-    const [start] = starts();
+    await baselineServing();
+    const start = starts().at(-1);
     const port = Number(start!.argv![start!.argv!.indexOf("--port") + 1]);
     const localModel = { dir: modelDir, hasWeights: false };
     assert.deepEqual(
@@ -169,6 +173,7 @@ describe("lab --engine vllm: pods run vllm serve with their own args (fake vllm,
   });
 
   it("serves the pod's log through the API server, as the benchmark reads it (the KV capacity line)", async () => {
+    await baselineServing();
     const cluster = await Cluster.connect(
       { namespace: NS, deploymentName: NAME, containerName: "vllm" },
       lab.kubeconfig,
@@ -184,9 +189,9 @@ describe("lab --engine vllm: pods run vllm serve with their own args (fake vllm,
   });
 
   it("a vLLM that exits is a container restart: CrashLoopBackOff, lastState with exit code and last lines", async () => {
-    const before = await currentPod();
+    const before = await baselineServing();
     fs.writeFileSync(modeFile, "crash");
-    process.kill(starts()[0]!.pid, "SIGKILL");
+    process.kill(starts().at(-1)!.pid, "SIGKILL");
     const crashed = await until("a crash-looping container", async () => {
       const status = (await currentPod()).status?.containerStatuses?.[0];
       return status?.state?.waiting?.reason === "CrashLoopBackOff" && status.lastState?.terminated?.exitCode === 1
@@ -218,8 +223,7 @@ describe("lab --engine vllm: pods run vllm serve with their own args (fake vllm,
 
   it("a Recreate rollout stops the old vLLM (SIGTERM, waits for its exit) before the new one starts", async () => {
     const baselineSeqs = argAfter(render.renderVllmArgs(stackConfig("baseline")), "--max-num-seqs")!;
-    await deploy("baseline");
-    await readyPod(withMaxNumSeqs(baselineSeqs));
+    await baselineServing();
     const startsBefore = starts().length;
     await deploy("seqs1");
     await readyPod(withMaxNumSeqs("1"));
