@@ -238,6 +238,7 @@ describe("lab --engine vllm: pods run vllm serve with their own args (fake vllm,
   });
 
   it("lab:down stops every vLLM it started", async () => {
+    await baselineServing();
     const last = starts().at(-1)!;
     await stopLab();
     const exit = events().find((e) => e.what === "exit" && e.pid === last.pid);
