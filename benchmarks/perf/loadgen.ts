@@ -3,17 +3,15 @@
  * autocannon, the named peer, in the same run, one after the other; prints requests/s, client CPU
  * per request and the ratio, for each server:
  *   - stub: a child process streaming a tiny chat completion at once (the client is all that costs);
- *   - simulator: llm-d-inference-sim with zero latencies (a vLLM-protocol server; n/a with the reason
- *     when its binary is not found: LLM_D_INFERENCE_SIM, else $VLLM_LAB_HOME/bin, default ~/.cache/vllm-lab/bin).
+ *   - simulator: llm-d-inference-sim with zero latencies (a vLLM-protocol server; found by the one tool
+ *     rule, common/tools.ts, and skipped with that rule's reason when it is nowhere).
  *   npm run bench:loadgen -- [--duration-seconds 5] [--connections 32] [--tokens 8] [--server stub|simulator|both] [--json]
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { accessSync, constants } from "node:fs";
 import { createServer } from "node:net";
-import { homedir } from "node:os";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { locateTool } from "../../common/tools";
 import { ApiClient } from "../http/client";
 import { chatBody, streamChat } from "../http/stream";
 import { runClosedLoop } from "../load/closed-loop";
@@ -48,20 +46,6 @@ async function startStub(tokens: number): Promise<{ url: string; child: ChildPro
   const child = spawn(process.execPath, ["-e", SERVER_JS, String(tokens)], { stdio: ["ignore", "pipe", "inherit"] });
   const [line] = (await once(child.stdout!, "data")) as [Buffer];
   return { url: `http://127.0.0.1:${line.toString().trim()}`, child };
-}
-
-/** The simulator's binary, or why there is none. Benchmarks may not import lab/, so the lab's rule is restated. */
-export function simulatorBinary(env: NodeJS.ProcessEnv = process.env): { path: string } | { reason: string } {
-  const home = env["VLLM_LAB_HOME"] || join(homedir(), ".cache", "vllm-lab");
-  const path = env["LLM_D_INFERENCE_SIM"] || join(home, "bin", "llm-d-inference-sim");
-  try {
-    accessSync(path, constants.X_OK);
-    return { path };
-  } catch {
-    return {
-      reason: `llm-d-inference-sim not found at ${path} (build it: bash lab/toolchain/build.sh llm-d-inference-sim)`,
-    };
-  }
 }
 
 async function freePort(): Promise<number> {
@@ -226,8 +210,8 @@ export async function compareLoadgen(opts: LoadgenOptions & { readonly server: S
     }
   }
   if (opts.server !== "stub") {
-    const bin = simulatorBinary();
-    if ("reason" in bin) runs.push({ server: "simulator", skipped: bin.reason });
+    const bin = locateTool("llm-d-inference-sim");
+    if ("error" in bin) runs.push({ server: "simulator", skipped: bin.error });
     else {
       const { url, child } = await startSimulator(bin.path, opts.connections);
       try {
