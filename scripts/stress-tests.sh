@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A test suite under CPU pressure: BUSY busy loops (default 4) beside RUNS runs (default 5) of
-# `npm run build && npm run $SUITE` (default test:unit; `SUITE=test` is unit and integration, ~40 min
-# a run on 2 cores); stops at the first failure. No test may depend on a quiet machine.
-#   bash scripts/stress-tests.sh           BUSY=8 RUNS=3 SUITE=test bash scripts/stress-tests.sh
+# `npm run build && npm run $SUITE` (default test:unit; `SUITE=test` is unit and integration, ~45 min
+# a run on 2 cores); stops at the first failure. No test may depend on a quiet machine. For example:
+#   bash scripts/stress-tests.sh
+#   BUSY=8 RUNS=3 SUITE=test bash scripts/stress-tests.sh
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=../lab/setup-node.sh

@@ -79,7 +79,9 @@ describe("lab --engine vllm: pods run vllm serve with their own args (fake vllm,
     if (live.length !== 1) throw new Error(`${live.length} live pods`);
     return live[0]!;
   };
-  const argAfter = (args: readonly string[] | undefined, flag: string) => args?.[args.indexOf(flag) + 1];
+  // The value after `flag`, or undefined when `flag` is absent (indexOf's -1 would read the model name).
+  const argAfter = (args: readonly string[] | undefined, flag: string) =>
+    args?.includes(flag) ? args[args.indexOf(flag) + 1] : undefined;
   // A replaced Deployment's old pod stays live and Ready until the controller acts on the new
   // generation, so a caller that just deployed names the pod it waits for with `wanted`.
   const readyPod = (wanted: (pod: k8s.V1Pod) => boolean = () => true) =>
@@ -90,11 +92,6 @@ describe("lab --engine vllm: pods run vllm serve with their own args (fake vllm,
     });
   const withMaxNumSeqs = (value: string) => (pod: k8s.V1Pod) =>
     argAfter(pod.spec?.containers[0]?.args, "--max-num-seqs") === value;
-  // Each test that needs baseline serving brings it there itself: replacing with the same spec is no rollout.
-  const baselineServing = async () => {
-    await deploy("baseline");
-    return readyPod(withMaxNumSeqs(argAfter(render.renderVllmArgs(stackConfig("baseline")), "--max-num-seqs")!));
-  };
   const deploy = async (stack: string) => {
     const body: k8s.V1Deployment = {
       apiVersion: "apps/v1",
@@ -105,6 +102,12 @@ describe("lab --engine vllm: pods run vllm serve with their own args (fake vllm,
     const exists = await apps.readNamespacedDeployment({ name: NAME, namespace: NS }).catch(() => undefined);
     if (exists) await apps.replaceNamespacedDeployment({ name: NAME, namespace: NS, body });
     else await apps.createNamespacedDeployment({ namespace: NS, body });
+  };
+  const baselineSeqs = () => argAfter(render.renderVllmArgs(stackConfig("baseline")), "--max-num-seqs")!;
+  // Each test that needs baseline serving brings it there itself: replacing with the same spec is no rollout.
+  const baselineServing = async () => {
+    await deploy("baseline");
+    return readyPod(withMaxNumSeqs(baselineSeqs()));
   };
 
   before(async () => {
@@ -222,7 +225,6 @@ describe("lab --engine vllm: pods run vllm serve with their own args (fake vllm,
   });
 
   it("a Recreate rollout stops the old vLLM (SIGTERM, waits for its exit) before the new one starts", async () => {
-    const baselineSeqs = argAfter(render.renderVllmArgs(stackConfig("baseline")), "--max-num-seqs")!;
     await baselineServing();
     const startsBefore = starts().length;
     await deploy("seqs1");
@@ -231,7 +233,7 @@ describe("lab --engine vllm: pods run vllm serve with their own args (fake vllm,
     const newStart = all.filter((e) => e.what === "start")[startsBefore]!;
     assert.equal(argAfter(newStart.argv, "--max-num-seqs"), "1");
     const previous = all.filter((e) => e.what === "start")[startsBefore - 1]!;
-    assert.equal(argAfter(previous.argv, "--max-num-seqs"), baselineSeqs);
+    assert.equal(argAfter(previous.argv, "--max-num-seqs"), baselineSeqs());
     const previousExit = all.find((e) => e.what === "exit" && e.pid === previous.pid);
     assert.equal(previousExit?.code, 0);
     assert.ok(previousExit!.at <= newStart.at, "the old vLLM exited before the new one started");
