@@ -9,7 +9,9 @@
  *   index.ts    the Pulumi program                                (-> components, config, common)
  *   campaign    every candidate in turn    (-> benchmarks, components, lab, config, common)
  *   review      the review command and workflows                 (-> campaign and everything below)
- * Inside benchmarks, result/ (what a run recorded) sits below report/ (how it is shown).
+ * Inside benchmarks, result/ (what a run recorded) sits below verdict/ (the rule, the noise, the
+ * recommendation, candidate summaries and proposals: the verdict's one home), and verdict/ below
+ * report/ (how it is shown).
  * Tests and scripts may import anything; nothing imports them.
  */
 const LAYERS = ["common", "config", "components", "benchmarks", "lab", "index.ts", "campaign", "review"];
@@ -43,6 +45,20 @@ module.exports = {
       comment: "benchmarks/result (what a run recorded) must not depend on benchmarks/report (how it is shown)",
       severity: "error",
       from: { path: "^benchmarks/result/" },
+      to: { path: "^benchmarks/report/" },
+    },
+    {
+      name: "result-below-verdict",
+      comment: "benchmarks/result (what a run recorded) must not depend on benchmarks/verdict (how it is judged)",
+      severity: "error",
+      from: { path: "^benchmarks/result/" },
+      to: { path: "^benchmarks/verdict/" },
+    },
+    {
+      name: "verdict-below-report",
+      comment: "benchmarks/verdict (the judgement) must not depend on benchmarks/report (how it is shown)",
+      severity: "error",
+      from: { path: "^benchmarks/verdict/" },
       to: { path: "^benchmarks/report/" },
     },
     {

@@ -8,11 +8,12 @@ import { UsageError } from "../common/usage-error";
 import { buildScenario, PHASES, PRESETS, type PresetName, readScenarioFile, type Scenario } from "./inputs/scenario";
 import { loadStackOutputs, resolveEndpoint, type StackOutputs } from "./inputs/stack-outputs";
 import { silentProgress, stderrProgress } from "./progress";
-import { compareResults, renderComparison } from "./report/compare";
+import { renderComparison } from "./report/comparison";
 import { chartFromResults } from "./report/svg";
 import { writeResult } from "./report/write";
 import { fileStamp, readResult } from "./result/files";
 import { PreflightError, runBenchmark } from "./run";
+import { compareResults } from "./verdict/rule";
 
 const USAGE = `Usage:
   bench [run] [--stack NAME] [--outputs FILE | --outputs-json JSON] [--endpoint URL] [options]

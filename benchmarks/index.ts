@@ -15,14 +15,7 @@ export {
   type StackOutputs,
   StackOutputsSchema,
 } from "./inputs/stack-outputs";
-export {
-  type CompareRule,
-  type Comparison,
-  compareResults,
-  describeRule,
-  judge,
-  renderComparison,
-} from "./report/compare";
+export { renderComparison } from "./report/comparison";
 export { renderMarkdown } from "./report/markdown";
 export { chartFromResults, renderChartSvg } from "./report/svg";
 export { writeResult } from "./report/write";
@@ -31,3 +24,10 @@ export { resultJsonSchemaText } from "./result/json-schema";
 export { BenchmarkResultSchema, RESULT_KIND, SCHEMA_VERSION } from "./result/schema";
 export type * from "./result/types";
 export { PreflightError, type RunOptions, runBenchmark } from "./run";
+export {
+  type CompareRule,
+  type Comparison,
+  compareResults,
+  describeRule,
+  judge,
+} from "./verdict/rule";

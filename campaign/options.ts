@@ -1,8 +1,8 @@
 import * as path from "node:path";
 import { parseArgs } from "node:util";
+import type { Mode } from "../benchmarks/verdict/candidate-summary";
 import { UsageError } from "../common/usage-error";
 import { ORDER_MODES, type OrderMode } from "./order";
-import type { Mode } from "./pulumi";
 
 /**
  * The seed's runs as ten stacks: baseline; three other memory budgets (baseline's is 0.80); two

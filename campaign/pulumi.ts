@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
+import type { Mode } from "../benchmarks/verdict/candidate-summary";
 import { locateTool } from "../common/tools";
 
 /**
@@ -25,9 +26,6 @@ export interface UpRequest extends OperationRequest {
   /** Config set on the stack for this run only (full keys, e.g. `vllm-tuner:cacheRunId`); the stack file is put back after. */
   readonly config?: Readonly<Record<string, string>>;
 }
-
-/** lab: a local file backend and an empty passphrase; cluster: the user's own Pulumi login and passphrase. */
-export type Mode = "lab" | "cluster";
 
 export interface EnvInput {
   readonly mode: Mode;

@@ -1,5 +1,6 @@
 import { redactSecrets } from "../benchmarks/inputs/stack-outputs";
 import type { BenchmarkResult } from "../benchmarks/result/types";
+import { canonicalJson, RUN_IDENTITY_KEYS } from "../benchmarks/verdict/canonical";
 
 /**
  * Resuming: a candidate is skipped when an earlier result already measured the same thing. Pure.
@@ -9,9 +10,6 @@ import type { BenchmarkResult } from "../benchmarks/result/types";
  * it only names a cold run's claim (the campaign sets a fresh one per run), and any complete cold
  * run measured a cold start of the same operating point.
  */
-
-/** Config keys that identify a run rather than describe the operating point. */
-export const RUN_IDENTITY_KEYS = ["cacheRunId"] as const;
 
 export interface ResumeTarget {
   /** The candidate's parsed config (as the stack output `config` records it). */
@@ -30,17 +28,6 @@ export interface StoredResult {
 export type ResumeDecision =
   | { readonly skip: true; readonly file: string; readonly result: BenchmarkResult }
   | { readonly skip: false; readonly reason: string };
-
-/** JSON with object keys sorted, so equal data compares equal whatever its key order. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    typeof v === "object" && v !== null && !Array.isArray(v)
-      ? Object.fromEntries(
-          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-        )
-      : v,
-  );
-}
 
 function withoutRunIdentity(config: Readonly<Record<string, unknown>>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...config };

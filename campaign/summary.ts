@@ -1,11 +1,12 @@
 import type { Scenario } from "../benchmarks/inputs/scenario";
-import { type Comparison, renderComparison } from "../benchmarks/report/compare";
+import { renderComparison } from "../benchmarks/report/comparison";
+import type { Mode } from "../benchmarks/verdict/candidate-summary";
+import type { Recommendation } from "../benchmarks/verdict/recommend";
+import type { Comparison } from "../benchmarks/verdict/rule";
 import { EXIT } from "../common/exit-codes";
 import { markdownTableLines } from "../common/markdown-table";
 import type { OrderMode } from "./order";
 import { formatSeconds } from "./progress";
-import type { Mode } from "./pulumi";
-import type { Recommendation } from "./recommend";
 import { recoveryCommand } from "./recover";
 import { renderVerification, type Verification } from "./verify";
 

@@ -1,7 +1,7 @@
 import type { Measured } from "../benchmarks/measured";
-import { type Comparison, compareVerdicts } from "../benchmarks/report/compare";
-import type { CandidateSummary } from "../campaign/candidate-summary";
-import { type Recommendation, recommend } from "../campaign/recommend";
+import type { CandidateSummary } from "../benchmarks/verdict/candidate-summary";
+import { type Recommendation, recommend } from "../benchmarks/verdict/recommend";
+import { type Comparison, compareVerdicts } from "../benchmarks/verdict/rule";
 
 /**
  * The measured side of a review: a candidate's summary against baseline's, judged by the

@@ -1,4 +1,4 @@
-import { num } from "../benchmarks/report/markdown";
+import { num } from "../common/format";
 import { markdownTable as table } from "../common/markdown-table";
 
 /** The shared table builder, without its final newline (sections add their own spacing). */

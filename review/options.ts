@@ -1,6 +1,6 @@
 import * as path from "node:path";
 import { parseArgs } from "node:util";
-import { SUMMARY_DIR } from "../campaign/candidate-summary";
+import { SUMMARY_DIR } from "../benchmarks/verdict/candidate-summary";
 import { UsageError } from "../common/usage-error";
 import type { SummarySource } from "./summaries";
 

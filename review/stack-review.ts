@@ -1,4 +1,4 @@
-import { configHash } from "../campaign/candidate-summary";
+import { configHash } from "../benchmarks/verdict/candidate-summary";
 import { configChanges } from "../campaign/resume";
 import { renderVllmArgs, type SecretRefs } from "../components/render";
 import {

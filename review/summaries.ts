@@ -1,9 +1,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type { CompareRule } from "../benchmarks/report/compare";
-import { type CandidateSummary, candidateSummary, readCandidateSummary } from "../campaign/candidate-summary";
+import type { Mode } from "../benchmarks/verdict/candidate-summary";
+import { type CandidateSummary, candidateSummary, readCandidateSummary } from "../benchmarks/verdict/candidate-summary";
+import type { CompareRule } from "../benchmarks/verdict/rule";
 import { storedResults } from "../campaign/files";
-import type { Mode } from "../campaign/pulumi";
 import type { FoundSummary } from "./evidence";
 
 /** Where a review finds measurements: committed summaries, or a results directory of raw result files. */

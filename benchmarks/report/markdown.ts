@@ -1,3 +1,4 @@
+import { num } from "../../common/format";
 import { markdownTableLines } from "../../common/markdown-table";
 import type { Measured } from "../measured";
 import type { ConcurrencyCeiling } from "../metrics/capacity";
@@ -11,11 +12,6 @@ import type {
   ServerLatencyFigure,
 } from "../result/types";
 import { PERCENTILE_METHOD, type Summary } from "../stats";
-
-/** Numbers for humans: fixed digits, `n/a` for null. */
-export function num(v: number | null | undefined, digits = 3): string {
-  return v === null || v === undefined || Number.isNaN(v) ? "n/a" : v.toFixed(digits);
-}
 
 const sec = (ms: number | null | undefined) => num(ms === null || ms === undefined ? null : ms / 1000, 3);
 

@@ -2,8 +2,9 @@ import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { clientMeanBetween } from "../../../benchmarks/phases/server-latency";
-import { compareResults, judge, renderComparison } from "../../../benchmarks/report/compare";
+import { renderComparison } from "../../../benchmarks/report/comparison";
 import { readResult } from "../../../benchmarks/result/files";
+import { compareResults, judge } from "../../../benchmarks/verdict/rule";
 
 /**
  * Real vLLM 0.24.0 on an H200 (examples/gpu-bench-2026-11-30: lab/gpu/bench.sh), closed loop at

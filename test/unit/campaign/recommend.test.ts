@@ -1,7 +1,8 @@
 import { strict as assert } from "node:assert";
-import { compareResults } from "../../../benchmarks/report/compare";
 import type { LoadLevel } from "../../../benchmarks/result/types";
-import { recommend, throughputNoise } from "../../../campaign/recommend";
+import { throughputNoise } from "../../../benchmarks/verdict/noise";
+import { recommend } from "../../../benchmarks/verdict/recommend";
+import { compareResults } from "../../../benchmarks/verdict/rule";
 import { level, result } from "../benchmarks/sample-result";
 
 const BASE_ARGS = ["m", "--max-num-seqs", "4", "--gpu-memory-utilization", "0.80"];

@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import { buildScenario, SHORT_PRESET } from "../../../benchmarks/inputs/scenario";
-import { compareResults } from "../../../benchmarks/report/compare";
+import { compareResults } from "../../../benchmarks/verdict/rule";
 import { streamProgress } from "../../../campaign/progress";
 import { recoveryCommand } from "../../../campaign/recover";
 import {

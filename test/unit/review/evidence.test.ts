@@ -11,7 +11,7 @@ import {
   configHash,
   readCandidateSummary,
   writeCandidateSummaries,
-} from "../../../campaign/candidate-summary";
+} from "../../../benchmarks/verdict/candidate-summary";
 import { parseCliOptions } from "../../../campaign/options";
 import { renderVllmArgs } from "../../../components/render";
 import { mergedStackConfig, parseCandidateConfig } from "../../../config";

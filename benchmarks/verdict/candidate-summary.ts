@@ -2,15 +2,17 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { z } from "zod";
-import { redactSecrets } from "../benchmarks/inputs/stack-outputs";
-import type { Measured } from "../benchmarks/measured";
-import { type CandidateVerdict, type CompareRule, judge } from "../benchmarks/report/compare";
-import { readResult, safeName } from "../benchmarks/result/files";
-import type { BenchmarkResult } from "../benchmarks/result/types";
-import { writeFileAtomic } from "../common/atomic-write";
-import type { Mode } from "./pulumi";
-import { throughputNoise } from "./recommend";
-import { canonicalJson, RUN_IDENTITY_KEYS } from "./resume";
+import { writeFileAtomic } from "../../common/atomic-write";
+import { redactSecrets } from "../inputs/stack-outputs";
+import type { Measured } from "../measured";
+import { readResult, safeName } from "../result/files";
+import type { BenchmarkResult } from "../result/types";
+import { canonicalJson, RUN_IDENTITY_KEYS } from "./canonical";
+import { throughputNoise } from "./noise";
+import { type CandidateVerdict, type CompareRule, judge } from "./rule";
+
+/** lab: simulated GPU and vLLM (or the lab's real engine); cluster: a real one. */
+export type Mode = "lab" | "cluster";
 
 /**
  * A candidate's evidence small enough to commit (`summaries/<stack>.json`): what was measured

@@ -1,6 +1,5 @@
-import { markdownTableLines } from "../../common/markdown-table";
+import { num } from "../../common/format";
 import type { BenchmarkResult, LoadLevel } from "../result/types";
-import { num } from "./markdown";
 
 /** The explicit rule that picks a candidate; every threshold is a parameter, none is hidden. */
 export interface CompareRule {
@@ -161,47 +160,4 @@ export function compareVerdicts(candidates: CandidateVerdict[], rule: CompareRul
     if (best.unverified.length > 0) reasons.push(`not verifiable for ${best.stack}: ${best.unverified.join("; ")}`);
   }
   return { rule, ruleText: describeRule(rule), candidates, recommended: best?.stack ?? null, reasons };
-}
-
-/** Pure renderer of a comparison for the terminal or a PR comment. */
-export function renderComparison(c: Comparison): string {
-  // Shown only when some candidate ran the open-loop sweep.
-  const sweep = c.candidates.some((x) => x.sweepHighestRatePerSecond !== null);
-  const lines = [
-    `Rule: ${c.ruleText}.`,
-    "",
-    ...markdownTableLines(
-      [
-        "stack",
-        `req/s @c=${c.rule.targetConcurrency}`,
-        "out tok/s",
-        "e2e p95 ms",
-        "TTFT p95 ms",
-        "KV peak %",
-        "GPU mem peak MiB",
-        "prefix cache hit %",
-        "ceiling predicted / measured",
-        ...(sweep ? ["sweep: highest rate /s"] : []),
-        "eligible",
-      ],
-      c.candidates.map((x) => [
-        x.stack,
-        num(x.requestsPerSecond, 3),
-        num(x.outputTokensPerSecond, 1),
-        num(x.e2eP95Ms, 1),
-        num(x.ttftP95Ms, 1),
-        num(x.peakKvCacheUsagePercent, 2),
-        num(x.peakGpuMemoryMiB, 0),
-        num(x.prefixCacheHitPercent, 1),
-        `${num(x.ceilingPredicted, 0)} / ${x.ceilingMeasured ?? "n/a"}`,
-        ...(sweep ? [num(x.sweepHighestRatePerSecond, 3)] : []),
-        x.eligible ? "yes" : `no: ${x.disqualified.join("; ")}`,
-      ]),
-    ),
-    "",
-    // "Rule's pick", not "recommendation": the campaign's recommendation starts from it and may differ.
-    c.recommended ? `Rule's pick: **${c.recommended}**` : "Rule's pick: none",
-    ...c.reasons.map((r) => `- ${r}`),
-  ];
-  return `${lines.join("\n")}\n`;
 }

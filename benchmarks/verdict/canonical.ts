@@ -1,0 +1,13 @@
+/** Config keys that identify a run rather than describe the operating point. */
+export const RUN_IDENTITY_KEYS = ["cacheRunId"] as const;
+
+/** JSON with object keys sorted, so equal data compares equal whatever its key order. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    typeof v === "object" && v !== null && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
+      : v,
+  );
+}
