@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type { RequestSample } from "../http/stream";
+import type { RequestSample } from "../http/chat";
 
 /** What both loops (closed and open) are given about the window, the request cap and the edges. */
 export interface WindowOptions {

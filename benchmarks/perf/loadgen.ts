@@ -12,8 +12,9 @@ import { once } from "node:events";
 import { createServer } from "node:net";
 import { parseArgs } from "node:util";
 import { locateTool } from "../../common/tools";
+import { chatBody } from "../http/chat";
 import { ApiClient } from "../http/client";
-import { chatBody, streamChat } from "../http/stream";
+import { streamChat } from "../http/stream";
 import { runClosedLoop } from "../load/closed-loop";
 
 interface AutocannonResult {

@@ -1,4 +1,4 @@
-import type { RequestSample } from "../http/stream";
+import type { RequestSample } from "../http/chat";
 import type { LoadLevel, OutcomeCounts } from "../result/types";
 import { summarize } from "../stats";
 

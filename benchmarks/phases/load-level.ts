@@ -1,4 +1,4 @@
-import type { RequestSample } from "../http/stream";
+import type { RequestSample } from "../http/chat";
 import type { PodIdentity } from "../kube/readiness";
 import type { ClosedLoopResult } from "../load/closed-loop";
 import { StallWatch, scrapeFailureReason, stallReason } from "../load/stall";

@@ -1,4 +1,5 @@
-import { type ChatRequest, streamChat } from "../http/stream";
+import type { ChatRequest } from "../http/chat";
+import { streamChat } from "../http/stream";
 import { type OpenLoop, repeatSentence } from "../inputs/scenario";
 import { runClosedLoop } from "../load/closed-loop";
 import { runOpenLoop } from "../load/open-loop";

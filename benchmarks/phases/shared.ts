@@ -1,5 +1,5 @@
+import { chatBody } from "../http/chat";
 import { type ApiClient, errorMessageOf } from "../http/client";
-import { chatBody } from "../http/stream";
 import type { Scenario } from "../inputs/scenario";
 import type { Progress } from "../progress";
 

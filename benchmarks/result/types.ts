@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { RequestSample } from "../http/stream";
+import type { RequestSample } from "../http/chat";
 import type { PodIdentity, ReadinessReport } from "../kube/readiness";
 import type { Stall } from "../load/stall";
 import type { ConcurrencyCeiling, KvCapacity } from "../metrics/capacity";

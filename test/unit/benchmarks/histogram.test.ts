@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { RequestSample } from "../../../benchmarks/http/stream";
+import type { RequestSample } from "../../../benchmarks/http/chat";
 import { measured, missing } from "../../../benchmarks/measured";
 import { parseExposition } from "../../../benchmarks/metrics/exposition";
 import {

@@ -1,5 +1,5 @@
 import { strict as assert } from "node:assert";
-import type { RequestSample } from "../../../benchmarks/http/stream";
+import type { RequestSample } from "../../../benchmarks/http/chat";
 import { levelFigures } from "../../../benchmarks/phases/level-figures";
 
 type Sample = RequestSample & { readonly window: boolean };

@@ -1,6 +1,7 @@
 import { strict as assert } from "node:assert";
+import type { RequestSample } from "../../../benchmarks/http/chat";
 import { ApiClient } from "../../../benchmarks/http/client";
-import { type RequestSample, streamChat } from "../../../benchmarks/http/stream";
+import { streamChat } from "../../../benchmarks/http/stream";
 import { buildScenario } from "../../../benchmarks/inputs/scenario";
 import { arrivalSchedule } from "../../../benchmarks/load/arrivals";
 import { runOpenLoop } from "../../../benchmarks/load/open-loop";

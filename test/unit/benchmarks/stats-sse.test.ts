@@ -1,6 +1,7 @@
 import { strict as assert } from "node:assert";
+import { chatBody } from "../../../benchmarks/http/chat";
 import { errorMessageOf } from "../../../benchmarks/http/client";
-import { chatBody, SseParser } from "../../../benchmarks/http/stream";
+import { SseParser } from "../../../benchmarks/http/sse";
 import { percentile, summarize } from "../../../benchmarks/stats";
 
 describe("statistics", () => {

@@ -1,6 +1,8 @@
 import { strict as assert } from "node:assert";
+import { readChunk } from "../../../benchmarks/http/chat";
 import { ApiClient, errorMessageOf } from "../../../benchmarks/http/client";
-import { readChunk, SseParser, streamChat } from "../../../benchmarks/http/stream";
+import { SseParser } from "../../../benchmarks/http/sse";
+import { streamChat } from "../../../benchmarks/http/stream";
 import { buildScenario } from "../../../benchmarks/inputs/scenario";
 import { measured, missing } from "../../../benchmarks/measured";
 import { kvCapacity, measureCeiling, predictCeiling } from "../../../benchmarks/metrics/capacity";
