@@ -1,8 +1,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { CandidateConfig } from "../config/schema";
-import { cacheClaimLabels, cacheClaimSpec } from "./render/cache-claim";
-import { coldClaimName, SHARED_OBJECT_ANNOTATIONS } from "./render/names";
+import { cacheClaimObjects } from "./render/objects";
 
 export interface ModelCacheArgs {
   readonly config: Pick<
@@ -27,39 +26,20 @@ export class ModelCache extends pulumi.ComponentResource {
   constructor(name: string, args: ModelCacheArgs, opts?: pulumi.ComponentResourceOptions) {
     super("vllm-tuner:cache:ModelCache", name, {}, opts);
     const c = args.config;
-    // local-path binds on first consumer: waiting for Bound here would deadlock against the pod
-    // that is created after this claim. The Deployment's readiness wait covers binding instead.
-    const annotations = { ...SHARED_OBJECT_ANNOTATIONS, "pulumi.com/skipAwait": "true" };
+    const claims = cacheClaimObjects(c, args.namespace);
 
-    this.warmClaim = new k8s.core.v1.PersistentVolumeClaim(
-      `${name}-warm`,
-      {
-        metadata: {
-          name: c.cacheClaimName,
-          namespace: args.namespace,
-          labels: cacheClaimLabels("warm", ""),
-          annotations,
-        },
-        spec: cacheClaimSpec(c),
-      },
-      { parent: this, retainOnDelete: true, deleteBeforeReplace: true },
-    );
+    this.warmClaim = new k8s.core.v1.PersistentVolumeClaim(`${name}-warm`, claims.warm, {
+      parent: this,
+      retainOnDelete: true,
+      deleteBeforeReplace: true,
+    });
 
     this.coldClaim =
-      c.cacheMode === "cold"
-        ? new k8s.core.v1.PersistentVolumeClaim(
-            `${name}-cold`,
-            {
-              metadata: {
-                name: coldClaimName(c),
-                namespace: args.namespace,
-                labels: cacheClaimLabels("cold", c.cacheRunId),
-                annotations,
-              },
-              spec: cacheClaimSpec(c),
-            },
-            { parent: this, deleteBeforeReplace: true },
-          )
+      claims.cold !== null
+        ? new k8s.core.v1.PersistentVolumeClaim(`${name}-cold`, claims.cold, {
+            parent: this,
+            deleteBeforeReplace: true,
+          })
         : undefined;
 
     this.mountedClaimName = (this.coldClaim ?? this.warmClaim).metadata.name;

@@ -1,9 +1,8 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { CandidateConfig } from "../config/schema";
-import { deploymentSpec, type SecretRefs } from "./render/deployment";
-import { apiKeySecretName, commonLabels, hfTokenSecretName, SHARED_OBJECT_ANNOTATIONS } from "./render/names";
-import { serviceSpec } from "./render/service";
+import type { SecretRefs } from "./render/deployment";
+import { deploymentObject, secretMetadata, serviceObject } from "./render/objects";
 
 export interface VllmServerArgs {
   readonly config: CandidateConfig;
@@ -32,12 +31,6 @@ export class VllmServer extends pulumi.ComponentResource {
     super("vllm-tuner:serving:VllmServer", name, {}, opts);
     const c = args.config;
     const shared = { parent: this, retainOnDelete: true, deleteBeforeReplace: true };
-    const metadata = (objectName: string) => ({
-      name: objectName,
-      namespace: args.namespace,
-      labels: commonLabels(c),
-      annotations: { ...SHARED_OBJECT_ANNOTATIONS },
-    });
 
     this.hfTokenSecret =
       args.hfToken === undefined
@@ -45,7 +38,7 @@ export class VllmServer extends pulumi.ComponentResource {
         : new k8s.core.v1.Secret(
             `${name}-hf-token`,
             {
-              metadata: metadata(hfTokenSecretName(c)),
+              metadata: secretMetadata(c, args.namespace, "hfToken"),
               type: "Opaque",
               stringData: { token: pulumi.secret(args.hfToken) },
             },
@@ -57,7 +50,7 @@ export class VllmServer extends pulumi.ComponentResource {
         : new k8s.core.v1.Secret(
             `${name}-api-key`,
             {
-              metadata: metadata(apiKeySecretName(c)),
+              metadata: secretMetadata(c, args.namespace, "apiKey"),
               type: "Opaque",
               stringData: { key: pulumi.secret(args.apiKey) },
             },
@@ -70,19 +63,13 @@ export class VllmServer extends pulumi.ComponentResource {
     const rolloutMinutes = `${Math.ceil((c.startupBudgetSeconds + 300) / 60)}m`;
     this.deployment = new k8s.apps.v1.Deployment(
       `${name}-deployment`,
-      {
-        metadata: {
-          ...metadata(c.deploymentName),
-          annotations: { ...SHARED_OBJECT_ANNOTATIONS, "vllm-tuner/stack": args.stack },
-        },
-        spec: deploymentSpec(c, secrets),
-      },
+      deploymentObject(c, args.namespace, args.stack, secrets),
       { ...shared, dependsOn: secretDeps, customTimeouts: { create: rolloutMinutes, update: rolloutMinutes } },
     );
 
     this.service = new k8s.core.v1.Service(
       `${name}-service`,
-      { metadata: metadata(c.deploymentName), spec: serviceSpec(c) },
+      serviceObject(c, args.namespace),
       // After the Deployment, so the Service's wait for endpoints starts when a pod is Ready.
       { ...shared, dependsOn: [this.deployment] },
     );

@@ -1,13 +1,4 @@
-import {
-  cacheClaimLabels,
-  cacheClaimSpec,
-  commonLabels,
-  deploymentSpec,
-  mountedClaimName,
-  type SecretRefs,
-  SHARED_OBJECT_ANNOTATIONS,
-  serviceSpec,
-} from "../components/render";
+import { cacheClaimObjects, deploymentObject, type SecretRefs, serviceObject } from "../components/render";
 import type { CandidateConfig } from "../config";
 
 /**
@@ -22,37 +13,20 @@ export interface RenderedObject {
   readonly body: Record<string, unknown>;
 }
 
-/** Deployment, cache claims and Service, as VllmServer and ModelCache build them (Secrets are left out: their values are not the review's). */
+/** Deployment, cache claims and Service, as VllmServer and ModelCache register them (Secrets are left out: their values are not the review's). */
 export function renderObjects(c: CandidateConfig, stack: string, secrets: SecretRefs): RenderedObject[] {
+  const claims = cacheClaimObjects(c, c.namespace);
+  const one = (kind: RenderedObject["kind"], o: { metadata: { name: string; namespace: string } }): RenderedObject => ({
+    kind,
+    id: `${o.metadata.namespace}/${o.metadata.name}`,
+    body: o as unknown as Record<string, unknown>,
+  });
+  // Every stack applies the shared warm claim; a cold one adds its own and mounts that.
   return [
-    {
-      kind: "Deployment",
-      id: `${c.namespace}/${c.deploymentName}`,
-      body: {
-        metadata: { labels: commonLabels(c), annotations: { ...SHARED_OBJECT_ANNOTATIONS, "vllm-tuner/stack": stack } },
-        spec: deploymentSpec(c, secrets),
-      },
-    },
-    // Every stack applies the shared warm claim; a cold one adds its own and mounts that.
-    {
-      kind: "PersistentVolumeClaim",
-      id: `${c.namespace}/${c.cacheClaimName}`,
-      body: { metadata: { labels: cacheClaimLabels("warm", "") }, spec: cacheClaimSpec(c) },
-    },
-    ...(c.cacheMode === "cold"
-      ? [
-          {
-            kind: "PersistentVolumeClaim" as const,
-            id: `${c.namespace}/${mountedClaimName(c)}`,
-            body: { metadata: { labels: cacheClaimLabels("cold", c.cacheRunId) }, spec: cacheClaimSpec(c) },
-          },
-        ]
-      : []),
-    {
-      kind: "Service",
-      id: `${c.namespace}/${c.deploymentName}`,
-      body: { metadata: { labels: commonLabels(c) }, spec: serviceSpec(c) },
-    },
+    one("Deployment", deploymentObject(c, c.namespace, stack, secrets)),
+    one("PersistentVolumeClaim", claims.warm),
+    ...(claims.cold === null ? [] : [one("PersistentVolumeClaim", claims.cold)]),
+    one("Service", serviceObject(c, c.namespace)),
   ];
 }
 

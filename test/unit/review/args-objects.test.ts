@@ -101,10 +101,17 @@ describe("review: rendered objects against baseline's", () => {
           "gemmaforge/gemma4-model-cache-cold-r1",
           {
             metadata: {
+              name: "gemma4-model-cache-cold-r1",
+              namespace: "gemmaforge",
               labels: {
                 "app.kubernetes.io/part-of": "vllm-tuner",
                 "vllm-tuner/cache-role": "cold",
                 "vllm-tuner/cold-run-id": "r1",
+              },
+              annotations: {
+                "pulumi.com/patchForce": "true",
+                "pulumi.com/patchFieldManager": "vllm-tuner",
+                "pulumi.com/skipAwait": "true",
               },
             },
             spec: {
