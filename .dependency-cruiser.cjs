@@ -1,5 +1,5 @@
 /**
- * Layer rules (README "Architecture"): a module may import its own layer and the layers below it,
+ * Layer rules (docs/architecture.md, "Layers"): a module may import its own layer and the layers below it,
  * never one above. From the bottom:
  *   common      atomic write, git info, UsageError, Markdown table, exit codes, tool locator
  *   config      the stack config schema, parser and one-knob rule             (-> common)

@@ -7,7 +7,14 @@ import { throughputNoise } from "../benchmarks/verdict/noise";
 import { recommend } from "../benchmarks/verdict/recommend";
 import { compareResults } from "../benchmarks/verdict/rule";
 import { renderVllmArgs } from "../components/render/vllm-args";
-import { BASELINE_STACK, checkStackConfig, formatProblems, parseCandidateConfig, type RawConfig } from "../config";
+import {
+  BASELINE_STACK,
+  checkStackConfig,
+  formatProblems,
+  parseCandidateConfig,
+  type RawConfig,
+  stackKey,
+} from "../config";
 import type { OrderMode } from "./order";
 import type { ServingExpectation } from "./probe";
 import type { CampaignProgress } from "./progress";
@@ -27,7 +34,7 @@ import {
 import { type ObservedState, verifyBaseline } from "./verify";
 
 export const BASELINE = "baseline";
-const RUN_ID_KEY = "vllm-tuner:cacheRunId";
+const RUN_ID_KEY = stackKey("cacheRunId");
 
 /** Everything that touches the world, so the orchestration is testable with fakes. */
 export interface CampaignDeps {
@@ -146,7 +153,7 @@ export function prepare(
 ): Prepared | { problems: string } {
   const raw = deps.readConfig(stack);
   const first = parseCandidateConfig(raw);
-  const cold = first.ok ? first.config.cacheMode === "cold" : raw["vllm-tuner:cacheMode"] === "cold";
+  const cold = first.ok ? first.config.cacheMode === "cold" : raw[stackKey("cacheMode")] === "cold";
   const overrides: Record<string, string> = cold ? { [RUN_ID_KEY]: settings.coldRunId } : {};
   // The rules the program applies at preview, one-knob included, so a two-knob stack is refused before anything runs.
   const parsed = checkStackConfig(stack, deps.readConfig(BASELINE_STACK), { ...raw, ...overrides });

@@ -10,7 +10,7 @@ import { SUMMARY_DIR, writeCandidateSummaries } from "../benchmarks/verdict/cand
 import { EXIT } from "../common/exit-codes";
 import { gitInfo } from "../common/git-info";
 import { UsageError } from "../common/usage-error";
-import { mergedStackConfig, stackNames } from "../config";
+import { mergedStackConfig, PROJECT, stackKey, stackNames } from "../config";
 import { LabNotRunningError, labStateFile, runningLabState } from "../lab/state";
 import { BASELINE, type CampaignDeps, type CampaignSettings, planCampaign, prepare, runCampaign } from "./campaign";
 import { type ClearStaleReport, clearStaleState } from "./clear-stale";
@@ -263,9 +263,6 @@ async function runCommand(opts: CliOptions, repoDir: string, io: Io): Promise<nu
   }
 }
 
-/** The Pulumi project every stack belongs to (Pulumi.yaml). */
-const PROJECT = "vllm-tuner";
-
 function reportStale(report: ClearStaleReport, say: (line: string) => void): void {
   for (const a of report.actions) say(`recovered: ${a}`);
   for (const p of report.problems) say(`not recovered: ${p}`);
@@ -319,7 +316,7 @@ async function recoverCommand(opts: CliOptions, repoDir: string, io: Io): Promis
   });
   io.stderr(`baseline verification: ${verification.ok ? "ok" : "FAILED"}\n${renderVerification(verification)}\n`);
   if (!verification.ok) return EXIT.baselineNotRestored;
-  const cold = stale.existing.filter((s) => s !== BASELINE && readConfig(s)["vllm-tuner:cacheMode"] === "cold");
+  const cold = stale.existing.filter((s) => s !== BASELINE && readConfig(s)[stackKey("cacheMode")] === "cold");
   for (const stack of opts.keepCold ? [] : cold) {
     say(`destroying ${stack} (its cold cache claim); --keep-cold keeps it`);
     await driver.destroy(stack, { log });

@@ -273,6 +273,9 @@ export const FIELD_NAMES = Object.keys(FIELDS) as FieldName[];
 export const SECRET_KEYS = ["hfToken", "apiKey"] as const;
 export type SecretKey = (typeof SECRET_KEYS)[number];
 
+/** A key as a stack file and `pulumi config` name it: `stackKey("cacheMode")` is `vllm-tuner:cacheMode`. */
+export const stackKey = (key: FieldName | SecretKey): string => `${PROJECT}:${key}`;
+
 /** What each secret is for (set with `pulumi config set --secret`; Pulumi.yaml declares no default). */
 export const SECRET_DESCRIPTIONS: Readonly<Record<SecretKey, string>> = {
   hfToken: "Hugging Face token for gated checkpoints: a Kubernetes Secret, env HF_TOKEN.",

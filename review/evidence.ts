@@ -2,6 +2,7 @@ import type { Measured } from "../benchmarks/measured";
 import type { CandidateSummary } from "../benchmarks/verdict/candidate-summary";
 import { type Recommendation, recommend } from "../benchmarks/verdict/recommend";
 import { type Comparison, compareVerdicts } from "../benchmarks/verdict/rule";
+import { BASELINE_STACK } from "../config";
 
 /**
  * The measured side of a review: a candidate's summary against baseline's, judged by the
@@ -84,7 +85,7 @@ export interface EvidenceInput {
 export function compareEvidence(input: EvidenceInput): Evidence {
   const missing = [
     staleness(input.candidate, input.stack, input.candidateHash),
-    staleness(input.baseline, "baseline", input.baselineHash),
+    staleness(input.baseline, BASELINE_STACK, input.baselineHash),
   ].filter((x): x is string => x !== null);
   if (missing.length > 0 || input.candidate === null || input.baseline === null)
     return { status: "none", reason: missing.join("; ") };

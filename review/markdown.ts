@@ -1,5 +1,6 @@
 import { num } from "../common/format";
 import { markdownTable as table } from "../common/markdown-table";
+import { BASELINE_STACK } from "../config";
 
 /** The shared table builder, without its final newline (sections add their own spacing). */
 const markdownTable = (...a: Parameters<typeof table>) => table(...a).trimEnd();
@@ -38,7 +39,7 @@ function summaryTable(r: Review): string {
       s.change,
       s.change === "removed" ? "-" : changesText(s.changes),
       s.change === "removed" ? "-" : s.problems === null ? "valid" : "**invalid**",
-      s.change === "removed" || s.stack === "baseline"
+      s.change === "removed" || s.stack === BASELINE_STACK
         ? "-"
         : s.oneKnobViolation !== null
           ? "**fails**"
@@ -66,7 +67,7 @@ function objectsSection(stack: string, diffs: readonly ObjectDiff[]): string[] {
             f.path.endsWith(".args") ? "(args above)" : f.after === undefined ? "-" : `\`${f.after}\``,
           ]),
     );
-    lines.push(markdownTable(["object", "field", "baseline", stack], rows), "");
+    lines.push(markdownTable(["object", "field", BASELINE_STACK, stack], rows), "");
   }
   if (same.length > 0) lines.push(`Unchanged: ${same.join(", ")}.`, "");
   return lines;
@@ -99,7 +100,7 @@ function evidenceSection(stack: string, e: Evidence): string[] {
       "",
     ];
   const rows = [
-    ["baseline", e.baseline],
+    [BASELINE_STACK, e.baseline],
     [stack, e.candidate],
   ] as const;
   const target = e.comparison.rule.targetConcurrency;
@@ -137,7 +138,7 @@ function stackSection(s: StackReview): string[] {
   if (s.oneKnobViolation !== null) lines.push(`One-knob check: **fails**: ${s.oneKnobViolation}.`, "");
   if (s.oneKnobExempt !== null)
     lines.push(`One-knob check: **exempt** (\`oneKnobExempt\`): ${s.oneKnobExempt}. Check that the reason holds.`, "");
-  if (s.stack === "baseline")
+  if (s.stack === BASELINE_STACK)
     lines.push(`Baseline changes against the base: ${changesText(s.changes)}. Every candidate inherits this.`, "");
   else {
     lines.push(
@@ -149,7 +150,7 @@ function stackSection(s: StackReview): string[] {
     lines.push(`This branch changes the stack file: ${changesText(s.changedInBranch)}.`, "");
   if (s.args !== null) {
     lines.push(
-      `**\`vllm serve\` args** (${s.stack === "baseline" ? "base's baseline → this branch's" : `baseline → ${s.stack}`}):`,
+      `**\`vllm serve\` args** (${s.stack === BASELINE_STACK ? "base's baseline → this branch's" : `baseline → ${s.stack}`}):`,
       "",
       "```diff",
       ...s.args.diff.map((l) => `${l.op} ${l.unit}`),

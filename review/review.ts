@@ -1,6 +1,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import {
+  BASELINE_STACK,
+  baselineConfig,
   checkStackConfig,
   formatProblems,
   mergedStackConfig,
@@ -35,8 +37,7 @@ const stackOf = (file: string) => /^Pulumi\.(.+)\.yaml$/.exec(file)?.[1];
 
 /** A stack's merged config, or baseline's defaults alone when it has no file (a base without Pulumi.baseline.yaml). */
 function configIn(dir: string, stack: string): RawConfig {
-  if (stack === "baseline" && !fs.existsSync(path.join(dir, "Pulumi.baseline.yaml"))) return projectDefaults(dir);
-  return mergedStackConfig(dir, stack);
+  return stack === BASELINE_STACK ? baselineConfig(dir) : mergedStackConfig(dir, stack);
 }
 
 export interface ReviewOptions {
@@ -60,9 +61,9 @@ export function buildReview(o: ReviewOptions): Review {
     const stack = stackOf(f.file);
     return stack === undefined ? [] : [{ stack, change: f.change }];
   });
-  const baselineChanged = projectChanged || stackChanges.some((s) => s.stack === "baseline");
-  if (projectChanged && !stackChanges.some((s) => s.stack === "baseline"))
-    stackChanges.unshift({ stack: "baseline", change: "modified" });
+  const baselineChanged = projectChanged || stackChanges.some((s) => s.stack === BASELINE_STACK);
+  if (projectChanged && !stackChanges.some((s) => s.stack === BASELINE_STACK))
+    stackChanges.unshift({ stack: BASELINE_STACK, change: "modified" });
 
   const atBase = checkoutFiles(o.repoDir, base, [
     "Pulumi.yaml",
@@ -72,16 +73,16 @@ export function buildReview(o: ReviewOptions): Review {
   try {
     if (!fs.existsSync(path.join(o.repoDir, "Pulumi.yaml")))
       throw new Error(`${o.repoDir} has no Pulumi.yaml: run the review from the repository root`);
-    const baseline = configIn(o.repoDir, "baseline");
+    const baseline = configIn(o.repoDir, BASELINE_STACK);
     const baseHasProject = atBase.present.has("Pulumi.yaml");
-    const baselineSummary = o.findSummary("baseline", rawConfigHash(baseline));
+    const baselineSummary = o.findSummary(BASELINE_STACK, rawConfigHash(baseline));
     const stacks = stackChanges.map(({ stack, change }) => {
       const candidate = change === "removed" ? null : configIn(o.repoDir, stack);
       const before =
-        baseHasProject && (atBase.present.has(`Pulumi.${stack}.yaml`) || stack === "baseline")
+        baseHasProject && (atBase.present.has(`Pulumi.${stack}.yaml`) || stack === BASELINE_STACK)
           ? configIn(atBase.dir, stack)
           : null;
-      if (stack === "baseline") {
+      if (stack === BASELINE_STACK) {
         return reviewStack({
           stack,
           change,
@@ -116,7 +117,7 @@ export function buildReview(o: ReviewOptions): Review {
 /** `npm run check:stacks` for the stacks the branch did not touch. */
 function otherStackProblems(repoDir: string, baseline: RawConfig, reviewed: ReadonlySet<string>): OtherStack[] {
   const out: OtherStack[] = [];
-  for (const stack of stackNames(repoDir).filter((s) => !reviewed.has(s) && s !== "baseline")) {
+  for (const stack of stackNames(repoDir).filter((s) => !reviewed.has(s) && s !== BASELINE_STACK)) {
     const raw = { ...projectDefaults(repoDir), ...stackFileConfig(repoDir, stack) };
     const checked = checkStackConfig(stack, baseline, raw);
     if (!checked.ok) out.push({ stack, problem: formatProblems(checked.problems) });

@@ -2,6 +2,7 @@ import { configHash } from "../benchmarks/verdict/candidate-summary";
 import { configChanges } from "../campaign/resume";
 import { renderVllmArgs, type SecretRefs } from "../components/render";
 import {
+  BASELINE_STACK,
   type CandidateConfig,
   diffKnobs,
   formatProblems,
@@ -120,7 +121,7 @@ export function reviewStack(input: ReviewInput): StackReview {
   if (input.candidate === null) return { stack, change, ok: true, problems: null, changedInBranch, ...empty };
 
   const raw = input.candidate;
-  const isBaseline = stack === "baseline";
+  const isBaseline = stack === BASELINE_STACK;
   const diff = diffKnobs(input.baseline, raw);
   const violation = isBaseline ? null : (stackOneKnobViolation(stack, input.baseline, raw) ?? null);
   const changes = keyChanges(input.baseline, raw);
@@ -149,7 +150,7 @@ export function reviewStack(input: ReviewInput): StackReview {
     diff: diffArgUnits(renderVllmArgs(b), renderVllmArgs(c)),
   };
   const objects = diffObjects(
-    renderObjects(b, input.baselineStack ?? "baseline", secretRefs(input.baseline)),
+    renderObjects(b, input.baselineStack ?? BASELINE_STACK, secretRefs(input.baseline)),
     renderObjects(c, stack, secretRefs(raw)),
   );
   const evidence =

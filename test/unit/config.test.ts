@@ -6,6 +6,7 @@ import {
   parseCandidateConfig,
   projectDefaults,
   type RawConfig,
+  stackKey,
 } from "../../config";
 import { PROJECT_DIR } from "./helpers/program";
 
@@ -189,5 +190,9 @@ describe("config parsing", () => {
     assert.equal(problem?.key, "vllm-tuner:maxNumSeqs");
     assert.equal(problem?.value, undefined);
     assert.match(formatProblems([problem!]), /maxNumSeqs = \(not set\)/);
+  });
+
+  it("names a key as stack files do (stackKey)", () => {
+    assert.deepEqual([stackKey("cacheMode"), stackKey("hfToken")], ["vllm-tuner:cacheMode", "vllm-tuner:hfToken"]);
   });
 });

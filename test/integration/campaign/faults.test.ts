@@ -25,7 +25,7 @@ function renderedArgs(dir: string, stack: string): string[] {
 
 /**
  * Runtime faults of a campaign on the lab (issue 10): a candidate whose server cannot start, and a
- * campaign killed with kill -9 in the middle of `pulumi up`, then recovered as the README says.
+ * campaign killed with kill -9 in the middle of `pulumi up`, then recovered as docs/campaign.md says.
  */
 describe("campaign faults on the lab", function () {
   this.timeout(15 * 60_000);
@@ -99,7 +99,7 @@ describe("campaign faults on the lab", function () {
     assert.match(log, /===== \[1\/1\] crash =====/);
   });
 
-  it("after kill -9 mid-up, `campaign recover` (the README's step) clears the lock and restores baseline", async () => {
+  it("after kill -9 mid-up, `campaign recover` (docs/campaign.md's step) clears the lock and restores baseline", async () => {
     const args = [...common, "--stacks", "seqs1", "--fresh"];
     const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "campaign/cli.ts", "run", ...args], {
       cwd: PROJECT_DIR,
@@ -122,7 +122,7 @@ describe("campaign faults on the lab", function () {
     await new Promise((r) => child.once("exit", r));
     assert.equal(fileBackendLocks(backendDir, "vllm-tuner", "seqs1").length, 1, "kill -9 leaves the lock");
 
-    // The README: the same command with `recover` instead of `run`.
+    // docs/campaign.md: the same command with `recover` instead of `run`.
     const recover = spawnSync("npm", ["run", "campaign", "--", "recover", ...common, "--stacks", "seqs1"], {
       cwd: PROJECT_DIR,
       encoding: "utf8",

@@ -143,7 +143,7 @@ describe("config faults refused at preview, against a real API server (lab)", fu
     assert.deepEqual(await appliedState(apps), before);
   });
 
-  it("a stack whose state already recorded a context that names no cluster recovers as the README says", async () => {
+  it("a stack whose state already recorded a context that names no cluster recovers as docs/stacks.md says", async () => {
     const stack = await sandbox.stack("baseline");
     // What an older version of this program let an `up` record: the default provider with a bad context.
     const state = await stack.exportStack();
@@ -167,7 +167,7 @@ describe("config faults refused at preview, against a real API server (lab)", fu
     );
   });
 
-  it("puts back an env var added with `kubectl set env` on restore (the pod restarts), as the README says", async () => {
+  it("puts back an env var added with `kubectl set env` on restore (the pod restarts), as docs/stacks.md says", async () => {
     const podUid = async () =>
       (await core.listNamespacedPod({ namespace: NS, labelSelector: `app.kubernetes.io/instance=${NAME}` })).items
         .filter((p) => !p.metadata?.deletionTimestamp)
