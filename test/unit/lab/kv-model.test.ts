@@ -1,4 +1,5 @@
 import * as assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { parseExposition } from "../../../benchmarks/metrics/exposition";
 import {
   cacheConfigInfo,
@@ -10,7 +11,8 @@ import { parseUpOptions } from "../../../lab/cli";
 import { rewriteMetrics } from "../../../lab/kv-metrics";
 import { blocksForTokens, KvStartupError, kvPoolFor, kvPoolLogLines } from "../../../lab/kv-model";
 import { KvScheduler } from "../../../lab/kv-scheduler";
-import { kvProxyConfigFor } from "../../../lab/sim-engine";
+import { LabOptionsSchema } from "../../../lab/options";
+import { kvProxyConfigFor, simulatorEngine } from "../../../lab/sim-engine";
 
 describe("lab KV model: the pool vLLM 0.24 reports for the gemma3-like model", () => {
   // Every figure below is what real vLLM 0.24 logged (examples/gpu-campaign-2026-11-30/pod-logs,
@@ -204,6 +206,39 @@ describe("lab KV pool: the pod log's start-up lines", () => {
         conc: parsed.maxConcurrency,
       },
       { tokens: 22081, per: 8192, conc: 2.7 },
+    );
+  });
+});
+
+describe("lab simulator engine: a pod whose max_model_len does not fit fails to start as vLLM does", () => {
+  it("runs a container that prints vLLM's ValueError and exits 1", async () => {
+    const engine = simulatorEngine(LabOptionsSchema.parse({}), "/nonexistent/sim", { mode: "direct" });
+    const launch = await engine.launch(
+      { metadata: { uid: "u" } },
+      { name: "vllm", args: ["m", "--max-model-len", "8192", "--gpu-memory-utilization", "0.50"] },
+      { restarts: 0 },
+    );
+    const ran = spawnSync(launch.command, launch.args, { encoding: "utf8" });
+    assert.deepEqual(
+      { status: ran.status, stderr: ran.stderr },
+      {
+        status: 1,
+        stderr:
+          "ValueError: To serve at least one request with the models's max seq len (8192), (3.00 GiB KV cache is needed, which is larger than the available KV cache memory (0.90 GiB). Based on the available memory, the estimated maximum model length is 2432. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.\n",
+      },
+    );
+  });
+
+  it("with the emulation off, the same pod runs the bare simulator on the lab's port", async () => {
+    const engine = simulatorEngine(LabOptionsSchema.parse({ simKvEmulation: false }), "/sim", { mode: "direct" });
+    const launch = await engine.launch(
+      { metadata: { uid: "u" } },
+      { name: "vllm", args: ["m", "--max-model-len", "8192", "--gpu-memory-utilization", "0.50"] },
+      { restarts: 0 },
+    );
+    assert.deepEqual(
+      [launch.command, launch.args.slice(0, 2), launch.args.includes("8100")],
+      ["/sim", ["--model", "m"], true],
     );
   });
 });
