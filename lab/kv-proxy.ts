@@ -96,15 +96,9 @@ export class KvProxy {
     this.lastSubmit = submitted.catch(() => undefined);
     const admission = await submitted;
     if (admission) {
-      let clientLeft = false;
-      const leave = () => {
-        clientLeft = true;
-        admission.release();
-      };
-      res.once("close", leave);
-      await admission.admitted;
-      res.off("close", leave);
-      if (clientLeft || res.destroyed) {
+      // A client that leaves while waiting leaves the queue; the wait ends either way.
+      const left = new Promise<"left">((resolve) => res.once("close", () => resolve("left")));
+      if ((await Promise.race([admission.admitted, left])) === "left" || res.destroyed) {
         admission.release();
         return;
       }

@@ -85,6 +85,28 @@ describe("lab KV proxy: admission in front of a simulator", () => {
     assert.deepEqual(proxy.scheduler.counts(), { running: 0, waiting: 0, usedTokens: 0 });
   });
 
+  it("a client that leaves while waiting leaves the queue and never reaches the simulator", async () => {
+    const running = [chat(8000), chat(8000)];
+    await until("two reach the simulator", () => sim.held.length === 2);
+    const abort = new AbortController();
+    const waiting = request(`${url}/v1/chat/completions`, {
+      method: "POST",
+      signal: abort.signal,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "x" }], max_tokens: 8000 }),
+    }).catch(() => "aborted");
+    await until("the third waits", () => proxy.scheduler.counts().waiting === 1);
+    abort.abort();
+    assert.equal(await waiting, "aborted");
+    await until("it left the queue", () => proxy.scheduler.counts().waiting === 0);
+    for (const release of sim.held.splice(0)) release();
+    assert.deepEqual(
+      (await Promise.all(running)).map((d) => d.status),
+      [200, 200],
+    );
+    assert.deepEqual([sim.held.length, proxy.scheduler.counts()], [0, { running: 0, waiting: 0, usedTokens: 0 }]);
+  });
+
   it("passes a request over the context limit straight to the simulator (its 400 comes at once)", async () => {
     const answer = chat(8093);
     await until("it reaches the simulator unscheduled", () => sim.held.length === 1);
