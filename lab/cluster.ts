@@ -169,6 +169,10 @@ export async function startLab(input: Partial<LabOptions> = {}, probes: VllmProb
       ? { emulatedGpu: `${options.emulateGpuMemoryGib} GiB card: ${emulationFormula(options.emulateGpuMemoryGib)}` }
       : {}),
     ...(options.engine === "simulator" ? { kvEmulation: simKvEmulation(options) } : {}),
+    // Results carry emulatedGpu (campaign/cli.ts): a simulator's pool is as emulated as a real vLLM's budget.
+    ...(options.engine === "simulator" && simCardGib(options) !== undefined
+      ? { emulatedGpu: simKvEmulation(options) }
+      : {}),
   };
   fs.writeFileSync(STATE_FILE, `${JSON.stringify(state, null, 2)}\n`);
   try {
