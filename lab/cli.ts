@@ -2,7 +2,8 @@
  * npm run lab:up | lab:down | lab:status — the lab.
  * Options for up (all optional): --cold-start-seconds N --warm-start-seconds N --endpoint-port N
  *   --ttft-ms N --itl-ms N --engine simulator|vllm --vllm-python PATH --model-dir DIR
- *   --emulate-gpu-memory-gib N
+ *   --emulate-gpu-memory-gib N (the card: with vllm its KV budget, with the simulator the KV pool's; default 24)
+ *   --no-kv-emulation (simulator: no KV pool, only --max-num-seqs binds)
  */
 import * as path from "node:path";
 import { startLab, stopLab } from "./cluster";
@@ -50,9 +51,16 @@ export function parseUpOptions(args: readonly string[], cwd: string): Partial<La
   if (python !== undefined) options.vllmPython = python;
   const modelDir = flagValue(args, "--model-dir");
   if (modelDir !== undefined) options.modelDir = path.resolve(cwd, modelDir);
-  const vllmOnly = ["--vllm-python", "--model-dir", "--emulate-gpu-memory-gib"].filter((f) => args.includes(f));
+  const vllmOnly = ["--vllm-python", "--model-dir"].filter((f) => args.includes(f));
   if (vllmOnly.length > 0 && options.engine !== "vllm")
     throw new Error(`${vllmOnly.join(", ")} apply only with --engine vllm`);
+  if (args.includes("--no-kv-emulation")) {
+    if (options.engine === "vllm")
+      throw new Error("--no-kv-emulation applies only to the simulator (a real vLLM has its own KV pool)");
+    if (options.emulateGpuMemoryGib !== undefined)
+      throw new Error("--no-kv-emulation and --emulate-gpu-memory-gib conflict: the card sizes the emulated KV pool");
+    options.simKvEmulation = false;
+  }
   return options;
 }
 

@@ -7,8 +7,17 @@ import { processAlive } from "../common/process-alive";
 import { findTool } from "../common/tools";
 import { ignoreStatus } from "./api-errors";
 import { emulationFormula } from "./emulate-memory";
+import { kvModelFormula } from "./kv-model";
 import { labNode, localPathStorageClass, VLLM_POD_SELECTOR } from "./manifests";
-import { KUBECONFIG_FILE, LAB_DIR, type LabOptions, LabOptionsSchema, type LabState, STATE_FILE } from "./options";
+import {
+  KUBECONFIG_FILE,
+  LAB_DIR,
+  type LabOptions,
+  LabOptionsSchema,
+  type LabState,
+  STATE_FILE,
+  simCardGib,
+} from "./options";
 import { checkModelDir, checkVllmEngine, hasWeights, hostProbes, type VllmProbes } from "./preflight";
 import { readLabState } from "./state";
 
@@ -159,6 +168,11 @@ export async function startLab(input: Partial<LabOptions> = {}, probes: VllmProb
     ...(options.engine === "vllm" && options.emulateGpuMemoryGib !== undefined
       ? { emulatedGpu: `${options.emulateGpuMemoryGib} GiB card: ${emulationFormula(options.emulateGpuMemoryGib)}` }
       : {}),
+    ...(options.engine === "simulator" ? { kvEmulation: simKvEmulation(options) } : {}),
+    // Results carry emulatedGpu (campaign/cli.ts): a simulator's pool is as emulated as a real vLLM's budget.
+    ...(options.engine === "simulator" && simCardGib(options) !== undefined
+      ? { emulatedGpu: simKvEmulation(options) }
+      : {}),
   };
   fs.writeFileSync(STATE_FILE, `${JSON.stringify(state, null, 2)}\n`);
   try {
@@ -219,11 +233,21 @@ async function nodeReady(kubeconfig: string, nodeName: string): Promise<boolean>
   }
 }
 
-/** A running lab serves a request for the same engine with the same vLLM settings; any other is a restart. */
+/** The simulator lab's KV emulation as the state records it. */
+function simKvEmulation(options: LabOptions): string {
+  const card = simCardGib(options);
+  return card === undefined
+    ? "off: the bare simulator; only --max-num-seqs binds (lab:up --no-kv-emulation)"
+    : `${card} GiB card: ${kvModelFormula(card)}`;
+}
+
+/** A running lab serves a request for the same engine with the same settings of it; any other is a restart. */
 function sameEngine(running: Partial<LabOptions>, wanted: LabOptions): boolean {
   const key = (o: Partial<LabOptions>) =>
-    JSON.stringify([o.engine ?? "simulator", o.vllmPython, o.modelDir, o.emulateGpuMemoryGib]);
-  return wanted.engine === "simulator" ? (running.engine ?? "simulator") === "simulator" : key(running) === key(wanted);
+    (o.engine ?? "simulator") === "simulator"
+      ? JSON.stringify(["simulator", o.emulateGpuMemoryGib, o.simKvEmulation ?? true])
+      : JSON.stringify([o.engine, o.vllmPython, o.modelDir, o.emulateGpuMemoryGib]);
+  return key(running) === key(wanted);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

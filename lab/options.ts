@@ -59,12 +59,27 @@ export const LabOptionsSchema = z.object({
   /** With engine vllm: a local model directory served instead of the pod's checkpoint (absolute path). */
   modelDir: z.string().min(1).optional(),
   /**
-   * With engine vllm: the GPU memory, GiB, of the card to emulate (the seed's RTX 4090: 24).
-   * Each pod's --gpu-memory-utilization then becomes the --kv-cache-memory-bytes that card would
-   * leave (lab/emulate-memory.ts).
+   * The GPU memory, GiB, of the card to emulate (the seed's RTX 4090: 24). With engine vllm each
+   * pod's --gpu-memory-utilization becomes the --kv-cache-memory-bytes that card would leave
+   * (lab/emulate-memory.ts); with the simulator, the same budget sizes the lab's KV pool
+   * (lab/kv-model.ts), 24 when not given.
    */
   emulateGpuMemoryGib: z.number().positive().max(1024).optional(),
+  /**
+   * With the simulator: put the lab's KV pool and admission (lab/kv-proxy.ts) in front of each
+   * simulator, so gpuMemoryUtilization and maxModelLen bind as on a GPU; false serves the bare
+   * simulator (only --max-num-seqs binds).
+   */
+  simKvEmulation: z.boolean().default(true),
 });
+
+/** The card the simulator lab emulates unless told otherwise: the seed's 24 GiB RTX 4090. */
+export const LAB_DEFAULT_CARD_GIB = 24;
+
+/** The card whose KV pool the simulator lab emulates, or undefined when the emulation is off. */
+export function simCardGib(options: LabOptions): number | undefined {
+  return options.simKvEmulation ? (options.emulateGpuMemoryGib ?? LAB_DEFAULT_CARD_GIB) : undefined;
+}
 export type LabOptions = z.infer<typeof LabOptionsSchema>;
 
 /**
@@ -87,7 +102,9 @@ export const LabStateSchema = z.looseObject({
   simulated: z.boolean(),
   /** True when a real vLLM serves random weights (`--model-dir` without weights): figures are real, answers are not. */
   dummyWeights: z.boolean().default(false),
-  /** With --emulate-gpu-memory-gib: the card emulated and the formula each pod's KV pool came from. */
+  /** With --emulate-gpu-memory-gib (engine vllm) or the simulator's KV emulation: the card emulated and the formula each pod's KV pool came from. */
   emulatedGpu: z.string().optional(),
+  /** With the simulator: how its KV pool is emulated, or that it is not ("off: ..."). */
+  kvEmulation: z.string().optional(),
 });
 export type LabState = z.infer<typeof LabStateSchema>;

@@ -1,10 +1,15 @@
 import * as os from "node:os";
 import * as path from "node:path";
 import type * as k8s from "@kubernetes/client-node";
+import { utilizationOf } from "./emulate-memory";
 import type { ServerEngine, ServerLaunch } from "./engine";
-import type { LabOptions } from "./options";
+import { KvStartupError, kvPoolFor } from "./kv-model";
+import type { KvProxyConfig } from "./kv-proxy";
+import { type LabOptions, simCardGib } from "./options";
 import { simArgsFor } from "./sim-args";
 import type { SimEndpoint } from "./sim-endpoint";
+import type { SimPodConfig } from "./sim-pod";
+import { freeLoopbackPort } from "./vllm-engine";
 
 /**
  * Where simulators run. `netns`: each in a loopback-only network namespace of its own, reached
@@ -19,39 +24,96 @@ export type SimPlacement =
 /** Port the simulator listens on inside its own namespace (nothing else is there). */
 const NETNS_SIM_PORT = 8000;
 
-/** llm-d-inference-sim with the pod's own args, after a simulated model load. */
+/** vLLM 0.24's defaults for what a pod's args may leave out. */
+const VLLM_DEFAULT_MAX_NUM_SEQS = 256;
+/** The gemma3-like model's own context (max_position_embeddings), vLLM's default max_model_len for it. */
+const MODEL_MAX_MODEL_LEN = 131072;
+
+/** The value of `--flag v` or `--flag=v` in a pod's args, or undefined. */
+export function argOf(podArgs: readonly string[], flag: string): string | undefined {
+  for (let i = 0; i < podArgs.length; i++) {
+    const token = podArgs[i]!;
+    if (token === flag) return podArgs[i + 1];
+    if (token.startsWith(`${flag}=`)) return token.slice(flag.length + 1);
+  }
+  return undefined;
+}
+
+/**
+ * Pure: the KV layer's settings for a pod, or vLLM's start-up refusal (KvStartupError) when its
+ * --max-model-len does not fit the pool its --gpu-memory-utilization leaves on the card.
+ */
+export function kvProxyConfigFor(podArgs: readonly string[], cardGib: number): KvProxyConfig {
+  const maxModelLen = Number(argOf(podArgs, "--max-model-len") ?? MODEL_MAX_MODEL_LEN);
+  const maxNumSeqs = Number(argOf(podArgs, "--max-num-seqs") ?? VLLM_DEFAULT_MAX_NUM_SEQS);
+  const modelName = argOf(podArgs, "--served-model-name") ?? podArgs[0] ?? "";
+  return { pool: kvPoolFor(utilizationOf(podArgs), maxModelLen, cardGib), maxNumSeqs, modelName };
+}
+
+/** A container that prints vLLM's refusal and exits 1, as vLLM's engine core does when the KV cache is too small. */
+function refusedStart(error: KvStartupError, healthUrl: string): ServerLaunch {
+  return {
+    command: process.execPath,
+    args: ["-e", "process.stderr.write(process.argv[1] + '\\n'); process.exit(1)", error.message],
+    healthUrl,
+    detail: { kvStartupRefused: error.message },
+  };
+}
+
+/** llm-d-inference-sim with the pod's own args, after a simulated model load, behind the lab's KV layer. */
 export function simulatorEngine(options: LabOptions, simBinary: string, placement: SimPlacement): ServerEngine {
+  const cardGib = simCardGib(options);
   return {
     name: "simulator",
     endpoint: placement.mode === "netns" ? placement.endpoint : undefined,
     loadDelaySeconds: (cold) => (cold ? options.coldStartSeconds : options.warmStartSeconds),
     async launch(pod: k8s.V1Pod, container: k8s.V1Container, attempt): Promise<ServerLaunch> {
-      const { args, ignored } = simArgsFor(container.args ?? [], {
-        port: placement.mode === "netns" ? NETNS_SIM_PORT : options.endpointPort,
+      const podArgs = container.args ?? [];
+      const healthUrl = `http://127.0.0.1:${options.endpointPort}/health`;
+      let kv: KvProxyConfig | null = null;
+      if (cardGib !== undefined) {
+        try {
+          kv = kvProxyConfigFor(podArgs, cardGib);
+        } catch (error) {
+          if (error instanceof KvStartupError) return refusedStart(error, healthUrl);
+          throw error;
+        }
+      }
+      const simPort =
+        placement.mode === "netns" ? NETNS_SIM_PORT : kv ? await freeLoopbackPort() : options.endpointPort;
+      const { args, ignored } = simArgsFor(podArgs, {
+        port: simPort,
         timeToFirstTokenMs: options.timeToFirstTokenMs,
         interTokenLatencyMs: options.interTokenLatencyMs,
       });
-      const healthUrl = `http://127.0.0.1:${options.endpointPort}/health`;
-      const detail = { placement: placement.mode, args, ignored };
-      if (placement.mode === "direct") return { command: simBinary, args, healthUrl, detail };
+      const detail = { placement: placement.mode, args, ignored, kvPool: kv?.pool ?? null };
+      // No KV layer and no namespace: the simulator serves the lab's port itself, as before.
+      if (placement.mode === "direct" && !kv) return { command: simBinary, args, healthUrl, detail };
       const uid = pod.metadata?.uid ?? "";
       const socket = path.join(os.tmpdir(), `vllm-lab-${uid.slice(0, 8)}-${attempt.restarts}.sock`);
+      const config: SimPodConfig = {
+        netns: placement.mode === "netns",
+        listen: placement.mode === "netns" ? { path: socket } : { port: options.endpointPort },
+        simPort,
+        kv,
+      };
+      const wrapper = [
+        process.execPath,
+        "--require",
+        "tsx/cjs",
+        path.join(__dirname, "sim-pod.ts"),
+        JSON.stringify(config),
+        simBinary,
+        ...args,
+      ];
+      const [command, ...rest] =
+        placement.mode === "netns" ? ["unshare", ...placement.unshareArgs, ...wrapper] : wrapper;
       return {
-        command: "unshare",
-        args: [
-          ...placement.unshareArgs,
-          process.execPath,
-          "--require",
-          "tsx/cjs",
-          path.join(__dirname, "netns-sim.ts"),
-          socket,
-          String(NETNS_SIM_PORT),
-          simBinary,
-          ...args,
-        ],
+        command: command!,
+        args: rest,
         cwd: path.resolve(__dirname, ".."),
         healthUrl,
-        route: socket,
+        ...(placement.mode === "netns" ? { route: socket } : {}),
         detail,
       };
     },

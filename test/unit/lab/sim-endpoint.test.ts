@@ -79,7 +79,7 @@ describe("lab: a client that leaves mid-response", () => {
     });
     await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
     const upstreamPort = (upstream.address() as net.AddressInfo).port;
-    // netns-sim.ts: the Unix socket in front of the simulator's TCP port.
+    // sim-pod.ts: the Unix socket in front of the simulator's TCP port.
     fs.rmSync(socket, { force: true });
     inner = net.createServer({ allowHalfOpen: true }, (c) =>
       splice(c, net.connect({ port: upstreamPort, host: "127.0.0.1", allowHalfOpen: true })),
