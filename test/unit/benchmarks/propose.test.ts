@@ -4,8 +4,8 @@ import {
   type CandidateEvidence,
   DEFAULT_PROPOSE_OPTIONS,
   type LevelEvidence,
-  propose,
   proposalStackName,
+  propose,
   startBounds,
   startFailures,
 } from "../../../benchmarks/verdict/propose";
@@ -139,7 +139,11 @@ describe("propose: scheduler-bound", () => {
 describe("propose: kv-bound", () => {
   const preempting = (o: Partial<CandidateEvidence> = {}) =>
     baseline({
-      levels: [level(1, 1), level(2, 2), level(4, 3, { preemptions: measured(7), peakKvCacheUsagePercent: measured(95) })],
+      levels: [
+        level(1, 1),
+        level(2, 2),
+        level(4, 3, { preemptions: measured(7), peakKvCacheUsagePercent: measured(95) }),
+      ],
       ...o,
     });
 
@@ -174,12 +178,17 @@ describe("propose: kv-bound", () => {
     const capped = run(preempting(), opts({ memoryCap: 0.82 })).proposals[0];
     assert.equal(capped?.to, 0.82);
     const unknownKv = preempting({ knobs: b.knobs, kvCeiling: missing("no load phase") });
-    assert.equal(run(unknownKv).proposals[0]?.evidence.at(-1), "step: maxNumSeqs halved (KV ceiling unknown (no load phase)): 4 → 2");
+    assert.equal(
+      run(unknownKv).proposals[0]?.evidence.at(-1),
+      "step: maxNumSeqs halved (KV ceiling unknown (no load phase)): 4 → 2",
+    );
   });
 
   it("fires on a KV ceiling below maxNumSeqs and the target, and turns maxNumSeqs down to it when memory may not rise", () => {
     const b = baseline({ kvCeiling: measured({ requests: 2, tokensPerRequest: 1692, kvCacheTokens: 3384 }) });
-    const failures = [{ stack: "mem085", knob: "gpuMemoryUtilization", from: 0.8, value: 0.85, reason: "up failed: OOM" }];
+    const failures = [
+      { stack: "mem085", knob: "gpuMemoryUtilization", from: 0.8, value: 0.85, reason: "up failed: OOM" },
+    ];
     const out = propose({ baseline: b, candidates: [], startFailures: failures }, opts());
     assert.equal(out.proposals[0]?.stack, "seqs2");
     assert.deepEqual(out.proposals[0]?.evidence, [
@@ -242,7 +251,9 @@ describe("propose: context headroom", () => {
   });
 
   it("does not fire when the largest request is more than half of maxModelLen, or the minimum needs it all", () => {
-    const big = baseline({ largestRequest: measured({ tokens: 4200, source: "load: 4072 prompt + 128 output tokens" }) });
+    const big = baseline({
+      largestRequest: measured({ tokens: 4200, source: "load: 4072 prompt + 128 output tokens" }),
+    });
     assert.equal(
       run(big, opts({ minContext: 1000 })).notFired[2],
       "context-headroom: baseline's largest request is 4200 tokens (load: 4072 prompt + 128 output tokens) of maxModelLen 8192, more than half of it",
@@ -256,15 +267,31 @@ describe("propose: start failures and nothing binding", () => {
     const campaign = {
       kind: "vllm-tuner.campaign" as const,
       candidates: [
-        { stack: "mem095", status: "failed", detail: "up failed: rollout failed, up cancelled: CrashLoopBackOff", changes: ['gpuMemoryUtilization: "0.80" -> "0.95"'] },
+        {
+          stack: "mem095",
+          status: "failed",
+          detail: "up failed: rollout failed, up cancelled: CrashLoopBackOff",
+          changes: ['gpuMemoryUtilization: "0.80" -> "0.95"'],
+        },
         { stack: "seqs1", status: "failed", detail: "bench failed: socket hang up", changes: ["maxNumSeqs: 4 -> 1"] },
-        { stack: "ctx1024", status: "failed", detail: "wait failed: never served", changes: ["maxModelLen: 8192 -> 1024"] },
+        {
+          stack: "ctx1024",
+          status: "failed",
+          detail: "wait failed: never served",
+          changes: ["maxModelLen: 8192 -> 1024"],
+        },
         { stack: "seqs2", status: "measured", detail: null, changes: ["maxNumSeqs: 4 -> 2"] },
       ],
     };
     const failures = startFailures(campaign);
     assert.deepEqual(failures, [
-      { stack: "mem095", knob: "gpuMemoryUtilization", from: 0.8, value: 0.95, reason: "up failed: rollout failed, up cancelled: CrashLoopBackOff" },
+      {
+        stack: "mem095",
+        knob: "gpuMemoryUtilization",
+        from: 0.8,
+        value: 0.95,
+        reason: "up failed: rollout failed, up cancelled: CrashLoopBackOff",
+      },
       { stack: "ctx1024", knob: "maxModelLen", from: 8192, value: 1024, reason: "wait failed: never served" },
     ]);
     assert.deepEqual(
@@ -287,7 +314,10 @@ describe("propose: start failures and nothing binding", () => {
         "context-headroom: baseline's largest request is 3228 tokens (inputLength 512 repeats: 3100 prompt + 128 output tokens) of maxModelLen 8192, under half of it, but no --min-context was declared (only the users know the longest context they need)",
     );
     assert.equal(out.aboveTarget.length, 2);
-    assert.match(out.aboveTarget[0] ?? "", /^at c=8 \(above the target 4\) scheduler-bound: .*--target-concurrency 8 would propose seqs8 \(maxNumSeqs 4 → 8\)$/);
+    assert.match(
+      out.aboveTarget[0] ?? "",
+      /^at c=8 \(above the target 4\) scheduler-bound: .*--target-concurrency 8 would propose seqs8 \(maxNumSeqs 4 → 8\)$/,
+    );
     assert.equal(
       out.aboveTarget[1],
       "baseline's predicted ceiling: requests wait above c=4 (the scheduler's cap: maxNumSeqs 4, KV ceiling 13 requests of 1692 tokens (22081 KV tokens))",
