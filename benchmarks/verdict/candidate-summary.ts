@@ -160,7 +160,7 @@ export function readCandidateSummary(dir: string, stack: string): CandidateSumma
 export function summaryEvidence(summary: CandidateSummary, file: string): CandidateEvidence {
   if (summary.evidence === undefined)
     throw new Error(
-      `${file} has no \`evidence\` (written before \`campaign propose\` existed); write it again: npm run campaign -- run --write-summary (a complete earlier result is reused, nothing is measured again)`,
+      `${file} has no \`evidence\` (written before \`campaign propose\` existed); write it again: npm run campaign -- run --write-summary (a candidate with a complete earlier result is skipped, not measured again)`,
     );
   return summary.evidence;
 }
