@@ -14,6 +14,7 @@ import { mergedStackConfig, PROJECT, stackKey, stackNames } from "../config";
 import { LabNotRunningError, labStateFile, runningLabState } from "../lab/state";
 import { BASELINE, type CampaignDeps, type CampaignSettings, planCampaign, prepare, runCampaign } from "./campaign";
 import { type ClearStaleReport, clearStaleState } from "./clear-stale";
+import { proposeMain } from "./commands/propose";
 import { detachedPulumi, pressCounter } from "./detach";
 import { campaignBase, campaignCount, campaignId, coldRunIdFor, storedResults, writeSummary } from "./files";
 import { type CliOptions, parseCliOptions, USAGE } from "./options";
@@ -336,6 +337,8 @@ export async function main(argv: readonly string[], repoDir = process.cwd(), io:
         return planCommand(parseCliOptions(rest, repoDir), repoDir, io);
       case "recover":
         return await recoverCommand(parseCliOptions(rest, repoDir), repoDir, io);
+      case "propose":
+        return proposeMain(rest, repoDir, io);
       case undefined:
       case "help":
       case "--help":
@@ -343,7 +346,7 @@ export async function main(argv: readonly string[], repoDir = process.cwd(), io:
         io.stdout(`${USAGE}\n`);
         return command === undefined ? EXIT.usage : EXIT.ok;
       default:
-        throw new UsageError(`unknown command ${JSON.stringify(command)}; use run, plan or recover`);
+        throw new UsageError(`unknown command ${JSON.stringify(command)}; use run, plan, recover or propose`);
     }
   } catch (err) {
     if (err instanceof UsageError) {
