@@ -2,6 +2,8 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseStartPhases, type StartPhases } from "../../../benchmarks/kube/start-phases";
+import { startPhasesLines } from "../../../benchmarks/report/start-phases";
+import { startsLines } from "../../../campaign/starts";
 
 const ROOT = path.join(__dirname, "..", "..", "..");
 const read = (p: string) => fs.readFileSync(path.join(ROOT, p), "utf8");
@@ -85,5 +87,28 @@ describe("start phases from vLLM 0.24's log", () => {
     const p = parseStartPhases(read("test/fixtures/vllm-0.24/vllm-first-attempt-no-flashinfer.log"));
     assert.equal(p.engineInitSeconds.reason, "the log has no init engine ... took line");
     assert.equal(p.compileCache.value, null);
+  });
+});
+
+describe("start phases in the reports", () => {
+  it("shows each campaign start's compile step, and why a start has no phases", () => {
+    const hit = parseStartPhases(read(`${POD_LOGS}/gemma4-12b-5dfbb7b9f9-pgs5j-0.log`));
+    const miss = parseStartPhases(read(`${POD_LOGS}/gemma4-12b-5dfbb7b9f9-jl6k5-0.log`));
+    assert.deepEqual(
+      startsLines([
+        ["baseline", { changeToReadySeconds: 120.5, phases: miss, why: null }],
+        ["baseline (again)", { changeToReadySeconds: 60, phases: hit, why: null }],
+        ["seqs1", { changeToReadySeconds: null, phases: null, why: "the readiness phase did not run" }],
+      ]),
+      [
+        "| stack | change → Ready | compile cache | dynamo | CUDA graphs | engine init | API up after process start |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| baseline | 120.5 s | miss: compiled 20.85 s | 13.38 s | 2 s | 45.48 s | +97.198 s |",
+        "| baseline (again) | 60 s | hit: loaded 2.115 s | 4.26 s | 2 s | 10.1 s | +36.329 s |",
+        "| seqs1 | n/a | n/a | n/a | n/a | n/a | n/a |",
+        "- n/a: the readiness phase did not run",
+      ],
+    );
+    assert.equal(startPhasesLines(hit).length, 3);
   });
 });
