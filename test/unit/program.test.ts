@@ -159,7 +159,7 @@ describe("the Pulumi program under mocks", function () {
     assert.equal(JSON.stringify(run.outputs).includes(apiKey), false);
     assert.deepEqual(run.outputs.envNames?.value, ["HF_HOME", "VLLM_CACHE_ROOT", "HF_TOKEN", "VLLM_API_KEY"]);
     assert.equal(
-      run.find(DEPLOYMENT, "vllm-deployment").inputs.spec.template.spec.containers[0].env[1].valueFrom.secretKeyRef
+      run.find(DEPLOYMENT, "vllm-deployment").inputs.spec.template.spec.containers[0].env[2].valueFrom.secretKeyRef
         .name,
       "gemma4-12b-hf-token",
     );
