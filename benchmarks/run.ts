@@ -167,6 +167,7 @@ export async function runBenchmark(opts: RunOptions): Promise<BenchmarkResult> {
                 finishedAt: nowIso(),
                 report: await cluster.value.readiness(opts.waitReadySeconds ?? 0, signal),
               };
+              phases.readiness = { ...phases.readiness, startPhases: await cluster.value.startPhases() };
             } catch (err) {
               phases.readiness = {
                 status: "failed",

@@ -23,6 +23,7 @@ import { recoveryCommand } from "./recover";
 import { configChanges, resumeDecision, type StoredResult } from "./resume";
 import type { RolloutState } from "./rollout";
 import type { RolloutRef } from "./rollout-watch";
+import { startOf } from "./starts";
 import {
   CAMPAIGN_KIND,
   CAMPAIGN_SCHEMA_VERSION,
@@ -326,6 +327,7 @@ export async function runCampaign(
           detail: `earlier complete result ${decision.file}`,
           resultFile: decision.file,
           resultValid: decision.result.valid,
+          start: startOf(decision.result),
         });
         continue;
       }
@@ -381,6 +383,7 @@ export async function runCampaign(
         detail,
         resultFile: file,
         resultValid: result.valid,
+        start: startOf(result),
         upSeconds,
         waitSeconds,
         benchSeconds,

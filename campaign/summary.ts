@@ -8,6 +8,7 @@ import { markdownTableLines } from "../common/markdown-table";
 import type { OrderMode } from "./order";
 import { formatSeconds } from "./progress";
 import { recoveryCommand } from "./recover";
+import { type CandidateStart, startsLines } from "./starts";
 import { renderVerification, type Verification } from "./verify";
 
 export const CAMPAIGN_SCHEMA_VERSION = 1;
@@ -39,6 +40,8 @@ export interface CandidateRecord {
   readonly upSeconds: number | null;
   readonly waitSeconds: number | null;
   readonly benchSeconds: number | null;
+  /** How its pod came up (absent in summaries written before it). */
+  readonly start?: CandidateStart | null;
 }
 
 export interface RestoreRecord {
@@ -149,6 +152,10 @@ export function renderCampaignMarkdown(s: CampaignSummary): string {
         c.resultFile ?? "-",
       ]),
     ),
+    "",
+    "## Starts (restore: its start is verified, not benchmarked, so its phases are not read)",
+    "",
+    ...startsLines(s.candidates.filter((c) => c.resultFile !== null).map((c) => [c.stack, c.start] as const)),
     "",
     "## Restore",
     "",

@@ -12,9 +12,12 @@ export const KNOB_GROUPS: Readonly<Record<string, readonly FieldName[]>> = {
 
 /**
  * Keys that do not shape the server, so a candidate may set them freely: how (and whether)
- * `pulumi up` benchmarks it, and the exemption itself.
+ * `pulumi up` benchmarks it, the exemption itself, and where vLLM keeps its compiled graphs
+ * (`compileCache` applies to every stack: it changes how long a start takes, not what the server
+ * does once Ready, so it is not a knob a candidate tries).
  */
 export const NOT_CANDIDATE_KEYS: readonly FieldName[] = [
+  "compileCache",
   "benchmarkOnDeploy",
   "benchmarkEndpoint",
   "benchmarkScenario",

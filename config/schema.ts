@@ -204,6 +204,11 @@ export const FIELDS = {
       .refine((v) => v === "" || DNS_LABEL.test(v)),
     "With cacheMode cold, names the fresh claim (<cacheClaimName>-cold-<cacheRunId>); change it to measure another cold start.",
   ),
+  compileCache: field(
+    "claim (keep vLLM's compile cache on the model-cache claim) or none (in the container: every start compiles)",
+    oneOf(["claim", "none"]),
+    "claim keeps vLLM's torch.compile cache (VLLM_CACHE_ROOT) on the model-cache claim, so a restart of a config seen before loads its compiled graphs; none leaves it in the container, so every start compiles.",
+  ),
   gpuCount: field("an integer from 1 to 8 (nvidia.com/gpu limit)", integer(1, 8), "nvidia.com/gpu request and limit."),
   cpuRequest: field(
     "a CPU quantity such as 4 or 3500m",

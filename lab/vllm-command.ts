@@ -21,6 +21,23 @@ export const LAB_VLLM_ENV: Readonly<Record<string, string>> = {
   PYTHONUNBUFFERED: "1",
 };
 
+/**
+ * Where a container's caches live when the pod says nothing: its own filesystem, new on every start.
+ * The host's (~/.cache/vllm, ~/.triton, /tmp/torchinductor_*) would outlive the container and let
+ * every restart load compiled graphs that a real pod would compile again. The paths depend only on
+ * `containerDir` (the same for every start of one pod's container), so vLLM's env, which it hashes
+ * into its compile-cache key, is the same across restarts; the lab empties the directory per start.
+ */
+export function containerCacheEnv(containerDir: string): Record<string, string> {
+  return {
+    XDG_CACHE_HOME: `${containerDir}/cache`,
+    XDG_CONFIG_HOME: `${containerDir}/config`,
+    VLLM_CACHE_ROOT: `${containerDir}/cache/vllm`,
+    TRITON_CACHE_DIR: `${containerDir}/cache/triton`,
+    TORCHINDUCTOR_CACHE_DIR: `${containerDir}/tmp/torchinductor`,
+  };
+}
+
 export interface LocalModel {
   /** Absolute path of a directory with config.json, tokenizer and (maybe) weights. */
   readonly dir: string;
@@ -140,16 +157,19 @@ export interface ResolvedEnvVar {
  * The process env: the host's except the lab's own VLLM_LAB_* (the Python install needs its PATH,
  * CUDA libraries, HOME), then the pod's, then `LAB_VLLM_ENV`. A pod value under one of its volume mounts (HF_HOME=/models/...)
  * names a container path that does not exist here: it is moved under that volume's directory on
- * this machine (`volumeDirs`: mount path → host directory).
+ * this machine (`volumeDirs`: mount path → host directory). The caches a container keeps in its own
+ * filesystem point into `containerDir` (`containerCacheEnv`), unless the pod moves one onto a mount.
  */
 export function vllmEnvFor(
   hostEnv: Readonly<Record<string, string | undefined>>,
   podEnv: readonly ResolvedEnvVar[],
   volumeDirs: Readonly<Record<string, string>>,
+  containerDir: string,
 ): Record<string, string> {
   const env: Record<string, string> = {};
   // The lab's own settings (VLLM_LAB_HOME, VLLM_LAB_NETNS) are not vLLM's: it warns about unknown VLLM_* names.
   for (const [k, v] of Object.entries(hostEnv)) if (v !== undefined && !k.startsWith("VLLM_LAB_")) env[k] = v;
+  Object.assign(env, containerCacheEnv(containerDir));
   const mounts = Object.keys(volumeDirs).sort((a, b) => b.length - a.length);
   for (const { name, value } of podEnv) {
     const mount = mounts.find((m) => value === m || value.startsWith(`${m}/`));

@@ -39,7 +39,7 @@ export function vllmEngine(
       return {
         command: options.vllmPython,
         args: command.args,
-        env: vllmEnvFor(process.env, podEnv, volumeDirs(pod, container)),
+        env: vllmEnvFor(process.env, podEnv, volumeDirs(pod, container), freshContainerDir(pod, container)),
         healthUrl: `http://127.0.0.1:${port}/health`,
         route: port,
         detail: { args: command.args, replaced: command.replaced, podEnvNames: podEnv.map((e) => e.name) },
@@ -72,17 +72,30 @@ export async function resolveEnv(
 
 /**
  * Each claim the container mounts, as a directory of this machine under .lab/volumes/<claim>
- * (a new claim is a new, empty directory: a cold cache stays cold).
+ * (a new claim is a new, empty directory: a cold cache stays cold); a `subPath` mount is that
+ * directory of the claim, created when absent as the kubelet does.
  */
-function volumeDirs(pod: k8s.V1Pod, container: k8s.V1Container): Record<string, string> {
+export function volumeDirs(pod: k8s.V1Pod, container: k8s.V1Container, labDir = LAB_DIR): Record<string, string> {
   const dirs: Record<string, string> = {};
   for (const mount of container.volumeMounts ?? []) {
     const claim = pod.spec?.volumes?.find((v) => v.name === mount.name)?.persistentVolumeClaim?.claimName;
     if (!claim) continue;
-    dirs[mount.mountPath] = path.join(LAB_DIR, "volumes", claim);
+    dirs[mount.mountPath] = path.join(labDir, "volumes", claim, mount.subPath ?? "");
     fs.mkdirSync(dirs[mount.mountPath]!, { recursive: true });
   }
   return dirs;
+}
+
+/**
+ * The container's own filesystem for its caches: one directory per pod and container (so the
+ * paths, and vLLM's env, stay the same across restarts), emptied on every start as a new
+ * container's filesystem is.
+ */
+export function freshContainerDir(pod: k8s.V1Pod, container: k8s.V1Container, labDir = LAB_DIR): string {
+  const dir = path.join(labDir, "containers", pod.metadata?.uid ?? pod.metadata?.name ?? "pod", container.name);
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  return dir;
 }
 
 /** A port nothing listens on now (the OS picks it); vLLM binds it moments later. */

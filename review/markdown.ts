@@ -85,6 +85,7 @@ function effectSection(stack: string, e: UpEffect): string[] {
       `- replaces the vLLM pod (Recreate: the old pod stops before the new one starts); the model is unavailable for ` +
         (d.value !== null ? `about ${num(d.value, 1)} s (${d.source})` : `an unmeasured time: ${d.reason}`),
     );
+    if (e.compile) lines.push(`- vLLM will ${e.compile.will} its graphs: ${e.compile.why}`);
   }
   for (const c of e.newClaims)
     lines.push(`- creates claim \`${c}\`: new and empty, so the first start downloads the model`);

@@ -35,6 +35,8 @@ export interface UpEffect {
   readonly downtimeSeconds:
     | { readonly value: number; readonly reason: null; readonly source: string }
     | { readonly value: null; readonly reason: string };
+  /** Whether the new pod's vLLM will compile its graphs or load them from the claim, and why. */
+  readonly compile?: { readonly will: "compile" | "load"; readonly why: string };
 }
 
 export interface StackReview {
@@ -181,7 +183,7 @@ export function reviewStack(input: ReviewInput): StackReview {
  */
 export function upEffect(
   objects: readonly ObjectDiff[],
-  c: Pick<CandidateConfig, "cacheMode">,
+  c: Pick<CandidateConfig, "cacheMode"> & Partial<Pick<CandidateConfig, "compileCache">>,
   summaries: ReviewInput["summaries"],
   candidateConfig: Record<string, unknown>,
   baselineConfig: Record<string, unknown>,
@@ -192,6 +194,7 @@ export function upEffect(
     return { restart, newClaims, downtimeSeconds: { value: null, reason: "no pod restart: the server keeps serving" } };
   const own = summaries.candidate;
   const ownFits = own !== null && own.summary.configHash === configHash(candidateConfig);
+  const compile = compileExpectation(c, ownFits);
   const base = summaries.baseline;
   const baseFits = base !== null && base.summary.configHash === configHash(baselineConfig) && c.cacheMode === "warm";
   for (const [found, fits, whose] of [
@@ -208,6 +211,7 @@ export function upEffect(
           reason: null,
           source: `${whose} last measured change → Ready, ${found.summary.mode} (${found.source})`,
         },
+        compile,
       };
     }
   }
@@ -215,5 +219,20 @@ export function upEffect(
     c.cacheMode === "cold"
       ? "no measured cold start of this config (a cold start also downloads the model)"
       : "no measured readiness for this config or baseline; commit a summary (campaign --write-summary) or pass --results";
-  return { restart, newClaims, downtimeSeconds: { value: null, reason } };
+  return { restart, newClaims, downtimeSeconds: { value: null, reason }, compile };
+}
+
+/**
+ * Compile or load: vLLM 0.24 loads its compiled graphs only when the cache it finds holds this
+ * exact config's (docs/compile-cache.md). A measured run of this config on the shared claim wrote them.
+ */
+export function compileExpectation(
+  c: Pick<CandidateConfig, "cacheMode"> & Partial<Pick<CandidateConfig, "compileCache">>,
+  measuredBefore: boolean,
+): { will: "compile" | "load"; why: string } {
+  if (c.compileCache === "none") return { will: "compile", why: "compileCache none: every start compiles" };
+  if (c.cacheMode === "cold") return { will: "compile", why: "a cold start: the fresh claim holds no compiled graphs" };
+  return measuredBefore
+    ? { will: "load", why: "this config started before on the shared claim, whose compile cache holds its graphs" }
+    : { will: "compile", why: "first start of this config: its graphs are not in the claim's compile cache yet" };
 }

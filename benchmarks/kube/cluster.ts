@@ -10,6 +10,7 @@ import {
   readinessReport,
   rolloutPending,
 } from "./readiness";
+import { parseStartPhases, type StartPhases } from "./start-phases";
 
 /** What the benchmark knows about the Deployment it measures. */
 export interface DeploymentRef {
@@ -205,15 +206,25 @@ export class Cluster {
   }
 
   /** The log of the current pod's container since it started (vLLM prints capacity once). */
-  async podLog(pod: PodIdentity): Promise<string> {
+  async podLog(pod: PodIdentity, timestamps = false): Promise<string> {
     return withTimeout(
       this.core.readNamespacedPodLog({
         name: pod.name,
         namespace: this.ref.namespace,
         container: this.ref.containerName,
         limitBytes: 8 * 1024 * 1024,
+        timestamps,
       }),
       "read pod log",
     );
+  }
+
+  /** The current container's start in vLLM's phases, from its log with the runtime's time stamps. */
+  async startPhases(): Promise<StartPhases> {
+    try {
+      return parseStartPhases(await this.podLog(await this.podIdentity(), true));
+    } catch (err) {
+      return parseStartPhases(null, `pod log unavailable (${apiErrorMessage(err)})`);
+    }
   }
 }

@@ -12,6 +12,7 @@ import type {
   ServerLatencyFigure,
 } from "../result/types";
 import { PERCENTILE_METHOD, type Summary } from "../stats";
+import { startPhasesLines } from "./start-phases";
 
 const sec = (ms: number | null | undefined) => num(ms === null || ms === undefined ? null : ms / 1000, 3);
 
@@ -256,6 +257,13 @@ export function renderMarkdown(r: BenchmarkResult): string {
         `Cache state: ${rep.cacheStateReason}`,
       );
     }
+    if (p.readiness.startPhases)
+      out.push(
+        "",
+        "vLLM's start, from the pod's log (+ s after the process start):",
+        "",
+        ...startPhasesLines(p.readiness.startPhases),
+      );
   }
   if (p.identity) {
     const id = p.identity;

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ScenarioSchema } from "../inputs/scenario";
+import { StartPhasesSchema } from "./start-phases-schema";
 
 /**
  * The benchmark result file, as one zod schema: the TypeScript types are inferred from it
@@ -440,6 +441,8 @@ export const InputLengthPhaseSchema = z.strictObject({
 export const ReadinessPhaseSchema = z.strictObject({
   ...phaseBase,
   report: ReadinessReportSchema.nullable(),
+  /** The start split into vLLM's own phases, from the pod's log; absent in results written before it. */
+  startPhases: StartPhasesSchema.optional(),
 });
 
 export const BenchmarkResultSchema = z.strictObject({

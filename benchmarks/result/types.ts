@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { RequestSample } from "../http/chat";
 import type { PodIdentity, ReadinessReport } from "../kube/readiness";
+import type { StartPhases } from "../kube/start-phases";
 import type { Stall } from "../load/stall";
 import type { ConcurrencyCeiling, KvCapacity } from "../metrics/capacity";
 import type { GpuWindow } from "../metrics/gpu";
@@ -8,6 +9,7 @@ import type { PrefixCacheWindow } from "../metrics/prefix-cache";
 import type { KvCapacityLog } from "../metrics/vllm";
 import type { Summary } from "../stats";
 import type * as S from "./schema";
+import type { StartPhasesSchema } from "./start-phases-schema";
 
 export { RESULT_KIND, SCHEMA_VERSION } from "./schema";
 
@@ -48,6 +50,7 @@ export type SchemaMatchesModules = [
   Check<Same<z.infer<typeof S.SummarySchema>, Summary>>,
   Check<Same<z.infer<typeof S.PodIdentitySchema>, PodIdentity>>,
   Check<Same<z.infer<typeof S.ReadinessReportSchema>, ReadinessReport>>,
+  Check<Same<z.infer<typeof StartPhasesSchema>, StartPhases>>,
   Check<Same<z.infer<typeof S.KvCapacityLogSchema>, KvCapacityLog>>,
   Check<Same<z.infer<typeof S.GpuWindowSchema>, GpuWindow>>,
   Check<Same<z.infer<typeof S.RequestSampleSchema>, RequestSample>>,

@@ -1,6 +1,15 @@
 import type * as k8s from "@pulumi/kubernetes";
 import type { CandidateConfig } from "../../config/schema";
-import { apiKeySecretName, commonLabels, HF_HOME, hfTokenSecretName, mountedClaimName, selectorLabels } from "./names";
+import {
+  apiKeySecretName,
+  commonLabels,
+  HF_HOME,
+  hfTokenSecretName,
+  mountedClaimName,
+  selectorLabels,
+  VLLM_CACHE_ROOT,
+  VLLM_CACHE_SUBPATH,
+} from "./names";
 import { renderVllmArgs } from "./vllm-args";
 
 type ContainerInput = k8s.types.input.core.v1.Container;
@@ -8,6 +17,7 @@ type PodSpecInput = k8s.types.input.core.v1.PodSpec;
 type DeploymentSpecInput = k8s.types.input.apps.v1.DeploymentSpec;
 type EnvVarInput = k8s.types.input.core.v1.EnvVar;
 type ProbeInput = k8s.types.input.core.v1.Probe;
+type VolumeMountInput = k8s.types.input.core.v1.VolumeMount;
 
 /** Which secrets exist for this stack (their values never pass through here). */
 export interface SecretRefs {
@@ -39,12 +49,40 @@ export function probes(c: Pick<CandidateConfig, "startupBudgetSeconds">): {
 }
 
 export function containerEnv(c: CandidateConfig, secrets: SecretRefs): EnvVarInput[] {
-  const env: EnvVarInput[] = [{ name: "HF_HOME", value: HF_HOME }];
+  const env: EnvVarInput[] = [{ name: "HF_HOME", value: HF_HOME }, ...compileCacheEnv(c)];
   if (secrets.hfToken)
     env.push({ name: "HF_TOKEN", valueFrom: { secretKeyRef: { name: hfTokenSecretName(c), key: "token" } } });
+  // vLLM 0.24 hashes VLLM_API_KEY into its compile-cache key and writes it in clear into
+  // cache_key_factors.json; the only other way in (--api-key) prints it in the log's
+  // "non-default args" line, so the env var stays (docs/compile-cache.md says what that trades).
   if (secrets.apiKey)
     env.push({ name: "VLLM_API_KEY", valueFrom: { secretKeyRef: { name: apiKeySecretName(c), key: "key" } } });
   return env;
+}
+
+/** `compileCache: claim` points vLLM's cache root at the claim; `none` leaves vLLM's default in the container. */
+export function compileCacheEnv(c: Pick<CandidateConfig, "compileCache">): EnvVarInput[] {
+  switch (c.compileCache) {
+    case "claim":
+      return [{ name: "VLLM_CACHE_ROOT", value: VLLM_CACHE_ROOT }];
+    case "none":
+      return [];
+    default: {
+      const never: never = c.compileCache;
+      throw new Error(`unknown compileCache ${String(never)}`);
+    }
+  }
+}
+
+/** The mounts: the Hugging Face cache at the claim's root, shm, and with `claim` the compile cache beside it. */
+export function containerMounts(c: Pick<CandidateConfig, "compileCache">): VolumeMountInput[] {
+  return [
+    { name: "model-cache", mountPath: HF_HOME },
+    ...(c.compileCache === "claim"
+      ? [{ name: "model-cache", mountPath: VLLM_CACHE_ROOT, subPath: VLLM_CACHE_SUBPATH }]
+      : []),
+    { name: "dshm", mountPath: "/dev/shm" },
+  ];
 }
 
 /** Plain quantities (no Inputs): they are also a stack output (config/stack-outputs.ts). */
@@ -70,10 +108,7 @@ export function vllmContainer(c: CandidateConfig, secrets: SecretRefs): Containe
     ports: [{ name: "http", containerPort: c.servicePort, protocol: "TCP" }],
     env: containerEnv(c, secrets),
     resources: containerResources(c),
-    volumeMounts: [
-      { name: "model-cache", mountPath: HF_HOME },
-      { name: "dshm", mountPath: "/dev/shm" },
-    ],
+    volumeMounts: containerMounts(c),
     startupProbe: p.startup,
     readinessProbe: p.readiness,
     livenessProbe: p.liveness,
@@ -99,6 +134,7 @@ export function deploymentSpec(c: CandidateConfig, secrets: SecretRefs): Deploym
   return {
     replicas: 1,
     // One GPU cannot hold the old and the new pod: a rolling update would wait forever for the GPU.
+    // Recreate also means one engine at a time writes the compile cache on the claim.
     strategy: { type: "Recreate" },
     revisionHistoryLimit: 5,
     // A cold start downloads ~10 GiB before Ready; the rollout must not be declared failed before the startup budget.

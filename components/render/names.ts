@@ -4,6 +4,14 @@ import type { CandidateConfig } from "../../config/schema";
 export const HF_HOME = "/models/huggingface";
 
 /**
+ * With `compileCache: claim`, where vLLM keeps its cache (VLLM_CACHE_ROOT: torch.compile graphs, AOT
+ * artifacts) inside the pod, and the directory of the model-cache claim mounted there: beside the
+ * Hugging Face cache on the same volume, so a restart finds the graphs a start of its config wrote.
+ */
+export const VLLM_CACHE_ROOT = "/models/vllm-cache";
+export const VLLM_CACHE_SUBPATH = "vllm-cache";
+
+/**
  * The Server-Side Apply field manager every stack uses for the shared live objects. One manager
  * for all stacks means applying baseline removes whatever a candidate set and baseline does not
  * declare (SSA drops fields a manager stops sending), which is what "restore" has to mean.

@@ -46,6 +46,7 @@ describe("config parsing", () => {
       cacheStorageClass: "local-path",
       cacheSizeGi: 40,
       cacheRunId: "",
+      compileCache: "claim",
       gpuCount: 1,
       cpuRequest: "4",
       memoryRequestGi: 16,

@@ -124,7 +124,7 @@ describe("the Pulumi program under mocks", function () {
     const run = await runProgram("baseline");
     const value = (k: string) => run.outputs[k]?.value;
     assert.equal(value("image"), "vllm/vllm-openai:v0.24.0");
-    assert.deepEqual(value("envNames"), ["HF_HOME"]);
+    assert.deepEqual(value("envNames"), ["HF_HOME", "VLLM_CACHE_ROOT"]);
     assert.deepEqual(value("resources"), {
       requests: { cpu: "4", memory: "16Gi", "nvidia.com/gpu": "1" },
       limits: { memory: "32Gi", "nvidia.com/gpu": "1" },
@@ -157,9 +157,9 @@ describe("the Pulumi program under mocks", function () {
     assert.equal(JSON.stringify(others).includes(apiKey), false);
     assert.equal(JSON.stringify(run.outputs).includes(token), false);
     assert.equal(JSON.stringify(run.outputs).includes(apiKey), false);
-    assert.deepEqual(run.outputs.envNames?.value, ["HF_HOME", "HF_TOKEN", "VLLM_API_KEY"]);
+    assert.deepEqual(run.outputs.envNames?.value, ["HF_HOME", "VLLM_CACHE_ROOT", "HF_TOKEN", "VLLM_API_KEY"]);
     assert.equal(
-      run.find(DEPLOYMENT, "vllm-deployment").inputs.spec.template.spec.containers[0].env[1].valueFrom.secretKeyRef
+      run.find(DEPLOYMENT, "vllm-deployment").inputs.spec.template.spec.containers[0].env[2].valueFrom.secretKeyRef
         .name,
       "gemma4-12b-hf-token",
     );

@@ -95,9 +95,13 @@ describe("rendered Deployment", () => {
     const c = containers[0]!;
     assert.equal(c.name, "vllm");
     assert.equal(c.image, "vllm/vllm-openai:v0.24.0");
-    assert.deepEqual(c.env, [{ name: "HF_HOME", value: "/models/huggingface" }]);
+    assert.deepEqual(c.env, [
+      { name: "HF_HOME", value: "/models/huggingface" },
+      { name: "VLLM_CACHE_ROOT", value: "/models/vllm-cache" },
+    ]);
     assert.deepEqual(c.volumeMounts, [
       { name: "model-cache", mountPath: "/models/huggingface" },
+      { name: "model-cache", mountPath: "/models/vllm-cache", subPath: "vllm-cache" },
       { name: "dshm", mountPath: "/dev/shm" },
     ]);
     assert.deepEqual(c.resources, {
@@ -133,10 +137,44 @@ describe("rendered Deployment", () => {
     });
   });
 
+  it("with compileCache none keeps vLLM's cache in the container: no VLLM_CACHE_ROOT, no second mount", () => {
+    const c = render.vllmContainer(stackConfig("baseline", { compileCache: "none" }), { hfToken: true, apiKey: true });
+    assert.deepEqual(c.env, [
+      { name: "HF_HOME", value: "/models/huggingface" },
+      { name: "HF_TOKEN", valueFrom: { secretKeyRef: { name: "gemma4-12b-hf-token", key: "token" } } },
+      { name: "VLLM_API_KEY", valueFrom: { secretKeyRef: { name: "gemma4-12b-api-key", key: "key" } } },
+    ]);
+    assert.deepEqual(c.volumeMounts, [
+      { name: "model-cache", mountPath: "/models/huggingface" },
+      { name: "dshm", mountPath: "/dev/shm" },
+    ]);
+  });
+
+  it("with compileCache claim mounts the compile cache from the claim the cold stack names, no secret in a path", () => {
+    const pod = render.podSpec(stackConfig("cold"), { hfToken: true, apiKey: true });
+    const c = (pod.containers as ReturnType<typeof render.vllmContainer>[])[0]!;
+    assert.deepEqual(pod.volumes?.[0 as never], {
+      name: "model-cache",
+      persistentVolumeClaim: { claimName: "gemma4-model-cache-cold-r1" },
+    });
+    assert.deepEqual(c.volumeMounts, [
+      { name: "model-cache", mountPath: "/models/huggingface" },
+      { name: "model-cache", mountPath: "/models/vllm-cache", subPath: "vllm-cache" },
+      { name: "dshm", mountPath: "/dev/shm" },
+    ]);
+    // Every env value in clear is a fixed path; the secrets arrive by reference only.
+    const plain = (c.env as { name: string; value?: string }[]).filter((e) => e.value !== undefined);
+    assert.deepEqual(plain, [
+      { name: "HF_HOME", value: "/models/huggingface" },
+      { name: "VLLM_CACHE_ROOT", value: "/models/vllm-cache" },
+    ]);
+  });
+
   it("takes the token and API key from Secrets by reference, never by value", () => {
     const env = render.containerEnv(stackConfig("baseline"), { hfToken: true, apiKey: true });
     assert.deepEqual(env, [
       { name: "HF_HOME", value: "/models/huggingface" },
+      { name: "VLLM_CACHE_ROOT", value: "/models/vllm-cache" },
       { name: "HF_TOKEN", valueFrom: { secretKeyRef: { name: "gemma4-12b-hf-token", key: "token" } } },
       { name: "VLLM_API_KEY", valueFrom: { secretKeyRef: { name: "gemma4-12b-api-key", key: "key" } } },
     ]);

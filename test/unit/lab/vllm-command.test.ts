@@ -151,9 +151,15 @@ describe("lab engine vllm: the process env", () => {
         { name: "OTHER", value: "/models/huggingface-not-a-mount" },
       ],
       { "/models/huggingface": "/lab/volumes/gemma4-model-cache" },
+      "/lab/containers/uid-1/vllm",
     );
     assert.deepEqual(env, {
       PATH: "/usr/bin",
+      XDG_CACHE_HOME: "/lab/containers/uid-1/vllm/cache",
+      XDG_CONFIG_HOME: "/lab/containers/uid-1/vllm/config",
+      VLLM_CACHE_ROOT: "/lab/containers/uid-1/vllm/cache/vllm",
+      TRITON_CACHE_DIR: "/lab/containers/uid-1/vllm/cache/triton",
+      TORCHINDUCTOR_CACHE_DIR: "/lab/containers/uid-1/vllm/tmp/torchinductor",
       HF_HOME: "/lab/volumes/gemma4-model-cache",
       CACHE: "/lab/volumes/gemma4-model-cache/hub",
       VLLM_API_KEY: "k",

@@ -205,6 +205,10 @@ describe("review: what pulumi up does, with measured downtime", () => {
         reason: null,
         source: "this config's last measured change → Ready, lab (summaries/seqs2.json)",
       },
+      compile: {
+        will: "load",
+        why: "this config started before on the shared claim, whose compile cache holds its graphs",
+      },
     });
     const fromBaseline = review("seqs1", { candidate: null, baseline: found(measuredRun("baseline", 2.0, 5.7)) });
     assert.deepEqual(fromBaseline.effect?.downtimeSeconds, {
@@ -243,6 +247,7 @@ describe("review: what pulumi up does, with measured downtime", () => {
         value: null,
         reason: "no measured cold start of this config (a cold start also downloads the model)",
       },
+      compile: { will: "compile", why: "a cold start: the fresh claim holds no compiled graphs" },
     });
   });
 

@@ -1,0 +1,69 @@
+import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import type * as k8s from "@kubernetes/client-node";
+import * as render from "../../../components/render";
+import { mergedStackConfig, parseCandidateConfig } from "../../../config";
+import { vllmEnvFor } from "../../../lab/vllm-command";
+import { freshContainerDir, volumeDirs } from "../../../lab/vllm-engine";
+import { PROJECT_DIR } from "../helpers/program";
+
+/** The baseline pod as the program renders it, with the given compileCache, as the lab's kubelet reads it. */
+function renderedPod(compileCache: string): { pod: k8s.V1Pod; container: k8s.V1Container } {
+  const raw = { ...mergedStackConfig(PROJECT_DIR, "baseline"), "vllm-tuner:compileCache": compileCache };
+  const parsed = parseCandidateConfig(raw);
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+  const spec = render.podSpec(parsed.config, { hfToken: false, apiKey: false }) as unknown as k8s.V1PodSpec;
+  return { pod: { metadata: { uid: "uid-1", namespace: "gemmaforge" }, spec }, container: spec.containers[0]! };
+}
+
+function engineEnv(labDir: string, compileCache: string): Record<string, string> {
+  const { pod, container } = renderedPod(compileCache);
+  const podEnv = (container.env ?? []).map((e) => ({ name: e.name, value: e.value ?? "" }));
+  return vllmEnvFor(
+    { HOME: "/root", VLLM_CACHE_ROOT: "/root/.cache/vllm" },
+    podEnv,
+    volumeDirs(pod, container, labDir),
+    freshContainerDir(pod, container, labDir),
+  );
+}
+
+describe("lab engine vllm: a container's caches", () => {
+  let labDir: string;
+  beforeEach(() => {
+    labDir = fs.mkdtempSync(path.join(os.tmpdir(), "lab-cache-"));
+  });
+  afterEach(() => fs.rmSync(labDir, { recursive: true, force: true }));
+
+  it("with compileCache none puts vLLM's cache in the container's own directory, not the host's", () => {
+    const env = engineEnv(labDir, "none");
+    const own = path.join(labDir, "containers", "uid-1", "vllm");
+    assert.equal(env.VLLM_CACHE_ROOT, `${own}/cache/vllm`);
+    assert.equal(env.XDG_CACHE_HOME, `${own}/cache`);
+    assert.equal(env.TORCHINDUCTOR_CACHE_DIR, `${own}/tmp/torchinductor`);
+    assert.equal(env.HF_HOME, path.join(labDir, "volumes", "gemma4-model-cache"));
+  });
+
+  it("with compileCache claim puts it on the claim's directory beside the Hugging Face cache", () => {
+    const env = engineEnv(labDir, "claim");
+    assert.equal(env.VLLM_CACHE_ROOT, path.join(labDir, "volumes", "gemma4-model-cache", "vllm-cache"));
+    assert.equal(fs.statSync(env.VLLM_CACHE_ROOT!).isDirectory(), true);
+    assert.equal(env.XDG_CACHE_HOME, path.join(labDir, "containers", "uid-1", "vllm", "cache"));
+  });
+
+  it("empties the container's directory on each start and keeps the env the same", () => {
+    const first = engineEnv(labDir, "none");
+    fs.mkdirSync(first.VLLM_CACHE_ROOT!, { recursive: true });
+    fs.writeFileSync(path.join(first.VLLM_CACHE_ROOT!, "graph"), "compiled");
+    const claimFirst = engineEnv(labDir, "claim");
+    fs.writeFileSync(path.join(claimFirst.VLLM_CACHE_ROOT!, "graph"), "compiled");
+
+    const second = engineEnv(labDir, "none");
+    assert.deepEqual(second, first);
+    assert.equal(fs.existsSync(path.join(second.VLLM_CACHE_ROOT!, "graph")), false);
+    const claimSecond = engineEnv(labDir, "claim");
+    assert.deepEqual(claimSecond, claimFirst);
+    assert.equal(fs.readFileSync(path.join(claimSecond.VLLM_CACHE_ROOT!, "graph"), "utf8"), "compiled");
+  });
+});
