@@ -27,24 +27,25 @@ export = async () => {
   const record = stackOutputs(candidate, { stack, hfToken: hfToken !== undefined, apiKey: apiKey !== undefined });
   const assignedNodePort = server.service.spec.ports.apply((ports) => ports[0]?.nodePort ?? null);
 
-  if (candidate.benchmarkOnDeploy) {
-    const kubeconfigKey = raw["kubernetes:kubeconfig"];
-    new PostDeployBenchmark("post-deploy", {
-      deployment: server.deployment,
-      outputs: assignedNodePort.apply((port) => ({ ...record, nodePort: port })),
-      // Without an explicit URL, the NodePort on this machine (pulumi runs on the k3s node).
-      endpoint:
-        candidate.benchmarkEndpoint !== ""
-          ? candidate.benchmarkEndpoint
-          : assignedNodePort.apply((port) => `http://127.0.0.1:${port}`),
-      scenario: candidate.benchmarkScenario,
-      stack,
-      projectDir,
-      apiKey,
-      kubeconfig: kubeconfigKey !== undefined && fs.existsSync(kubeconfigKey) ? kubeconfigKey : process.env.KUBECONFIG,
-      kubeContext: raw["kubernetes:context"],
-    });
-  }
+  const kubeconfigKey = raw["kubernetes:kubeconfig"];
+  const postDeploy = !candidate.benchmarkOnDeploy
+    ? undefined
+    : new PostDeployBenchmark("post-deploy", {
+        deployment: server.deployment,
+        outputs: assignedNodePort.apply((port) => ({ ...record, nodePort: port })),
+        // Without an explicit URL, the NodePort on this machine (pulumi runs on the k3s node).
+        endpoint:
+          candidate.benchmarkEndpoint !== ""
+            ? candidate.benchmarkEndpoint
+            : assignedNodePort.apply((port) => `http://127.0.0.1:${port}`),
+        scenario: candidate.benchmarkScenario,
+        stack,
+        projectDir,
+        apiKey,
+        kubeconfig:
+          kubeconfigKey !== undefined && fs.existsSync(kubeconfigKey) ? kubeconfigKey : process.env.KUBECONFIG,
+        kubeContext: raw["kubernetes:context"],
+      });
 
   return {
     namespace: ns.name,
@@ -63,5 +64,7 @@ export = async () => {
     cacheMode: record.cacheMode,
     config: record.config,
     deploymentUid: server.deployment.metadata.uid,
+    // What the post-deploy benchmark measured: `pulumi stack output measured --json`.
+    ...(postDeploy !== undefined ? { measured: postDeploy.measured } : {}),
   };
 };
