@@ -3,6 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { clusterProblems, ModelCache, Namespace, PostDeployBenchmark, VllmServer } from "./components";
 import { stackOutputs } from "./components/render/outputs";
 import { failWith, loadConfig } from "./config";
+import { waitReadySeconds } from "./config/post-deploy-input";
 
 /**
  * The program. Everything is checked before the first resource is registered, so a bad value,
@@ -15,6 +16,7 @@ export = async () => {
   const { candidate, raw, hfToken, apiKey } = loadConfig(stack, projectDir);
   const problems = await clusterProblems(raw, candidate);
   if (problems.length > 0) failWith(problems);
+  const waitReady = candidate.benchmarkOnDeploy ? waitReadySeconds(process.env) : undefined;
 
   const ns = new Namespace("vllm", { name: candidate.namespace });
   const cache = new ModelCache("model-cache", { config: candidate, namespace: ns.name });
@@ -45,6 +47,7 @@ export = async () => {
         kubeconfig:
           kubeconfigKey !== undefined && fs.existsSync(kubeconfigKey) ? kubeconfigKey : process.env.KUBECONFIG,
         kubeContext: raw["kubernetes:context"],
+        waitReadySeconds: waitReady,
       });
 
   return {

@@ -26,6 +26,8 @@ export interface PostDeployBenchmarkArgs {
   readonly kubeconfig?: string;
   /** `kubernetes:context`, when the stack sets one. */
   readonly kubeContext?: string;
+  /** How long the benchmark waits for this generation's rollout and /health (default 120 s). */
+  readonly waitReadySeconds?: number;
 }
 
 /**
@@ -43,6 +45,7 @@ export function benchmarkInput(a: {
   scenario: string;
   kubeconfig?: string;
   kubeContext?: string;
+  waitReadySeconds?: number;
   apiKey?: string;
 }): PostDeployInput {
   return {
@@ -52,7 +55,7 @@ export function benchmarkInput(a: {
     scenario: a.scenario,
     ...(a.kubeconfig ? { kubeconfig: a.kubeconfig } : {}),
     ...(a.kubeContext ? { kubeContext: a.kubeContext } : {}),
-    waitReadySeconds: POST_DEPLOY_WAIT_READY_SECONDS,
+    waitReadySeconds: a.waitReadySeconds ?? POST_DEPLOY_WAIT_READY_SECONDS,
     targetConcurrency: POST_DEPLOY_TARGET_CONCURRENCY,
     ...(a.apiKey !== undefined ? { apiKey: a.apiKey } : {}),
   };
@@ -109,6 +112,7 @@ export class PostDeployBenchmark extends pulumi.ComponentResource {
         scenario: args.scenario,
         kubeconfig: args.kubeconfig,
         kubeContext: args.kubeContext,
+        waitReadySeconds: args.waitReadySeconds,
       }),
     );
     // Indented, so a changed value shows on its own line; a secret (the whole of it) when it holds the key.

@@ -32,5 +32,17 @@ export type PostDeployInput = z.infer<typeof PostDeployInputSchema>;
 
 /** `up` can return before the new pod exists: the benchmark waits this long for its rollout and /health. */
 export const POST_DEPLOY_WAIT_READY_SECONDS = 120;
+/** Environment of `pulumi up` that shortens (or lengthens) that wait, e.g. for a test of an unreachable endpoint. */
+export const WAIT_READY_ENV = "VLLM_TUNER_WAIT_READY_SECONDS";
+
+/** The wait: WAIT_READY_ENV when set, else the default. Throws naming the variable, its value and what is allowed. */
+export function waitReadySeconds(env: Readonly<Record<string, string | undefined>>): number {
+  const raw = env[WAIT_READY_ENV];
+  if (raw === undefined || raw === "") return POST_DEPLOY_WAIT_READY_SECONDS;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n > 3600)
+    throw new Error(`${WAIT_READY_ENV} = ${JSON.stringify(raw)}: expected an integer from 0 to 3600 (seconds)`);
+  return n;
+}
 /** The concurrency the post-deploy summary judges at: the seed's, as the campaign's default. */
 export const POST_DEPLOY_TARGET_CONCURRENCY = 4;
