@@ -14,7 +14,7 @@ import {
   parseMeasured,
   visibleInputs,
 } from "../../components/post-deploy-benchmark";
-import type { PostDeployInput } from "../../config/post-deploy-input";
+import { type PostDeployInput, waitReadySeconds } from "../../config/post-deploy-input";
 import { MeasuredOutputSchema } from "../../config/stack-outputs";
 import { startFakeVllm } from "./benchmarks/fake-vllm";
 
@@ -78,6 +78,15 @@ describe("post-deploy benchmark: one JSON document in, the candidate summary out
     assert.deepEqual(parsePostDeployInput(JSON.stringify(doc)), doc);
     const { apiKey: _key, ...rest } = doc;
     assert.deepEqual(visibleInputs(doc, true), { ...rest, apiKeyOnStdin: true });
+  });
+
+  it("the rollout wait: 120 s, or VLLM_TUNER_WAIT_READY_SECONDS; a bad value is named", () => {
+    assert.equal(waitReadySeconds({}), 120);
+    assert.equal(waitReadySeconds({ VLLM_TUNER_WAIT_READY_SECONDS: "5" }), 5);
+    assert.throws(
+      () => waitReadySeconds({ VLLM_TUNER_WAIT_READY_SECONDS: "-1" }),
+      /VLLM_TUNER_WAIT_READY_SECONDS = "-1": expected an integer from 0 to 3600 \(seconds\)/,
+    );
   });
 
   it("refuses a bad document naming the field, without echoing its values", () => {
