@@ -308,7 +308,7 @@ import (
 func main() { etcdmain.Main(os.Args) }
 EOF
   (cd "$w" && go mod tidy && "${GOBUILD[@]}" -ldflags "$LDFLAGS_BASE" -o "$BIN/etcd" .)
-  "$BIN/etcd" --version | head -1
+  "$BIN/etcd" --version | sed -n 1p
 }
 
 ###############################################################################
@@ -346,7 +346,7 @@ EOF
 build_actionlint() {
   local ver=$1
   (cd "$SRC" && nice -n 10 go install -trimpath -ldflags "$LDFLAGS_BASE" "github.com/rhysd/actionlint/cmd/actionlint@$ver")
-  "$BIN/actionlint" -version | head -1
+  "$BIN/actionlint" -version | sed -n 1p
 }
 
 ###############################################################################
