@@ -1,4 +1,5 @@
 import * as assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type * as k8s from "@kubernetes/client-node";
@@ -155,13 +156,11 @@ describe("post-deploy benchmark inside pulumi up (lab, command plugin)", functio
 
   it("the key is nowhere in clear: stack export, outputs, the Pulumi log, the result file", async () => {
     // `pulumi stack export` as a user runs it (the Automation API's exportStack adds --show-secrets).
-    const exported = (
-      await stack.workspace.pulumiCommand.run(
-        ["stack", "export", "--stack", "seqs1"],
-        sandbox.workDir,
-        stack.workspace.envVars,
-      )
-    ).stdout;
+    const exported = execFileSync(stack.workspace.pulumiCommand.command, ["stack", "export", "--stack", "seqs1"], {
+      cwd: sandbox.workDir,
+      env: { ...process.env, ...stack.workspace.envVars },
+      encoding: "utf8",
+    });
     assert.equal(exported.includes(API_KEY), false, "stack export");
     assert.ok(exported.includes("ciphertext"), "the key is in the state, encrypted");
     // Every state file the backend wrote, history and backups of each up included.
