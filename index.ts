@@ -3,6 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { clusterProblems, ModelCache, Namespace, PostDeployBenchmark, VllmServer } from "./components";
 import { stackOutputs } from "./components/render/outputs";
 import { failWith, loadConfig } from "./config";
+import { waitReadySeconds } from "./config/post-deploy-input";
 
 /**
  * The program. Everything is checked before the first resource is registered, so a bad value,
@@ -15,6 +16,7 @@ export = async () => {
   const { candidate, raw, hfToken, apiKey } = loadConfig(stack, projectDir);
   const problems = await clusterProblems(raw, candidate);
   if (problems.length > 0) failWith(problems);
+  const waitReady = candidate.benchmarkOnDeploy ? waitReadySeconds(process.env) : undefined;
 
   const ns = new Namespace("vllm", { name: candidate.namespace });
   const cache = new ModelCache("model-cache", { config: candidate, namespace: ns.name });
@@ -27,24 +29,26 @@ export = async () => {
   const record = stackOutputs(candidate, { stack, hfToken: hfToken !== undefined, apiKey: apiKey !== undefined });
   const assignedNodePort = server.service.spec.ports.apply((ports) => ports[0]?.nodePort ?? null);
 
-  if (candidate.benchmarkOnDeploy) {
-    const kubeconfigKey = raw["kubernetes:kubeconfig"];
-    new PostDeployBenchmark("post-deploy", {
-      deployment: server.deployment,
-      outputs: assignedNodePort.apply((port) => ({ ...record, nodePort: port })),
-      // Without an explicit URL, the NodePort on this machine (pulumi runs on the k3s node).
-      endpoint:
-        candidate.benchmarkEndpoint !== ""
-          ? candidate.benchmarkEndpoint
-          : assignedNodePort.apply((port) => `http://127.0.0.1:${port}`),
-      scenario: candidate.benchmarkScenario,
-      stack,
-      projectDir,
-      apiKey,
-      kubeconfig: kubeconfigKey !== undefined && fs.existsSync(kubeconfigKey) ? kubeconfigKey : process.env.KUBECONFIG,
-      kubeContext: raw["kubernetes:context"],
-    });
-  }
+  const kubeconfigKey = raw["kubernetes:kubeconfig"];
+  const postDeploy = !candidate.benchmarkOnDeploy
+    ? undefined
+    : new PostDeployBenchmark("post-deploy", {
+        deployment: server.deployment,
+        outputs: assignedNodePort.apply((port) => ({ ...record, nodePort: port })),
+        // Without an explicit URL, the NodePort on this machine (pulumi runs on the k3s node).
+        endpoint:
+          candidate.benchmarkEndpoint !== ""
+            ? candidate.benchmarkEndpoint
+            : assignedNodePort.apply((port) => `http://127.0.0.1:${port}`),
+        scenario: candidate.benchmarkScenario,
+        stack,
+        projectDir,
+        apiKey,
+        kubeconfig:
+          kubeconfigKey !== undefined && fs.existsSync(kubeconfigKey) ? kubeconfigKey : process.env.KUBECONFIG,
+        kubeContext: raw["kubernetes:context"],
+        waitReadySeconds: waitReady,
+      });
 
   return {
     namespace: ns.name,
@@ -63,5 +67,7 @@ export = async () => {
     cacheMode: record.cacheMode,
     config: record.config,
     deploymentUid: server.deployment.metadata.uid,
+    // What the post-deploy benchmark measured: `pulumi stack output measured --json`.
+    ...(postDeploy !== undefined ? { measured: postDeploy.measured } : {}),
   };
 };

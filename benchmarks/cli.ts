@@ -7,6 +7,7 @@ import { EXIT } from "../common/exit-codes";
 import { UsageError } from "../common/usage-error";
 import { buildScenario, PHASES, PRESETS, type PresetName, readScenarioFile, type Scenario } from "./inputs/scenario";
 import { loadStackOutputs, resolveEndpoint, type StackOutputs } from "./inputs/stack-outputs";
+import { postDeployCommand } from "./post-deploy";
 import { silentProgress, stderrProgress } from "./progress";
 import { renderComparison } from "./report/comparison";
 import { chartFromResults } from "./report/svg";
@@ -18,6 +19,8 @@ import { compareResults } from "./verdict/rule";
 const USAGE = `Usage:
   bench [run] [--stack NAME] [--outputs FILE | --outputs-json JSON] [--endpoint URL] [options]
   bench compare RESULT.json... [--target-concurrency N] [--slo-p95-ms MS] [--slo-ttft-p95-ms MS] [--chart FILE] [--json]
+  bench post-deploy < INPUT.json   what \`pulumi up\` runs with benchmarkOnDeploy: inputs as one JSON document
+                           on stdin (config/post-deploy-input.ts), the candidate summary as one JSON line on stdout
 
 run options:
   --stack NAME             candidate name; without --outputs*, runs \`pulumi stack output --json --stack NAME\`
@@ -198,6 +201,9 @@ export async function main(argv: string[], cwd = process.cwd()): Promise<number>
         return await runCommand(rest, cwd);
       case "compare":
         return await compareCommand(rest, cwd);
+      case "post-deploy":
+        if (rest.length > 0) throw new UsageError("post-deploy takes no arguments: its inputs come on stdin");
+        return await postDeployCommand(cwd, (s) => process.stdout.write(s));
       case undefined:
       case "help":
       case "--help":

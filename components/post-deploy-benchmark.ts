@@ -1,91 +1,147 @@
 import * as command from "@pulumi/command";
 import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import {
+  POST_DEPLOY_TARGET_CONCURRENCY,
+  POST_DEPLOY_WAIT_READY_SECONDS,
+  type PostDeployInput,
+} from "../config/post-deploy-input";
+import { type MeasuredOutput, MeasuredOutputSchema, type StackOutputs } from "../config/stack-outputs";
 
 export interface PostDeployBenchmarkArgs {
   /** The Deployment to measure; the benchmark runs after it is Ready and again when its spec changes. */
   readonly deployment: k8s.apps.v1.Deployment;
   /** Stack outputs the benchmark needs (no secrets). */
-  readonly outputs: pulumi.Input<Record<string, unknown>>;
+  readonly outputs: pulumi.Input<StackOutputs>;
   /** Where the benchmark reaches vLLM. */
   readonly endpoint: pulumi.Input<string>;
   /** Scenario file; empty for the seed's. */
   readonly scenario: string;
   readonly stack: string;
-  /** Project directory (where benchmarks/ and scripts/ live); the program's working directory. */
+  /** Project directory (where benchmarks/ lives); the command's working directory. */
   readonly projectDir: string;
-  /** The key vLLM requires (a Pulumi secret), handed to the benchmark on stdin; it sends it as Bearer. */
+  /** The key vLLM requires (a Pulumi secret), handed to the benchmark inside its stdin document. */
   readonly apiKey?: pulumi.Input<string>;
   /** The kubeconfig file the Kubernetes provider uses; the benchmark reads the rollout from the same cluster. */
   readonly kubeconfig?: string;
   /** `kubernetes:context`, when the stack sets one. */
   readonly kubeContext?: string;
+  /** How long the benchmark waits for this generation's rollout and /health (default 120 s). */
+  readonly waitReadySeconds?: number;
 }
 
-/** The command line: constant, so a preview's diff shows what changed in the environment instead. */
-export const BENCHMARK_COMMAND = "npx --no-install tsx scripts/post-deploy-benchmark.ts";
-
 /**
- * The benchmark's inputs as environment variables (read by scripts/post-deploy-benchmark.ts), one
- * variable per input so a preview shows which one changed. Pure: values pass through untouched.
+ * The command line: constant, and no input in it. `env -i` gives the benchmark only what it needs
+ * (PATH, HOME for npx's cache): not the engine's environment, which holds the state passphrase and
+ * any cloud credentials. Every input comes on stdin.
  */
-export function benchmarkEnvironment<T extends pulumi.Input<string>>(a: {
+export const BENCHMARK_COMMAND = 'env -i PATH="$PATH" HOME="$HOME" npx --no-install tsx benchmarks/cli.ts post-deploy';
+
+/** The stdin document (config/post-deploy-input.ts). Pure. */
+export function benchmarkInput(a: {
   stack: string;
-  endpoint: T;
-  /** Stack outputs as indented JSON, so a changed value shows on its own line. */
-  outputsJson: T;
+  endpoint: string;
+  outputs: StackOutputs;
   scenario: string;
   kubeconfig?: string;
   kubeContext?: string;
-  /** Whether the API key comes on stdin (its value never enters the environment or the command). */
-  apiKeyOnStdin: boolean;
-}): Record<string, T | string> {
+  waitReadySeconds?: number;
+  apiKey?: string;
+}): PostDeployInput {
   return {
-    VLLM_TUNER_STACK: a.stack,
-    VLLM_TUNER_ENDPOINT: a.endpoint,
-    VLLM_TUNER_OUTPUTS: a.outputsJson,
-    ...(a.scenario !== "" ? { VLLM_TUNER_SCENARIO: a.scenario } : {}),
-    ...(a.kubeconfig ? { KUBECONFIG: a.kubeconfig } : {}),
-    ...(a.kubeContext ? { VLLM_TUNER_KUBE_CONTEXT: a.kubeContext } : {}),
-    ...(a.apiKeyOnStdin ? { VLLM_TUNER_API_KEY_STDIN: "1" } : {}),
+    stack: a.stack,
+    endpoint: a.endpoint,
+    outputs: a.outputs,
+    scenario: a.scenario,
+    ...(a.kubeconfig ? { kubeconfig: a.kubeconfig } : {}),
+    ...(a.kubeContext ? { kubeContext: a.kubeContext } : {}),
+    waitReadySeconds: a.waitReadySeconds ?? POST_DEPLOY_WAIT_READY_SECONDS,
+    targetConcurrency: POST_DEPLOY_TARGET_CONCURRENCY,
+    ...(a.apiKey !== undefined ? { apiKey: a.apiKey } : {}),
   };
 }
 
 /**
- * Runs the benchmark as part of `pulumi up`, so deploying a candidate yields its result. Opt-in
- * (`benchmarkOnDeploy`), since a full run takes minutes and needs an endpoint reachable from here.
- * A measurement that is not valid is recorded as such and does not fail the deploy.
+ * The document without its secret, as a trigger: when the key makes stdin a secret, a preview
+ * still names which input changed (`triggers[2].endpoint`). Pure.
+ */
+export function visibleInputs(
+  input: PostDeployInput,
+  apiKeyOnStdin: boolean,
+): Omit<PostDeployInput, "apiKey"> & { apiKeyOnStdin: boolean } {
+  const { apiKey: _never, ...rest } = input;
+  return { ...rest, apiKeyOnStdin };
+}
+
+/** The command's stdout: one JSON line, the candidate summary. Throws naming what came instead. */
+export function parseMeasured(stdout: string): MeasuredOutput {
+  const line = stdout.trim().split("\n").at(-1) ?? "";
+  let raw: unknown;
+  try {
+    raw = JSON.parse(line);
+  } catch {
+    throw new Error(
+      `post-deploy benchmark: stdout is not a candidate summary (got ${JSON.stringify(line.slice(0, 200))})`,
+    );
+  }
+  const parsed = MeasuredOutputSchema.safeParse(raw);
+  if (!parsed.success)
+    throw new Error(`post-deploy benchmark: stdout is not a candidate summary: ${parsed.error.issues[0]?.message}`);
+  return parsed.data;
+}
+
+/**
+ * Runs the benchmark as part of `pulumi up`, so deploying a candidate yields its result and the
+ * stack carries it (`measured`). Opt-in (`benchmarkOnDeploy`), since a full run takes minutes and
+ * needs an endpoint reachable from here. A measurement that is not valid is recorded as such and
+ * does not fail the deploy; an endpoint that cannot be used fails it.
  */
 export class PostDeployBenchmark extends pulumi.ComponentResource {
   readonly run: command.local.Command;
+  /** The candidate summary the run printed. */
+  readonly measured: pulumi.Output<MeasuredOutput>;
 
   constructor(name: string, args: PostDeployBenchmarkArgs, opts?: pulumi.ComponentResourceOptions) {
     super("vllm-tuner:benchmark:PostDeployBenchmark", name, {}, opts);
-    const environment = benchmarkEnvironment<pulumi.Input<string>>({
-      stack: args.stack,
-      endpoint: args.endpoint,
-      outputsJson: pulumi.output(args.outputs).apply((o) => JSON.stringify(o, null, 2)),
-      scenario: args.scenario,
-      kubeconfig: args.kubeconfig,
-      kubeContext: args.kubeContext,
-      apiKeyOnStdin: args.apiKey !== undefined,
-    });
+    // Built without the key, so the trigger below stays plain (an output derived from a secret is one).
+    const plain = pulumi.all([args.endpoint, args.outputs]).apply(([endpoint, outputs]) =>
+      benchmarkInput({
+        stack: args.stack,
+        endpoint,
+        outputs,
+        scenario: args.scenario,
+        kubeconfig: args.kubeconfig,
+        kubeContext: args.kubeContext,
+        waitReadySeconds: args.waitReadySeconds,
+      }),
+    );
+    // Indented, so a changed value shows on its own line; a secret (the whole of it) when it holds the key.
+    const stdin =
+      args.apiKey === undefined
+        ? plain.apply((i) => JSON.stringify(i, null, 2))
+        : pulumi.secret(
+            pulumi.all([plain, args.apiKey]).apply(([i, apiKey]) => JSON.stringify({ ...i, apiKey }, null, 2)),
+          );
     this.run = new command.local.Command(
       `${name}-run`,
       {
         create: BENCHMARK_COMMAND,
-        environment,
-        // The key on stdin, as a secret input of its own: a secret inside `environment` would hide
-        // the whole environment in every preview diff, and the command line would print it.
-        ...(args.apiKey === undefined ? {} : { stdin: pulumi.secret(args.apiKey) }),
+        stdin,
         dir: args.projectDir,
         // A new generation means the pod template changed: measure the new pod.
-        triggers: [args.deployment.metadata.uid, args.deployment.metadata.generation],
-        // The result file is the record; the engine's log only needs the summary line.
+        triggers: [
+          args.deployment.metadata.uid,
+          args.deployment.metadata.generation,
+          plain.apply((i) => visibleInputs(i, args.apiKey !== undefined)),
+        ],
+        // The result file is the record; the engine's log gets the progress, stdout is the summary.
         logging: "stderr",
       },
       { parent: this, dependsOn: [args.deployment] },
     );
-    this.registerOutputs({});
+    // The provider marks every output secret when an input is; stdout is the summary, which holds
+    // no secret (candidateSummary redacts the config; the benchmark never records the key).
+    this.measured = pulumi.unsecret(this.run.stdout).apply(parseMeasured);
+    this.registerOutputs({ measured: this.measured });
   }
 }

@@ -1,6 +1,25 @@
 import { z } from "zod";
 
 /**
+ * `measured`: the candidate summary the post-deploy benchmark printed (benchmarks/verdict/
+ * candidate-summary.ts is its one home; this checks only what a reader of the output relies on,
+ * and test/unit/post-deploy-input.test.ts that a real summary passes).
+ */
+export const MeasuredOutputSchema = z.looseObject({
+  kind: z.string().min(1),
+  stack: z.string().min(1),
+  configHash: z.string().regex(/^[0-9a-f]{64}$/),
+  scenarioHash: z.string().regex(/^[0-9a-f]{64}$/),
+  verdict: z.looseObject({ eligible: z.boolean(), requestsPerSecond: z.number().nullable() }),
+  complete: z.boolean(),
+  valid: z.boolean(),
+  invalidReasons: z.array(z.string()),
+  resultFile: z.string().nullable(),
+});
+
+export type MeasuredOutput = z.infer<typeof MeasuredOutputSchema>;
+
+/**
  * The stack outputs (`pulumi stack output --json`): the baseline record the program exports
  * (components/render/outputs.ts builds it, index.ts adds `nodePort` and `deploymentUid`) and the
  * benchmark reads (benchmarks/inputs/stack-outputs.ts). One schema for both sides, here below them.
@@ -32,6 +51,8 @@ export const StackOutputsSchema = z
     cacheClaimName: z.string().optional(),
     cacheMode: z.enum(["warm", "cold"]).optional(),
     deploymentUid: z.string().optional(),
+    /** With benchmarkOnDeploy: what the benchmark measured in the last `up` that ran it. */
+    measured: MeasuredOutputSchema.optional(),
   })
   .loose();
 

@@ -33,7 +33,9 @@ export function parseStackOutputs(raw: unknown, source: string): StackOutputs {
         "Expected at least { namespace, deploymentName, servedModelName, config } (see `pulumi stack output --json`).",
     );
   }
-  return parsed.data;
+  // A previous post-deploy run's summary is no input of this run: not recorded in its result.
+  const { measured: _previous, ...outputs } = parsed.data;
+  return outputs;
 }
 
 function parseJson(text: string, source: string): unknown {

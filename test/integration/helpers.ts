@@ -14,7 +14,8 @@ export const PROJECT_DIR = path.resolve(__dirname, "../..");
 export interface PulumiSandbox {
   readonly workDir: string;
   readonly backendDir: string;
-  stack(name: string): Promise<Stack>;
+  /** `env` adds to the CLI's environment for this Stack object's commands. */
+  stack(name: string, env?: Readonly<Record<string, string>>): Promise<Stack>;
 }
 
 export async function pulumiSandbox(kubeconfig: string): Promise<PulumiSandbox> {
@@ -34,7 +35,11 @@ export async function pulumiSandbox(kubeconfig: string): Promise<PulumiSandbox> 
   return {
     workDir,
     backendDir,
-    stack: (name) => LocalWorkspace.createOrSelectStack({ stackName: name, workDir }, { pulumiCommand, envVars }),
+    stack: (name, env = {}) =>
+      LocalWorkspace.createOrSelectStack(
+        { stackName: name, workDir },
+        { pulumiCommand, envVars: { ...envVars, ...env } },
+      ),
   };
 }
 

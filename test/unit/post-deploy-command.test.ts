@@ -3,8 +3,19 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parse } from "yaml";
-import { BENCHMARK_COMMAND, benchmarkEnvironment } from "../../components/post-deploy-benchmark";
-import { postDeployMain } from "../../scripts/post-deploy-benchmark";
+import { parsePostDeployInput, postDeploy, postDeployCommand } from "../../benchmarks/post-deploy";
+import { silentProgress } from "../../benchmarks/progress";
+import type { RunOptions } from "../../benchmarks/run";
+import { runBenchmark } from "../../benchmarks/run";
+import { candidateSummary } from "../../benchmarks/verdict/candidate-summary";
+import {
+  BENCHMARK_COMMAND,
+  benchmarkInput,
+  parseMeasured,
+  visibleInputs,
+} from "../../components/post-deploy-benchmark";
+import { type PostDeployInput, waitReadySeconds } from "../../config/post-deploy-input";
+import { MeasuredOutputSchema } from "../../config/stack-outputs";
 import { startFakeVllm } from "./benchmarks/fake-vllm";
 
 const OUTPUTS = {
@@ -14,128 +25,172 @@ const OUTPUTS = {
   config: { maxModelLen: 8192 },
 };
 
-function quietStderr<T>(fn: () => Promise<T>): Promise<{ value: T; stderr: string }> {
-  const write = process.stderr.write.bind(process.stderr);
-  let stderr = "";
-  process.stderr.write = ((chunk: string | Uint8Array) => {
-    stderr += chunk.toString();
-    return true;
-  }) as typeof process.stderr.write;
-  return fn()
-    .then((value) => ({ value, stderr }))
-    .finally(() => {
-      process.stderr.write = write;
-    });
+function project(scenario: string): string {
+  const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "post-deploy-"));
+  fs.writeFileSync(path.join(cwd, "scenario.yaml"), scenario);
+  return cwd;
 }
 
-describe("post-deploy benchmark command", () => {
-  it("is one constant command line; inputs, the API key and the kubeconfig travel in the environment", () => {
-    assert.equal(BENCHMARK_COMMAND, "npx --no-install tsx scripts/post-deploy-benchmark.ts");
-    const env = benchmarkEnvironment({
+function input(over: Partial<PostDeployInput>): PostDeployInput {
+  return {
+    ...benchmarkInput({ stack: "seqs1", endpoint: "http://127.0.0.1:1", outputs: OUTPUTS, scenario: "scenario.yaml" }),
+    waitReadySeconds: 0,
+    ...over,
+  };
+}
+
+const logs: string[] = [];
+const progress = { ...silentProgress, log: (s: string) => void logs.push(s) };
+
+describe("post-deploy benchmark: one JSON document in, the candidate summary out", () => {
+  beforeEach(() => {
+    logs.length = 0;
+  });
+
+  it("is one constant command line with no input in it, and a child environment of PATH and HOME only", () => {
+    assert.equal(
+      BENCHMARK_COMMAND,
+      'env -i PATH="$PATH" HOME="$HOME" npx --no-install tsx benchmarks/cli.ts post-deploy',
+    );
+  });
+
+  it("the stdin document carries every input; its visible part (the trigger) all but the key", () => {
+    const doc = benchmarkInput({
       stack: "seqs1",
       endpoint: "http://127.0.0.1:8100",
-      outputsJson: JSON.stringify(OUTPUTS, null, 2),
+      outputs: OUTPUTS,
       scenario: "",
       kubeconfig: "/home/u/.kube/config",
       kubeContext: "k3s",
-      apiKeyOnStdin: true,
+      apiKey: "sk-SENTINEL",
     });
-    assert.deepEqual(env, {
-      VLLM_TUNER_STACK: "seqs1",
-      VLLM_TUNER_ENDPOINT: "http://127.0.0.1:8100",
-      VLLM_TUNER_OUTPUTS: JSON.stringify(OUTPUTS, null, 2),
-      KUBECONFIG: "/home/u/.kube/config",
-      VLLM_TUNER_KUBE_CONTEXT: "k3s",
-      VLLM_TUNER_API_KEY_STDIN: "1",
+    assert.deepEqual(doc, {
+      stack: "seqs1",
+      endpoint: "http://127.0.0.1:8100",
+      outputs: OUTPUTS,
+      scenario: "",
+      kubeconfig: "/home/u/.kube/config",
+      kubeContext: "k3s",
+      waitReadySeconds: 120,
+      targetConcurrency: 4,
+      apiKey: "sk-SENTINEL",
     });
+    assert.deepEqual(parsePostDeployInput(JSON.stringify(doc)), doc);
+    const { apiKey: _key, ...rest } = doc;
+    assert.deepEqual(visibleInputs(doc, true), { ...rest, apiKeyOnStdin: true });
   });
 
-  it("records an invalid measurement (the result file says so) and exits 0, so the deploy stands", async () => {
+  it("the rollout wait: 120 s, or VLLM_TUNER_WAIT_READY_SECONDS; a bad value is named", () => {
+    assert.equal(waitReadySeconds({}), 120);
+    assert.equal(waitReadySeconds({ VLLM_TUNER_WAIT_READY_SECONDS: "5" }), 5);
+    assert.throws(
+      () => waitReadySeconds({ VLLM_TUNER_WAIT_READY_SECONDS: "-1" }),
+      /VLLM_TUNER_WAIT_READY_SECONDS = "-1": expected an integer from 0 to 3600 \(seconds\)/,
+    );
+  });
+
+  it("refuses a bad document naming the field, without echoing its values", () => {
+    const bad = { ...input({ apiKey: "sk-SENTINEL" }), endpoint: "nope" };
+    assert.throws(
+      () => parsePostDeployInput(JSON.stringify(bad)),
+      (e: Error) => /endpoint: an http\(s\) URL/.test(e.message) && !e.message.includes("SENTINEL"),
+    );
+    assert.throws(
+      () => parsePostDeployInput("not json sk-SENTINEL"),
+      (e: Error) => !e.message.includes("SENTINEL"),
+    );
+  });
+
+  it("records an invalid measurement, exits 0 and says so in the summary, from the run itself", async () => {
     const failing = await startFakeVllm({ forceStatus: 500 });
-    const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "post-deploy-"));
-    fs.writeFileSync(path.join(cwd, "scenario.yaml"), "phases: [sequential]\nsequential: {runs: 2}\n");
-    const { value: code, stderr } = await quietStderr(() =>
-      postDeployMain(
-        {
-          VLLM_TUNER_STACK: "seqs1",
-          VLLM_TUNER_ENDPOINT: failing.url,
-          VLLM_TUNER_OUTPUTS: JSON.stringify(OUTPUTS, null, 2),
-          VLLM_TUNER_SCENARIO: "scenario.yaml",
-          KUBECONFIG: path.join(cwd, "no-such-kubeconfig"),
-        },
-        cwd,
-      ),
+    const cwd = project("phases: [sequential]\nsequential: {runs: 2}\n");
+    const { code, summary } = await postDeploy(
+      input({ endpoint: failing.url, kubeconfig: path.join(cwd, "no-such-kubeconfig") }),
+      cwd,
+      { run: runBenchmark, progress },
     );
     await failing.close();
     assert.equal(code, 0);
-    const files = fs.readdirSync(path.join(cwd, "results", "seqs1")).filter((f) => f.endsWith(".json"));
-    assert.equal(files.length, 1);
-    const result = JSON.parse(fs.readFileSync(path.join(cwd, "results", "seqs1", files[0]!), "utf8")) as {
-      valid: boolean;
-      stack: string;
-    };
-    assert.deepEqual({ valid: result.valid, stack: result.stack }, { valid: false, stack: "seqs1" });
-    assert.match(
-      stderr,
-      /post-deploy benchmark: the measurement is NOT valid \(recorded in results\/seqs1\/.+\.json\); the deploy stands/,
+    assert.ok(summary);
+    assert.deepEqual(
+      { valid: summary.valid, complete: summary.complete, stack: summary.stack },
+      {
+        valid: false,
+        complete: true,
+        stack: "seqs1",
+      },
     );
+    assert.ok(summary.invalidReasons.length > 0);
+    const file = path.join(cwd, summary.resultFile!);
+    assert.match(summary.resultFile!, /^results\/seqs1\/.+\.json$/);
+    assert.equal((JSON.parse(fs.readFileSync(file, "utf8")) as { valid: boolean }).valid, false);
+    assert.match(
+      logs.join("\n"),
+      /the measurement is NOT valid \(recorded in results\/seqs1\/.+\.json\); the deploy stands/,
+    );
+    // The summary is the verdict's own, and what the program exports passes the stack-output schema.
+    assert.deepEqual(
+      summary,
+      candidateSummary(
+        JSON.parse(fs.readFileSync(file, "utf8")),
+        { targetConcurrency: 4 },
+        "unknown",
+        summary.resultFile,
+      ),
+    );
+    assert.equal(MeasuredOutputSchema.safeParse(summary).success, true);
+    assert.deepEqual(parseMeasured(`${JSON.stringify(summary)}\n`), summary);
   });
 
-  it("reads the API key from stdin, sends it as Bearer and never writes it to the result", async () => {
+  it("sends the key from the document as Bearer, never writes it, never puts it in process.env", async () => {
     const seen: string[] = [];
     const server = await startFakeVllm({});
     server.server.prependListener("request", (req) => seen.push(String(req.headers.authorization)));
-    const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "post-deploy-"));
-    fs.writeFileSync(path.join(cwd, "scenario.yaml"), "phases: [sequential]\nsequential: {runs: 1}\n");
-    const saved = process.env.VLLM_API_KEY;
+    const cwd = project("phases: [sequential]\nsequential: {runs: 1}\n");
+    let out = "";
+    const envBefore = JSON.stringify(process.env);
     try {
-      const { value: code } = await quietStderr(() =>
-        postDeployMain(
-          {
-            VLLM_TUNER_STACK: "seqs1",
-            VLLM_TUNER_ENDPOINT: server.url,
-            VLLM_TUNER_OUTPUTS: JSON.stringify(OUTPUTS),
-            VLLM_TUNER_SCENARIO: "scenario.yaml",
-            KUBECONFIG: path.join(cwd, "no-such-kubeconfig"),
-            VLLM_TUNER_API_KEY_STDIN: "1",
-          },
-          cwd,
-          undefined,
-          async () => "sk-SENTINEL-post-deploy\n",
-        ),
+      const code = await postDeployCommand(
+        cwd,
+        (s) => {
+          out += s;
+        },
+        async () =>
+          JSON.stringify(
+            input({
+              endpoint: server.url,
+              kubeconfig: path.join(cwd, "no-such-kubeconfig"),
+              apiKey: "sk-SENTINEL-post-deploy",
+            }),
+          ),
       );
       assert.equal(code, 0);
     } finally {
-      if (saved === undefined) delete process.env.VLLM_API_KEY;
-      else process.env.VLLM_API_KEY = saved;
       await server.close();
     }
+    assert.equal(JSON.stringify(process.env), envBefore);
     assert.ok(seen.length > 0);
     assert.deepEqual([...new Set(seen)], ["Bearer sk-SENTINEL-post-deploy"]);
+    assert.equal(out.trim().split("\n").length, 1);
+    assert.equal(out.includes("SENTINEL"), false);
+    assert.equal(parseMeasured(out).valid, true);
     const dir = path.join(cwd, "results", "seqs1");
     for (const f of fs.readdirSync(dir))
       assert.equal(fs.readFileSync(path.join(dir, f), "utf8").includes("SENTINEL"), false);
   });
 
-  it("fails the deploy when no measurement was recorded (unreachable endpoint), with the benchmark's code", async () => {
-    const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "post-deploy-"));
-    const { value: code } = await quietStderr(() =>
-      postDeployMain(
-        {
-          VLLM_TUNER_STACK: "seqs1",
-          VLLM_TUNER_ENDPOINT: "http://127.0.0.1:1",
-          VLLM_TUNER_OUTPUTS: JSON.stringify(OUTPUTS),
-          // Not the default 2 minutes of waiting for a server that will never answer.
-          VLLM_TUNER_WAIT_READY_SECONDS: "0",
-        },
-        cwd,
-      ),
+  it("an unreachable endpoint measures nothing and exits 3, naming the endpoint", async () => {
+    const cwd = project("phases: [sequential]\n");
+    const { code, summary } = await postDeploy(input({}), cwd, { run: runBenchmark, progress });
+    assert.deepEqual({ code, summary }, { code: 3, summary: null });
+    assert.match(
+      logs.join("\n"),
+      /post-deploy benchmark: http:\/\/127\.0\.0\.1:1 not usable: .+; nothing was measured/,
     );
-    // 3 = endpoint unreachable: every input parsed (a usage error would be 2).
-    assert.equal(code, 3);
+    assert.equal(fs.existsSync(path.join(cwd, "results")), false);
   });
 
-  it("hands the benchmark a kubeconfig whose current context is kubernetes:context, then removes it", async () => {
+  it("hands the benchmark a kubeconfig whose current context is kubeContext, then removes it", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "post-deploy-"));
     const kubeconfig = path.join(dir, "config");
     fs.writeFileSync(
@@ -144,41 +199,18 @@ describe("post-deploy benchmark command", () => {
         "users: [{name: a, user: {}}]\ncontexts: [{name: one, context: {cluster: a, user: a}}, {name: two, context: {cluster: a, user: a}}]\n" +
         "current-context: one\n",
     );
-    const calls: Array<{ argv: string[]; context: string | undefined }> = [];
-    const code = await postDeployMain(
-      {
-        VLLM_TUNER_STACK: "s",
-        VLLM_TUNER_ENDPOINT: "http://e",
-        VLLM_TUNER_OUTPUTS: "{}",
-        KUBECONFIG: kubeconfig,
-        VLLM_TUNER_KUBE_CONTEXT: "two",
-      },
-      dir,
-      async (argv) => {
-        const file = argv[argv.indexOf("--kubeconfig") + 1]!;
-        const written = parse(fs.readFileSync(file, "utf8")) as { "current-context"?: string };
-        calls.push({ argv, context: written["current-context"] });
-        return 0;
-      },
+    const seen: Array<{ file: string; context: string | undefined }> = [];
+    const run = async (opts: RunOptions) => {
+      const written = parse(fs.readFileSync(opts.kubeconfig!, "utf8")) as { "current-context"?: string };
+      seen.push({ file: opts.kubeconfig!, context: written["current-context"] });
+      throw new Error("stop here");
+    };
+    await assert.rejects(
+      postDeploy(input({ kubeconfig, kubeContext: "two", scenario: "" }), dir, { run, progress }),
+      /stop here/,
     );
-    assert.equal(code, 0);
-    assert.equal(calls.length, 1);
-    const { argv, context } = calls[0]!;
-    assert.equal(context, "two");
-    const temp = argv[argv.indexOf("--kubeconfig") + 1]!;
-    assert.deepEqual(argv.slice(0, 11), [
-      "run",
-      "--stack",
-      "s",
-      "--endpoint",
-      "http://e",
-      "--outputs-json",
-      "{}",
-      "--out",
-      "results",
-      "--wait-ready",
-      "120",
-    ]);
-    assert.equal(fs.existsSync(temp), false);
+    assert.equal(seen.length, 1);
+    assert.equal(seen[0]!.context, "two");
+    assert.equal(fs.existsSync(seen[0]!.file), false);
   });
 });

@@ -2,7 +2,9 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { runProgram } from "./helpers/program";
+import { parsePostDeployInput } from "../../benchmarks/post-deploy";
+import { BENCHMARK_COMMAND } from "../../components/post-deploy-benchmark";
+import { MOCK_MEASURED, runProgram } from "./helpers/program";
 
 const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
 const PVC = "kubernetes:core/v1:PersistentVolumeClaim";
@@ -178,28 +180,35 @@ describe("the Pulumi program under mocks", function () {
       "vllm-tuner:benchmarkEndpoint": "http://127.0.0.1:8100",
     });
     const cmd = run.find(COMMAND, "post-deploy-run");
-    assert.deepEqual(cmd.inputs.triggers, ["uid-vllm-deployment", 1]);
-    // A constant command line; what changes is in the environment, one variable per input.
-    assert.equal(cmd.inputs.create, "npx --no-install tsx scripts/post-deploy-benchmark.ts");
-    const env = cmd.inputs.environment as Record<string, string>;
-    assert.deepEqual(Object.keys(env).sort(), [
-      "KUBECONFIG",
-      "VLLM_TUNER_ENDPOINT",
-      "VLLM_TUNER_OUTPUTS",
-      "VLLM_TUNER_STACK",
-    ]);
-    assert.equal(env.VLLM_TUNER_STACK, "seqs1");
-    assert.equal(env.VLLM_TUNER_ENDPOINT, "http://127.0.0.1:8100");
-    assert.equal(env.KUBECONFIG, run.kubeconfig);
-    const outputs = JSON.parse(env.VLLM_TUNER_OUTPUTS!) as Record<string, unknown>;
+    // A constant command line; every input is in the one stdin document.
+    assert.equal(cmd.inputs.create, BENCHMARK_COMMAND);
+    assert.equal(cmd.inputs.environment, undefined);
+    const doc = parsePostDeployInput(cmd.inputs.stdin as string);
     assert.deepEqual(
-      { stack: outputs.stack, deploymentName: outputs.deploymentName, nodePort: outputs.nodePort },
+      { stack: doc.stack, endpoint: doc.endpoint, kubeconfig: doc.kubeconfig, apiKey: doc.apiKey },
+      { stack: "seqs1", endpoint: "http://127.0.0.1:8100", kubeconfig: run.kubeconfig, apiKey: undefined },
+    );
+    assert.deepEqual(
+      { stack: doc.outputs.stack, deploymentName: doc.outputs.deploymentName, nodePort: doc.outputs.nodePort },
       { stack: "seqs1", deploymentName: "gemma4-12b", nodePort: null },
     );
+    // Reruns on a new Deployment or generation, and names a changed input in the preview (triggers[2]).
+    assert.deepEqual(cmd.inputs.triggers, ["uid-vllm-deployment", 1, { ...doc, apiKeyOnStdin: false }]);
     assert.deepEqual(cmd.opts.dependsOn, ["kubernetes:apps/v1:Deployment::vllm-deployment"]);
+    // The program exports what the command printed.
+    assert.deepEqual(run.outputs.measured, { value: MOCK_MEASURED, secret: false });
   });
 
-  it("hands the post-deploy benchmark the API key as a secret on stdin, never in its command or environment", async () => {
+  it("exports no measured without benchmarkOnDeploy", async () => {
+    const run = await runProgram("seqs1");
+    assert.equal(run.outputs.measured, undefined);
+    assert.equal(
+      run.resources.some((r) => r.type === COMMAND),
+      false,
+    );
+  });
+
+  it("hands the post-deploy benchmark the API key inside its stdin document, a secret, never in the command or the trigger", async () => {
     const apiKey = "sk-SENTINELapiKEY789";
     const run = await runProgram(
       "seqs1",
@@ -212,12 +221,17 @@ describe("the Pulumi program under mocks", function () {
     );
     const cmd = run.find(COMMAND, "post-deploy-run");
     const SECRET_ENVELOPE = { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270" };
-    assert.deepEqual(cmd.inputs.stdin, { ...SECRET_ENVELOPE, value: apiKey });
-    // The environment stays plain (readable in a preview diff) and only says where the key comes from.
-    assert.equal(cmd.inputs.environment.VLLM_TUNER_API_KEY_STDIN, "1");
-    assert.equal(JSON.stringify(cmd.inputs.environment).includes(apiKey), false);
+    const stdin = cmd.inputs.stdin as typeof SECRET_ENVELOPE & { value: string };
+    assert.deepEqual(Object.keys(stdin).sort(), [...Object.keys(SECRET_ENVELOPE), "value"].sort());
+    assert.equal(parsePostDeployInput(stdin.value).apiKey, apiKey);
+    // The trigger stays plain (readable in a preview diff) and only says where the key comes from.
+    const visible = (cmd.inputs.triggers as unknown[])[2] as Record<string, unknown>;
+    assert.equal(visible.apiKeyOnStdin, true);
+    assert.equal(JSON.stringify(cmd.inputs.triggers).includes(apiKey), false);
     assert.equal(cmd.inputs.create.includes(apiKey), false);
     assert.equal(JSON.stringify(run.outputs).includes(apiKey), false);
+    // The summary is not secret: it never holds the key (the provider marks it secret; the program unmarks it).
+    assert.equal(run.outputs.measured?.secret, false);
   });
 
   it("refuses a secret set in plain text, without printing it, before registering anything", async () => {

@@ -44,7 +44,7 @@ describe("campaign staged project", () => {
     }
     assert.equal(fs.readlinkSync(path.join(staged.dir, "node_modules")), path.join(PROJECT_DIR, "node_modules"));
     assert.equal(fs.readlinkSync(path.join(staged.dir, "benchmarks")), path.join(PROJECT_DIR, "benchmarks"));
-    // The post-deploy benchmark's command runs scripts/post-deploy-benchmark.ts from the staged project.
+    // Scripts the program or a test runs from the staged project.
     assert.equal(fs.readlinkSync(path.join(staged.dir, "scripts")), path.join(PROJECT_DIR, "scripts"));
     assert.equal(fs.lstatSync(path.join(staged.dir, "config")).isSymbolicLink(), false);
 

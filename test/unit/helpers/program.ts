@@ -184,8 +184,23 @@ function mockState(type: string, name: string, inputs: Record<string, unknown>):
       })),
     };
   }
+  // What `bench post-deploy` prints: one summary line (its real shape is tested in post-deploy-command.test.ts).
+  if (type === "command:local:Command") state["stdout"] = `${JSON.stringify(MOCK_MEASURED)}\n`;
   return state;
 }
+
+/** The post-deploy command's stdout under mocks: a candidate summary's fields the stack output schema checks. */
+export const MOCK_MEASURED = {
+  kind: "vllm-tuner.candidate-summary",
+  stack: "mock",
+  configHash: "0".repeat(64),
+  scenarioHash: "1".repeat(64),
+  verdict: { eligible: false, requestsPerSecond: null },
+  complete: true,
+  valid: false,
+  invalidReasons: ["a mock: no benchmark ran"],
+  resultFile: null,
+};
 
 export function promiseOf<T>(output: pulumi.Output<T>): Promise<T> {
   return new Promise((resolve) =>

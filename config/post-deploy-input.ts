@@ -1,0 +1,48 @@
+import { z } from "zod";
+import { StackOutputsSchema } from "./stack-outputs";
+
+/**
+ * What the post-deploy benchmark is given: one JSON document on the stdin of the command that
+ * `pulumi up` runs (components/post-deploy-benchmark.ts writes it, `bench post-deploy` in
+ * benchmarks/post-deploy.ts reads it). One schema for both sides, here below them, so typed values
+ * never turn into env strings and argv and back. The only secret it can carry is `apiKey`; the
+ * component makes the whole document a Pulumi secret when it does.
+ */
+export const PostDeployInputSchema = z.strictObject({
+  stack: z.string().min(1),
+  /** Where the benchmark reaches vLLM. */
+  endpoint: z.string().regex(/^https?:\/\/\S+$/, "an http(s) URL"),
+  /** The stack's outputs as the program records them (no secrets). */
+  outputs: StackOutputsSchema,
+  /** Scenario file relative to the project directory; empty runs the seed's scenario. */
+  scenario: z.string(),
+  /** The kubeconfig file the Kubernetes provider uses; absent: KUBECONFIG, then ~/.kube/config. */
+  kubeconfig: z.string().min(1).optional(),
+  /** `kubernetes:context`, when the stack sets one. */
+  kubeContext: z.string().min(1).optional(),
+  /** Seconds to wait for this generation's rollout and /health before timing readiness. */
+  waitReadySeconds: z.number().int().min(0).max(3600),
+  /** The rule the printed summary is judged under (benchmarks/verdict/rule.ts). */
+  targetConcurrency: z.number().int().positive(),
+  /** The key vLLM requires; sent as Bearer, never stored, never put in an environment. */
+  apiKey: z.string().min(1).optional(),
+});
+
+export type PostDeployInput = z.infer<typeof PostDeployInputSchema>;
+
+/** `up` can return before the new pod exists: the benchmark waits this long for its rollout and /health. */
+export const POST_DEPLOY_WAIT_READY_SECONDS = 120;
+/** Environment of `pulumi up` that shortens (or lengthens) that wait, e.g. for a test of an unreachable endpoint. */
+export const WAIT_READY_ENV = "VLLM_TUNER_WAIT_READY_SECONDS";
+
+/** The wait: WAIT_READY_ENV when set, else the default. Throws naming the variable, its value and what is allowed. */
+export function waitReadySeconds(env: Readonly<Record<string, string | undefined>>): number {
+  const raw = env[WAIT_READY_ENV];
+  if (raw === undefined || raw === "") return POST_DEPLOY_WAIT_READY_SECONDS;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n > 3600)
+    throw new Error(`${WAIT_READY_ENV} = ${JSON.stringify(raw)}: expected an integer from 0 to 3600 (seconds)`);
+  return n;
+}
+/** The concurrency the post-deploy summary judges at: the seed's, as the campaign's default. */
+export const POST_DEPLOY_TARGET_CONCURRENCY = 4;
