@@ -89,17 +89,26 @@ export function closedLoopThroughput(
 
 /**
  * A request's progress (0 to 1) as a function of time: each chunk adds 1 / total at its arrival
- * (start + TTFT, then the recorded gaps), linear between consecutive chunks, 0 before the first.
+ * (start + TTFT, then the recorded gaps), linear between consecutive chunks, 0 before the first;
+ * a cut request's chunk in progress at its cut is counted at its mean gap.
  */
 export function progressCurve(s: RequestSample, meanChunks: number): (tEpochMs: number) => number {
   if (s.ttftMs === null || s.contentChunks === 0) return () => 0;
   const total = s.outcome === "succeeded" ? s.contentChunks : Math.max(s.contentChunks, meanChunks);
   const times = [s.startEpochMs + s.ttftMs];
   for (const g of s.chunkGapsMs) times.push(times[times.length - 1]! + g);
+  // A cut request was streaming when it was cut: past its last chunk it goes on at its own mean
+  // gap, for at most one more chunk (the one in progress).
+  const meanGap = s.chunkGapsMs.length > 0 ? s.chunkGapsMs.reduce((a, b) => a + b, 0) / s.chunkGapsMs.length : 0;
+  const cutAt = s.startEpochMs + s.e2eMs;
   return (t) => {
     if (t < times[0]!) return 0;
     const last = times.length - 1;
-    if (t >= times[last]!) return times.length / total;
+    if (t >= times[last]!) {
+      if (s.outcome === "succeeded" || !(meanGap > 0)) return times.length / total;
+      const inProgress = Math.min(1, (Math.min(t, cutAt) - times[last]!) / meanGap);
+      return Math.min(total, times.length + Math.max(0, inProgress)) / total;
+    }
     let k = 0;
     while (times[k + 1]! <= t) k += 1;
     const span = times[k + 1]! - times[k]!;
