@@ -5,10 +5,12 @@ import { runClosedLoop } from "../load/closed-loop";
 import { runOpenLoop } from "../load/open-loop";
 import { measureCeiling, predictCeiling } from "../metrics/capacity";
 import type { LoadLevel, LoadPhase, RateLevel, SweepResult } from "../result/types";
+import { levelThroughput } from "../verdict/throughput";
 import { hopeless, type LoadInputs, measureLevel } from "./load-level";
 import { PromptSource, usageRange } from "./prompts";
 import { nowIso, type PhaseContext, Tokenizer } from "./shared";
 import { probeRate, sweepRates, sweepResult } from "./sweep";
+import { closedLoopThroughput } from "./throughput-estimate";
 
 export type { LoadInputs } from "./load-level";
 
@@ -18,8 +20,12 @@ const fmt = (v: number | null | undefined, digits: number) => (v === null || v =
 
 /** One progress line per level, closed or open loop. */
 function levelLine(name: string, l: Omit<LoadLevel, "concurrency">): string {
+  const e = l.throughputEstimate?.value;
+  const estimate = e
+    ? ` (estimate ${e.requestsPerSecond.toFixed(3)} ± ${(e.relativeStandardError * 100).toFixed(1)} %)`
+    : "";
   return (
-    `load ${name}: ${l.requestsPerSecond.toFixed(3)} req/s, ${l.outputTokensPerSecond.toFixed(1)} tok/s, ` +
+    `load ${name}: ${l.requestsPerSecond.toFixed(3)} req/s${estimate}, ${l.outputTokensPerSecond.toFixed(1)} tok/s, ` +
     `ttft p50 ${fmt(l.ttftMs?.p50, 1)} ms, tpot p50 ${fmt(l.tpotMs?.p50, 2)} ms, e2e p50 ${fmt(l.e2eMs?.p50, 1)} ms, ` +
     `prefix cache ${fmt(l.prefixCache.hitRatePercent.value, 1)} %` +
     `${l.valid ? "" : ` INVALID: ${l.invalidReasons.join("; ")}`}`
@@ -71,7 +77,11 @@ class LoadRun {
         ...hooks,
       }),
     );
-    const level: LoadLevel = { concurrency, ...base };
+    const level: LoadLevel = {
+      concurrency,
+      ...base,
+      throughputEstimate: closedLoopThroughput(base.samples, base.windowStartEpochMs, base.windowEndEpochMs),
+    };
     this.levels.push(level);
     this.onLevel?.();
     this.ctx.progress.log(levelLine(`c=${concurrency}`, level));
@@ -202,7 +212,8 @@ export async function loadPhase(
         run.levels.map((l) => ({
           concurrency: l.concurrency,
           valid: l.valid,
-          requestsPerSecond: l.requestsPerSecond,
+          // Whether throughput still scales is read as the verdict reads it: steps of one request would fake a flat.
+          requestsPerSecond: levelThroughput(l).requestsPerSecond,
           peakWaiting: l.server.peakWaiting,
         })),
       ),

@@ -13,6 +13,9 @@ export function renderComparison(c: Comparison): string {
       [
         "stack",
         `req/s @c=${c.rule.targetConcurrency}`,
+        // Which figure the rule read (docs/throughput.md), and the count beside it.
+        "req/s from",
+        "count req/s",
         "out tok/s",
         "e2e p95 ms",
         "TTFT p95 ms",
@@ -26,6 +29,8 @@ export function renderComparison(c: Comparison): string {
       c.candidates.map((x) => [
         x.stack,
         num(x.requestsPerSecond, 3),
+        x.requestsPerSecondBasis ?? "n/a",
+        num(x.countRequestsPerSecond, 3),
         num(x.outputTokensPerSecond, 1),
         num(x.e2eP95Ms, 1),
         num(x.ttftP95Ms, 1),

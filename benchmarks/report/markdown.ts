@@ -6,6 +6,7 @@ import { KEEP_UP_FRACTION } from "../phases/sweep";
 import type {
   BenchmarkResult,
   LevelBase,
+  LoadLevel,
   LoadPhase,
   OutcomeCounts,
   PromptSet,
@@ -122,6 +123,25 @@ function serverLatencyTable(levels: ReadonlyArray<readonly [string, LevelBase]>)
   ];
   const rendered = notes.render();
   return rendered.length > 0 ? [...lines, "", ...rendered] : lines;
+}
+
+/**
+ * The closed loop's throughput estimate beside the count (docs/throughput.md); nothing for results
+ * written before it existed.
+ */
+function estimateLines(levels: readonly LoadLevel[]): string[] {
+  const estimated = levels.filter((l) => l.throughputEstimate !== undefined);
+  if (estimated.length === 0) return [];
+  const text = (l: LoadLevel) => {
+    const e = l.throughputEstimate!;
+    return e.value === null
+      ? `c=${l.concurrency}: n/a (${e.reason})`
+      : `c=${l.concurrency}: ${num(e.value.requestsPerSecond, 3)} ± ${num(e.value.relativeStandardError * 100, 1)} % (count ${num(l.requestsPerSecond, 3)})`;
+  };
+  return [
+    "",
+    `Throughput estimate (completed requests plus the output progress of those in flight at both edges, ± its relative standard error; the verdict reads it): ${estimated.map(text).join("; ")}.`,
+  ];
 }
 
 const LOAD_HEADERS = [
@@ -362,6 +382,7 @@ export function renderMarkdown(r: BenchmarkResult): string {
           ["c", ...LOAD_HEADERS],
           p.load.levels.map((l) => loadRow(String(l.concurrency), l, notes)),
         ),
+        ...estimateLines(p.load.levels),
       );
     }
     out.push(...rateSections(p.load, notes));

@@ -360,8 +360,36 @@ const levelShape = {
   samples: z.array(RequestSampleSchema.extend({ window: z.boolean() })),
 };
 
+/**
+ * The closed loop's throughput with sub-request resolution (`phases/throughput-estimate.ts`): completed
+ * requests plus the share of each edge request's output chunks that arrived inside the window, per second.
+ */
+export const ThroughputEstimateSchema = z.strictObject({
+  method: z.literal("output-progress"),
+  requestsPerSecond: z.number(),
+  /** Standard error ÷ the estimate, by batch means over `batches` equal parts of the window. */
+  relativeStandardError: z.number(),
+  /** Requests' worth of work inside the window: whole + start-edge share + end-edge share. */
+  requests: z.number(),
+  /** Succeeded requests that began and ended inside the window. */
+  wholeRequests: nonNegInt,
+  /** Succeeded requests begun before the window that ended in it, and the share of them inside it. */
+  startEdge: z.strictObject({ requests: nonNegInt, share: z.number() }),
+  /** Requests in flight when the window closed, and their share inside it (a cut one's total chunks estimated). */
+  endEdge: z.strictObject({ requests: nonNegInt, share: z.number() }),
+  batches: int.positive(),
+});
+
 /** A closed-loop level: `concurrency` clients, each sending its next request when the last ends. */
-export const LoadLevelSchema = z.strictObject({ concurrency: int.positive(), ...levelShape });
+export const LoadLevelSchema = z.strictObject({
+  concurrency: int.positive(),
+  ...levelShape,
+  /**
+   * Beside `requestsPerSecond` (the count): the throughput estimate the verdict uses, or why there is
+   * none. Absent in results written before it existed (those are judged by the count).
+   */
+  throughputEstimate: measuredOf(ThroughputEstimateSchema).optional(),
+});
 
 /** How an open-loop level's arrivals went; rates in requests per second. */
 export const OpenLoopRunSchema = z.strictObject({

@@ -27,8 +27,9 @@ export type ServerLatencyFigure = z.infer<typeof S.ServerLatencyFigureSchema>;
 export type ServerLatency = z.infer<typeof S.ServerLatencySchema>;
 export type OutcomeCounts = z.infer<typeof S.OutcomeCountsSchema>;
 export type LoadLevel = z.infer<typeof S.LoadLevelSchema>;
-/** The fields every level has; closed-loop levels add `concurrency`, open-loop ones `openLoop`. */
-export type LevelBase = Omit<LoadLevel, "concurrency">;
+export type ThroughputEstimate = z.infer<typeof S.ThroughputEstimateSchema>;
+/** The fields every level has; closed-loop levels add `concurrency` and `throughputEstimate`, open-loop ones `openLoop`. */
+export type LevelBase = Omit<LoadLevel, "concurrency" | "throughputEstimate">;
 export type OpenLoopRun = z.infer<typeof S.OpenLoopRunSchema>;
 export type RateLevel = z.infer<typeof S.RateLevelSchema>;
 export type SweepVerdict = z.infer<typeof S.SweepVerdictSchema>;

@@ -8,8 +8,9 @@ import type { Comparison } from "./rule";
  * noise of each other, and "highest" then picks by noise. The seed's seqs4 stack is a control with
  * baseline's exact args: the gap between the two measures that noise. Among the candidates within
  * it of the best, the one that changes least from baseline is recommended. "Within noise" is also
- * judged per pair from each run's own samples (`throughputNoise`), so short load windows do not
- * make a knob look better than it is. Pure.
+ * judged per pair from each run's own samples (`throughputNoise`: the throughput estimate's error
+ * where the result has one, else the count's), so short load windows do not make a knob look better
+ * than it is. Pure.
  */
 
 /** Below this relative gap two throughputs are never told apart, whatever the control says. */
@@ -106,10 +107,15 @@ export function recommend(
     )
     .map((r) => r.stack);
   const pct = (x: number) => `${num(x * 100, 1)} %`;
+  const estimated = (stack: string) =>
+    comparison.candidates.find((c) => c.stack === stack)?.requestsPerSecondBasis === "estimate";
   const sampleNoise = noiseOf(highest);
   const noiseText = [
     controlNoise === null ? "no control measured" : `control noise ${pct(controlNoise)}`,
-    ...(sampleNoise === null ? [] : [`sampling error ${pct(sampleNoise)} per run`]),
+    // The error is the estimate's own where the throughput was read from it; a bare one is the count's.
+    ...(sampleNoise === null
+      ? []
+      : [`sampling error ${pct(sampleNoise)} per run${estimated(highest) ? " (throughput estimate's)" : ""}`]),
     `tolerance at least ${pct(tolerance)}`,
   ].join(", ");
   const reason =

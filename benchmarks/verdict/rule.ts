@@ -1,5 +1,6 @@
 import { num } from "../../common/format";
 import type { BenchmarkResult, LoadLevel } from "../result/types";
+import { levelThroughput, type ThroughputBasis } from "./throughput";
 
 /** The explicit rule that picks a candidate; every threshold is a parameter, none is hidden. */
 export interface CompareRule {
@@ -19,7 +20,12 @@ export interface CandidateVerdict {
   readonly disqualified: string[];
   /** Figures the rule could not check (null metrics): reported, not disqualifying. */
   readonly unverified: string[];
+  /** Throughput at the target, as the rule reads it: the estimate where the result has one, else the count. */
   readonly requestsPerSecond: number | null;
+  /** Which figure `requestsPerSecond` is (`verdict/throughput.ts`); null without a level at the target. */
+  readonly requestsPerSecondBasis: ThroughputBasis | null;
+  /** The count (requests completed in the window ÷ its length), shown beside the estimate. */
+  readonly countRequestsPerSecond: number | null;
   readonly outputTokensPerSecond: number | null;
   readonly e2eP95Ms: number | null;
   readonly ttftP95Ms: number | null;
@@ -46,6 +52,7 @@ export interface Comparison {
 export function describeRule(rule: CompareRule): string {
   return [
     `highest sustained requests/s at concurrency ${rule.targetConcurrency}`,
+    "(the throughput estimate where the result has one, else the count of requests completed in the window)",
     "among candidates whose run is complete and valid (no pod change, no failed requests),",
     `with no waiting requests at any concurrency below ${rule.targetConcurrency},`,
     "zero preemptions and zero container restarts",
@@ -91,6 +98,7 @@ export function judge(result: BenchmarkResult, rule: CompareRule, file: string |
   const restarts = result.phases.readiness?.report?.restarts ?? result.pod?.restartCount ?? null;
   if (restarts === null) unverified.push("restarts: no cluster access");
   else if (restarts > 0) out.push(`${restarts} container restarts`);
+  const throughput = at ? levelThroughput(at) : null;
   const e2eP95 = at?.e2eMs?.p95 ?? null;
   const ttftP95 = at?.ttftMs?.p95 ?? null;
   if (rule.sloP95Ms !== undefined && at) {
@@ -113,7 +121,9 @@ export function judge(result: BenchmarkResult, rule: CompareRule, file: string |
     eligible: out.length === 0,
     disqualified: [...new Set(out)],
     unverified: [...new Set(unverified)],
-    requestsPerSecond: at?.requestsPerSecond ?? null,
+    requestsPerSecond: throughput?.requestsPerSecond ?? null,
+    requestsPerSecondBasis: throughput?.basis ?? null,
+    countRequestsPerSecond: at?.requestsPerSecond ?? null,
     outputTokensPerSecond: at?.outputTokensPerSecond ?? null,
     e2eP95Ms: e2eP95,
     ttftP95Ms: ttftP95,
@@ -138,6 +148,9 @@ export function compareResults(
   );
 }
 
+/** " (estimate)" beside a figure read from the estimate; a bare figure is the count, as the rule's text says. */
+const basisNote = (c: CandidateVerdict) => (c.requestsPerSecondBasis === "estimate" ? " (estimate)" : "");
+
 /** Pure: picks among verdicts already judged under `rule` (e.g. read back from candidate summaries). */
 export function compareVerdicts(candidates: CandidateVerdict[], rule: CompareRule): Comparison {
   const eligible = candidates
@@ -148,11 +161,11 @@ export function compareVerdicts(candidates: CandidateVerdict[], rule: CompareRul
   if (best === null) reasons.push("no candidate satisfies the rule; see the disqualifications");
   else {
     reasons.push(
-      `${best.stack}: ${num(best.requestsPerSecond, 3)} req/s at concurrency ${rule.targetConcurrency}, e2e p95 ${num(best.e2eP95Ms, 1)} ms`,
+      `${best.stack}: ${num(best.requestsPerSecond, 3)} req/s${basisNote(best)} at concurrency ${rule.targetConcurrency}, e2e p95 ${num(best.e2eP95Ms, 1)} ms`,
     );
     for (const other of eligible.slice(1)) {
       reasons.push(
-        `beats ${other.stack} (${num(other.requestsPerSecond, 3)} req/s, e2e p95 ${num(other.e2eP95Ms, 1)} ms)`,
+        `beats ${other.stack} (${num(other.requestsPerSecond, 3)} req/s${basisNote(other)}, e2e p95 ${num(other.e2eP95Ms, 1)} ms)`,
       );
     }
     for (const out of candidates.filter((c) => !c.eligible))
