@@ -7,8 +7,10 @@
 # Usage: lab/toolchain/build.sh [TOOL...]     (default: all, in this order)
 #   tools: k8s pulumi pulumi-language-nodejs kubernetes-provider command-provider
 #          plugins etcd kwok llm-d-inference-sim actionlint
-#   (plugins = `pulumi plugin install resource kubernetes <ver> --file ...` into
+#   (plugins = `pulumi plugin install resource kubernetes|command <ver> --file ...` into
 #    $PULUMI_HOME/plugins; it is skipped when the identical binary is already there.)
+#   command-provider is built from ../shared/third-party/ next to the repository (not served by
+#   the Go proxy); without those sources the rest builds and the run exits 1 naming them.
 #
 # Idempotent: each tool writes BIN/.NAME.version; when the binary exists and the
 # marker matches the pinned version (+RECIPE_REV) the tool is skipped, so a warm
@@ -29,6 +31,8 @@
 #                      0: ignore PATH, build everything.
 #   PULUMI_HOME        honoured by `pulumi plugin install` (default ~/.pulumi)
 #   VLLM_LAB_FORCE=1   rebuild even if the version marker matches
+#   VLLM_LAB_THIRD_PARTY  where the command provider's sources are (default ../shared/third-party
+#                      beside the repository root)
 #
 # Using the result: export PATH="$BIN:$PATH" PULUMI_SKIP_UPDATE_CHECK=1 and, to make the
 # CLI take providers from the plugin cache instead of the ambient pulumi-resource-* in BIN
@@ -60,6 +64,7 @@ LDFLAGS_BASE="-s -w"
 command -v go >/dev/null || { echo "build.sh: go not found on PATH" >&2; exit 1; }
 
 declare -a SUMMARY=()
+declare -a MISSING=()
 log() { printf '[toolchain] %s\n' "$*"; }
 
 # marker NAME -> path of the version marker
@@ -211,15 +216,23 @@ build_kubernetes_provider() {
 }
 
 ###############################################################################
-# 4. Command provider (only if a served module version is pinned in versions.env)
+# 4. Command provider (@pulumi/command's plugin). The Go proxy refuses its module and the
+#    pulumi-go-provider it requires (403), so it is built from their public sources in
+#    ../shared/third-party/ next to the repository (its README), copied to a scratch directory
+#    (never written in place); everything else comes from the proxy.
+third_party_dir() {
+  local d="${VLLM_LAB_THIRD_PARTY:-$HERE/../../../shared/third-party}"
+  [[ -d "$d/pulumi-command-$COMMAND_PROVIDER_VERSION/provider" && -d "$d/pulumi-go-provider-$COMMAND_GO_PROVIDER_VERSION" ]] || return 1
+  (cd "$d" && pwd)
+}
 build_command_provider() {
-  local ver=$1 w="$SRC/pulumi-command-provider"
-  writable_copy "github.com/pulumi/pulumi-command/provider@$COMMAND_PROVIDER_MODULE_VERSION" "$w"
+  local ver=$1 w="$SRC/pulumi-command-provider" tp gp="pulumi-go-provider-$COMMAND_GO_PROVIDER_VERSION"
+  tp="$(third_party_dir)"
+  rm -rf "$w"; mkdir -p "$w"
+  cp -r "$tp/pulumi-command-$ver" "$tp/$gp" "$w/"; chmod -R u+w "$w"
   (
-    cd "$w"
-    if [[ -f cmd/pulumi-resource-command/generate.go ]]; then
-      (cd cmd/pulumi-resource-command && VERSION="$ver" go run ./generate.go) || true
-    fi
+    cd "$w/pulumi-command-$ver/provider"
+    go mod edit -replace "github.com/pulumi/pulumi-go-provider=../../$gp"
     "${GOBUILD[@]}" -ldflags "$LDFLAGS_BASE -X github.com/pulumi/pulumi-command/provider/pkg/version.Version=$ver" \
       -o "$BIN/pulumi-resource-command" ./cmd/pulumi-resource-command
   )
@@ -240,7 +253,7 @@ install_plugin() {
 install_plugins() {
   PULUMI="${VLLM_LAB_TOOL_PULUMI:-$BIN/pulumi}"; [[ -x "$PULUMI" ]] || PULUMI="$(command -v pulumi)"
   install_plugin kubernetes "$KUBERNETES_PROVIDER_VERSION"
-  if [[ -n "$COMMAND_PROVIDER_MODULE_VERSION" ]]; then install_plugin command "$COMMAND_PROVIDER_VERSION"; fi
+  install_plugin command "$COMMAND_PROVIDER_VERSION"
 }
 
 ###############################################################################
@@ -295,7 +308,7 @@ import (
 func main() { etcdmain.Main(os.Args) }
 EOF
   (cd "$w" && go mod tidy && "${GOBUILD[@]}" -ldflags "$LDFLAGS_BASE" -o "$BIN/etcd" .)
-  "$BIN/etcd" --version | sed -n 1p  # sed reads to the end: head would close the pipe early and pipefail turns SIGPIPE into a failure
+  "$BIN/etcd" --version | sed -n 1p
 }
 
 ###############################################################################
@@ -348,13 +361,17 @@ for t in "${TOOLS[@]}"; do
     pulumi-language-nodejs) run_step pulumi-language-nodejs "$PULUMI_LANGUAGE_NODEJS_SDK_VERSION" pulumi build_language_nodejs pulumi-language-nodejs pulumi-resource-pulumi-nodejs ;;
     kubernetes-provider) run_step pulumi-resource-kubernetes "$KUBERNETES_PROVIDER_VERSION" none build_kubernetes_provider pulumi-resource-kubernetes ;;
     command-provider)
-      if [[ -n "$COMMAND_PROVIDER_MODULE_VERSION" ]]; then
+      if overridden pulumi-resource-command || is_current pulumi-resource-command "$COMMAND_PROVIDER_VERSION" pulumi-resource-command || third_party_dir >/dev/null; then
         run_step pulumi-resource-command "$COMMAND_PROVIDER_VERSION" none build_command_provider pulumi-resource-command
       else
-        log "pulumi-resource-command: SKIPPED, no module version served by the Go proxy (see versions.env)"
-        SUMMARY+=("pulumi-resource-command|$COMMAND_PROVIDER_VERSION|unavailable")
+        # The rest still builds; the run fails at the end, since benchmarkOnDeploy and its tests need it.
+        log "pulumi-resource-command: MISSING SOURCES: ${VLLM_LAB_THIRD_PARTY:-$(cd "$HERE/../../.." && pwd)/shared/third-party}" \
+          "has no pulumi-command-$COMMAND_PROVIDER_VERSION/provider and pulumi-go-provider-$COMMAND_GO_PROVIDER_VERSION" \
+          "(set VLLM_LAB_THIRD_PARTY, or with internet: pulumi plugin install resource command $COMMAND_PROVIDER_VERSION)"
+        SUMMARY+=("pulumi-resource-command|$COMMAND_PROVIDER_VERSION|MISSING")
+        MISSING+=(pulumi-resource-command)
       fi ;;
-    plugins) run_step plugin-install "kubernetes-$KUBERNETES_PROVIDER_VERSION" none install_plugins ;;
+    plugins) run_step plugin-install "kubernetes-$KUBERNETES_PROVIDER_VERSION+command-$COMMAND_PROVIDER_VERSION" none install_plugins ;;
     k8s) run_step kubernetes "$K8S_VERSION" tool build_k8s kube-apiserver kube-controller-manager kube-scheduler kubectl ;;
     etcd) run_step etcd "$ETCD_VERSION" tool build_etcd etcd ;;
     kwok) run_step kwok "$KWOK_VERSION" tool build_kwok kwok kwokctl ;;
@@ -371,3 +388,7 @@ for row in "${SUMMARY[@]}"; do
   printf '%-28s %-22s %s\n' "$n" "$v" "$s"
 done
 echo "total: $((SECONDS - T_ALL))s   BIN=$BIN"
+if [[ ${#MISSING[@]} -gt 0 ]]; then
+  echo "build.sh: not built: ${MISSING[*]} (see the MISSING line above)" >&2
+  exit 1
+fi
