@@ -1,4 +1,4 @@
-import type { RequestSample } from "../http/stream";
+import type { RequestSample } from "../http/chat";
 import { type Measured, measured, missing } from "../measured";
 import type { ThroughputEstimate } from "../result/types";
 

@@ -95,11 +95,31 @@ describe("config parsing", () => {
   });
 
   it("accepts the secrets' keys when Pulumi holds them encrypted, without parsing their values", () => {
-    const raw = { ...defaults, "vllm-tuner:hfToken": "hf_x", "vllm-tuner:apiKey": "k" };
+    const raw = {
+      ...defaults,
+      "vllm-tuner:compileCache": "none",
+      "vllm-tuner:hfToken": "hf_x",
+      "vllm-tuner:apiKey": "k",
+    };
     assert.ok(parseCandidateConfig(raw, new Set(["vllm-tuner:hfToken", "vllm-tuner:apiKey"])).ok);
     // From a stack file: `pulumi config set --secret` writes {secure: <ciphertext>}.
     const fromFile = { ...defaults, "vllm-tuner:hfToken": JSON.stringify({ secure: "v1:abc" }) };
     assert.ok(parseCandidateConfig(fromFile).ok);
+  });
+
+  it("refuses compileCache claim with an API key (vLLM would write the key on the volume), naming the key, not its value", () => {
+    const raw = { ...defaults, "vllm-tuner:compileCache": "claim", "vllm-tuner:apiKey": "sk-NEVERSHOWN" };
+    const result = parseCandidateConfig(raw, new Set(["vllm-tuner:apiKey"]));
+    assert.equal(result.ok, false);
+    assert.deepEqual(!result.ok && result.problems, [
+      {
+        key: "vllm-tuner:compileCache",
+        value: "claim",
+        allowed:
+          "none when apiKey is set: with claim, vLLM would write VLLM_API_KEY in clear into cache_key_factors.json on the model-cache volume",
+      },
+    ]);
+    assert.equal(JSON.stringify(result).includes("sk-NEVERSHOWN"), false);
   });
 
   it("refuses a secret in plain text with the command that stores it encrypted, and never prints it", () => {

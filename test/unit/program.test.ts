@@ -26,6 +26,9 @@ const STACK_ARG: Record<string, [string, string] | undefined> = {
   seqs2: ["--max-num-seqs", "2"],
 };
 
+/** With an API key the compile cache must stay off the claim (config/parse.ts says why). */
+const NO_COMPILE_CACHE = { "vllm-tuner:compileCache": "none" };
+
 describe("the Pulumi program under mocks", function () {
   this.timeout(30_000);
 
@@ -141,10 +144,11 @@ describe("the Pulumi program under mocks", function () {
   it("keeps the Hugging Face token and API key out of every output and every resource but their Secrets", async () => {
     const token = "hf_SENTINELtokenVALUE123";
     const apiKey = "sk-SENTINELapiKEY456";
-    const run = await runProgram("baseline", { "vllm-tuner:hfToken": token, "vllm-tuner:apiKey": apiKey }, [
-      "vllm-tuner:hfToken",
-      "vllm-tuner:apiKey",
-    ]);
+    const run = await runProgram(
+      "baseline",
+      { "vllm-tuner:hfToken": token, "vllm-tuner:apiKey": apiKey, ...NO_COMPILE_CACHE },
+      ["vllm-tuner:hfToken", "vllm-tuner:apiKey"],
+    );
     const hf = run.find(SECRET, "vllm-hf-token");
     // Sent to the engine wrapped as a secret (Pulumi's secret signature), so state holds it encrypted.
     const SECRET_ENVELOPE = { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270" };
@@ -159,9 +163,10 @@ describe("the Pulumi program under mocks", function () {
     assert.equal(JSON.stringify(others).includes(apiKey), false);
     assert.equal(JSON.stringify(run.outputs).includes(token), false);
     assert.equal(JSON.stringify(run.outputs).includes(apiKey), false);
-    assert.deepEqual(run.outputs.envNames?.value, ["HF_HOME", "VLLM_CACHE_ROOT", "HF_TOKEN", "VLLM_API_KEY"]);
+    // compileCache none (required with an API key): no VLLM_CACHE_ROOT on the claim.
+    assert.deepEqual(run.outputs.envNames?.value, ["HF_HOME", "HF_TOKEN", "VLLM_API_KEY"]);
     assert.equal(
-      run.find(DEPLOYMENT, "vllm-deployment").inputs.spec.template.spec.containers[0].env[2].valueFrom.secretKeyRef
+      run.find(DEPLOYMENT, "vllm-deployment").inputs.spec.template.spec.containers[0].env[1].valueFrom.secretKeyRef
         .name,
       "gemma4-12b-hf-token",
     );
@@ -216,6 +221,7 @@ describe("the Pulumi program under mocks", function () {
         "vllm-tuner:benchmarkOnDeploy": "true",
         "vllm-tuner:benchmarkEndpoint": "http://127.0.0.1:8100",
         "vllm-tuner:apiKey": apiKey,
+        ...NO_COMPILE_CACHE,
       },
       ["vllm-tuner:apiKey"],
     );

@@ -103,6 +103,8 @@ describe("post-deploy benchmark inside pulumi up (lab, command plugin)", functio
       "vllm-tuner:benchmarkEndpoint": { value: proxy.url },
       "vllm-tuner:benchmarkScenario": { value: SCENARIO },
       "vllm-tuner:apiKey": { value: API_KEY, secret: true },
+      // An API key keeps the compile cache off the claim (config/parse.ts says why).
+      "vllm-tuner:compileCache": { value: "none" },
     });
   });
   after(async () => {

@@ -1,5 +1,5 @@
 import { strict as assert } from "node:assert";
-import type { RequestSample } from "../../../benchmarks/http/stream";
+import type { RequestSample } from "../../../benchmarks/http/chat";
 import { measured, missing } from "../../../benchmarks/measured";
 import { BATCHES, closedLoopThroughput, progressCurve } from "../../../benchmarks/phases/throughput-estimate";
 import { throughputNoise } from "../../../benchmarks/verdict/noise";
