@@ -26,7 +26,7 @@ check npm npm --version
 check "node_modules" node -e 'require("@pulumi/pulumi"); require("@kubernetes/client-node"); require("tsx/cjs"); require("ts-node"); console.log("requires ok")'
 check "tsx program" node --require tsx/cjs -e 'require("./lab/options"); console.log("lab/options.ts loads")'
 check pulumi pulumi version
-check "pulumi plugins" bash -o pipefail -c 'pulumi plugin ls 2>&1 | grep -E "resource +kubernetes"'
+check "pulumi plugins" bash -o pipefail -c 'pulumi plugin ls 2>&1 | grep -E "kubernetes +resource|resource +kubernetes"'
 check pulumi-language-nodejs sh -c 'test -x "$(dirname "$(command -v pulumi)")/pulumi-language-nodejs" && echo present'
 for t in kube-apiserver kube-controller-manager kube-scheduler; do check "$t" "$t" --version; done
 check etcd bash -o pipefail -c 'etcd --version | head -1'
