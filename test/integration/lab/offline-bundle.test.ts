@@ -8,11 +8,11 @@ import { LabStateSchema } from "../../../lab/options";
 import { kubeClients, PROJECT_DIR } from "../helpers";
 
 /** Runs a bash script with the test's environment minus what would leak this checkout into the bundle's. */
-function bash(script: string, cwd: string): { rc: number | null; out: string } {
+function bash(script: string, cwd: string): { rc: number | null; out: string; stdout: string } {
   const env = { ...process.env };
   for (const k of ["NODE_OPTIONS", "VLLM_LAB_HOME", "PULUMI_HOME", "KUBECONFIG", "VLLM_TUNER_BUNDLE"]) delete env[k];
   const r = spawnSync("bash", ["-c", script], { cwd, env, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
-  return { rc: r.status, out: `${r.stdout}${r.stderr}` };
+  return { rc: r.status, out: `${r.stdout}${r.stderr}`, stdout: r.stdout };
 }
 
 function sha256(file: string): string {
@@ -41,7 +41,7 @@ describe("offline bundle: built, unpacked and the lab started from the unpacked 
     // xz -0: the test is about what goes in and comes out, not the ratio.
     const built = bash(`bash lab/bundle/build.sh --xz-level 0 --out ${outDir}`, PROJECT_DIR);
     assert.equal(built.rc, 0, built.out);
-    archive = built.out.trim().split("\n").at(-1)!;
+    archive = built.stdout.trim().split("\n").at(-1)!;
     assert.match(path.basename(archive), /^vllm-tuner-bundle-[0-9a-f]{7,}(-dirty)?\.tar\.xz$/);
   });
   after(() => {
