@@ -1,6 +1,6 @@
 /**
  * Prints `[0.8c, 1.2c]` (JSON, req/s), where c is the best closed-loop req/s of the newest result
- * file under DIR: the open-loop rates below and above capacity that lab/gpu/bench-steps.sh runs.
+ * file under DIR: the open-loop rates below and above capacity that lab/bundle/bench-steps.sh runs.
  *   tsx scripts/gpu/capacity-rates.ts DIR
  */
 import * as fs from "node:fs";

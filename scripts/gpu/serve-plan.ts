@@ -1,8 +1,8 @@
 /**
- * Runs ON the GPU device (or anywhere, to see the plan): the `vllm serve` command line and the
+ * Runs on the GPU host (or anywhere, to see the plan): the `vllm serve` command line and the
  * stack outputs for one stack, exactly as the lab's engine would start its pod, but without the
- * cluster: for benchmark-only runs on real vLLM (lab/gpu/bench.sh), which need neither the lab's
- * toolchain nor Pulumi on the device.
+ * cluster: for benchmark-only runs on real vLLM (lab/bundle/bench.sh), which need neither the lab's
+ * toolchain nor Pulumi there.
  *   tsx scripts/gpu/serve-plan.ts --stack baseline --port 8000 --model-dir D [--emulate-gpu-memory-gib 24] --out DIR
  * Writes DIR/argv.json (the Python argv after the interpreter) and DIR/outputs.json (for
  * `bench --outputs`, endpoint on loopback).

@@ -7,7 +7,7 @@ import { readResult } from "../../../benchmarks/result/files";
 import { compareResults, judge } from "../../../benchmarks/verdict/rule";
 
 /**
- * Real vLLM 0.24.0 on an H200 (examples/gpu-bench-2026-11-30: lab/gpu/bench.sh), closed loop at
+ * Real vLLM 0.24.0 on an H200 (examples/gpu-bench-2026-11-30: lab/bundle/bench.sh), closed loop at
  * 1/2/4/8, open loop below and above capacity, and a sweep: the client's TTFT against vLLM's own
  * histogram, over the same requests (first token inside the window, cut requests included).
  */

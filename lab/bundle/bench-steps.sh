@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The benchmark runs of lab/gpu/bench.sh, one after the other, against the vLLM it started (or, to try
+# The benchmark runs of lab/bundle/bench.sh, one after the other, against the vLLM it started (or, to try
 # the steps without a GPU, any vLLM-protocol server on PORT serving the stack's model name):
-#   RUN=DIR STACK=baseline PORT=8000 bash lab/gpu/bench-steps.sh     (RATES='[2.5,4]' to fix the rates)
-# Each step's exit code goes to $RUN/<step>.rc; $RUN/campaign.rc marks the end (lab/gpu/collect.sh).
+#   RUN=DIR STACK=baseline PORT=8000 bash lab/bundle/bench-steps.sh     (RATES='[2.5,4]' to fix the rates)
+# Each step's exit code goes to $RUN/<step>.rc; $RUN/campaign.rc marks the end (lab/bundle/collect.sh).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 : "${RUN:?}" "${STACK:?}" "${PORT:?}"

@@ -2,10 +2,11 @@
 """Shrinks what a CUDA shared library costs to ship to one GPU architecture WITHOUT relinking it:
 the SASS (ELF) entries of other architectures inside its .nv_fatbin section are overwritten with
 zeros in place (sizes and offsets unchanged), so they compress to nothing. PTX entries and every
-entry of the kept architecture stay. The driver only loads the SASS that matches the device (or
-JIT-compiles PTX), so a zeroed entry of another architecture is never read on that device.
+entry of the kept architecture stay. The driver only loads the SASS that matches the GPU (or
+JIT-compiles PTX), so a zeroed entry of another architecture is never read on that GPU.
 Refuses to touch a file whose fatbin does not parse exactly (every wrapper's entries must add up).
-Usage: fatbin_sm90.py [--keep 90] [--dry-run] LIB.so..."""
+Part of the offline bundle's build (lab/bundle/python-tree.sh, `npm run bundle -- --with-vllm --keep-sass 90`).
+Usage: strip-sass.py [--keep 90] [--dry-run] LIB.so..."""
 import argparse, struct, sys
 
 MAGIC = 0xBA55ED50

@@ -1,0 +1,105 @@
+import * as assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { LabStateSchema } from "../../../lab/options";
+import { kubeClients, PROJECT_DIR } from "../helpers";
+
+/** Runs a bash script with the test's environment minus what would leak this checkout into the bundle's. */
+function bash(script: string, cwd: string): { rc: number | null; out: string; stdout: string } {
+  const env = { ...process.env };
+  for (const k of ["NODE_OPTIONS", "VLLM_LAB_HOME", "PULUMI_HOME", "KUBECONFIG", "VLLM_TUNER_BUNDLE"]) delete env[k];
+  const r = spawnSync("bash", ["-c", script], { cwd, env, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  return { rc: r.status, out: `${r.stdout}${r.stderr}`, stdout: r.stdout };
+}
+
+function sha256(file: string): string {
+  const hash = createHash("sha256");
+  const fd = fs.openSync(file, "r");
+  const buf = Buffer.alloc(1 << 20);
+  for (let n = fs.readSync(fd, buf); n > 0; n = fs.readSync(fd, buf)) hash.update(buf.subarray(0, n));
+  fs.closeSync(fd);
+  return hash.digest("hex");
+}
+
+/**
+ * The offline bundle for real, without the vLLM wheels: `npm run bundle` here, the documented
+ * unpack command into a fresh directory, and the lab (simulator engine) started from the unpacked
+ * copy with nothing of this checkout on the way: its own Node, node_modules, toolchain and plugins.
+ */
+describe("offline bundle: built, unpacked and the lab started from the unpacked copy", function () {
+  this.timeout(20 * 60_000);
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "vllm-tuner-bundle-"));
+  const outDir = path.join(root, "out");
+  const host = path.join(root, "host");
+  const repo = path.join(host, "repo");
+  let archive = "";
+
+  before(() => {
+    // xz -0: the test is about what goes in and comes out, not the ratio.
+    const built = bash(`bash lab/bundle/build.sh --xz-level 0 --out ${outDir}`, PROJECT_DIR);
+    assert.equal(built.rc, 0, built.out);
+    archive = built.stdout.trim().split("\n").at(-1)!;
+    assert.match(path.basename(archive), /^vllm-tuner-bundle-[0-9a-f]{7,}(-dirty)?\.tar\.xz$/);
+  });
+  after(() => {
+    if (fs.existsSync(path.join(repo, ".lab", "state.json"))) {
+      bash(`source ${host}/env.sh && npm run lab:down`, repo);
+    }
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it("writes one archive whose .sha256 matches, with unpack.sh as its first member", () => {
+    assert.deepEqual(fs.readdirSync(outDir).sort(), [path.basename(archive), `${path.basename(archive)}.sha256`]);
+    assert.equal(fs.readFileSync(`${archive}.sha256`, "utf8"), `${sha256(archive)}  ${path.basename(archive)}\n`);
+    const first = bash(`tar -tJf ${archive} | head -4`, outDir);
+    assert.deepEqual(first.out.trim().split("\n"), ["unpack.sh", "MANIFEST", "SHA256SUMS", "repo/"]);
+  });
+
+  it("refuses an archive that does not match its .sha256, extracting nothing", () => {
+    const bad = path.join(root, "bad", path.basename(archive));
+    fs.mkdirSync(path.dirname(bad));
+    fs.writeFileSync(bad, fs.readFileSync(archive).subarray(0, 1 << 20));
+    fs.copyFileSync(`${archive}.sha256`, `${bad}.sha256`);
+    const r = bash(`bash lab/bundle/unpack.sh ${bad} ${root}/bad-host`, PROJECT_DIR);
+    assert.equal(r.rc, 2, r.out);
+    assert.match(r.out, /sha256 is [0-9a-f]{64}, .*\.sha256 says [0-9a-f]{64}/);
+    assert.equal(fs.existsSync(path.join(root, "bad-host")), false);
+  });
+
+  it("unpacks with the documented command and passes the smoke check", () => {
+    const name = path.basename(archive);
+    const r = bash(`tar -xJf ${name} --occurrence=1 unpack.sh && bash unpack.sh ${name} ${host}`, outDir);
+    assert.equal(r.rc, 0, r.out);
+    assert.match(r.out, /^smoke: PASS$/m);
+    assert.match(r.out, new RegExp(`source ${host}/env.sh`));
+    const manifest = fs.readFileSync(path.join(host, "MANIFEST"), "utf8");
+    assert.match(manifest, /^vllm: +not included/m);
+    assert.match(manifest, /^node: +v24\./m);
+    // The unpacked checkout has its own node_modules, not a link back to this one.
+    assert.equal(fs.lstatSync(path.join(repo, "node_modules")).isDirectory(), true);
+    assert.equal(fs.existsSync(path.join(repo, "node_modules", "@biomejs")), false);
+  });
+
+  it("starts the lab from the unpacked copy, which answers, and stops it", () => {
+    const up = bash(`source ${host}/env.sh && npm run lab:up -- --cold-start-seconds 2 --warm-start-seconds 1`, repo);
+    assert.equal(up.rc, 0, up.out);
+    const state = LabStateSchema.parse(JSON.parse(fs.readFileSync(path.join(repo, ".lab", "state.json"), "utf8")));
+    assert.equal(state.kubeconfig, path.join(repo, ".lab", "kubeconfig"));
+    const status = bash(`source ${host}/env.sh && npm run lab:status`, repo);
+    assert.equal(status.rc, 0, status.out);
+    return (async () => {
+      const { core } = kubeClients(state.kubeconfig);
+      const nodes = await core.listNode();
+      assert.deepEqual(
+        nodes.items.map((n) => n.metadata?.name),
+        [state.nodeName],
+      );
+      const down = bash(`source ${host}/env.sh && npm run lab:down`, repo);
+      assert.equal(down.rc, 0, down.out);
+      assert.equal(fs.existsSync(path.join(repo, ".lab", "state.json")), false);
+    })();
+  });
+});
