@@ -228,7 +228,9 @@ export async function runCampaign(
 
   const summary = (): CampaignSummary => {
     const comparison =
-      results.length > 0 ? compareResults(results, { targetConcurrency: settings.targetConcurrency, ...settings.slo }) : null;
+      results.length > 0
+        ? compareResults(results, { targetConcurrency: settings.targetConcurrency, ...settings.slo })
+        : null;
     return {
       schemaVersion: CAMPAIGN_SCHEMA_VERSION,
       kind: CAMPAIGN_KIND,

@@ -6,9 +6,7 @@ import * as fs from "node:fs";
  * its index, its current branch) is never touched. Every promotion is one commit there.
  */
 
-export interface GitRunner {
-  (cwd: string, args: readonly string[]): string;
-}
+export type GitRunner = (cwd: string, args: readonly string[]) => string;
 
 export const runGit: GitRunner = (cwd, args) =>
   execFileSync("git", [...args], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
@@ -73,16 +71,7 @@ export function commitFiles(dir: string, files: readonly string[], message: stri
   } catch {
     identity = ["-c", "user.name=vllm-tuner", "-c", "user.email=vllm-tuner@localhost"];
   }
-  git(dir, [
-    ...identity,
-    "commit",
-    "--quiet",
-    "--no-verify",
-    "-m",
-    message,
-    "--",
-    ...files,
-  ]);
+  git(dir, [...identity, "commit", "--quiet", "--no-verify", "-m", message, "--", ...files]);
   return git(dir, ["rev-parse", "HEAD"]);
 }
 

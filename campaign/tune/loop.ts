@@ -1,7 +1,7 @@
 import type { CampaignControl } from "../campaign";
 import { BASELINE } from "../campaign";
 import type { CampaignSummary } from "../summary";
-import { TUNE_KIND, TUNE_SCHEMA_VERSION, type StepFigure, type TuneState, type TuneStep } from "./state";
+import { type StepFigure, TUNE_KIND, TUNE_SCHEMA_VERSION, type TuneState, type TuneStep } from "./state";
 
 /**
  * The bounded hill-climb (`campaign tune`): measure baseline, propose, measure the proposals,
@@ -137,7 +137,13 @@ export async function runTune(
     const out = deps.propose(record.resultFile);
     if (out.proposals.length === 0) {
       const why = `no proposal: ${out.noProposal ?? "the proposer named no candidate"}`;
-      finish({ ...empty(base), baselineResult: record.resultFile, noProposal: out.noProposal, verdict: "no-proposal", reason: why });
+      finish({
+        ...empty(base),
+        baselineResult: record.resultFile,
+        noProposal: out.noProposal,
+        verdict: "no-proposal",
+        reason: why,
+      });
       deps.progress(`tune step ${n}: ${why}`);
       stop(why);
       break;
@@ -171,7 +177,9 @@ export async function runTune(
     }
     const commit = deps.promote(winner, files.get(winner.stack) as string, measured);
     finish({ ...common, verdict: "promoted", promoted: recorded(winner), commit });
-    deps.progress(`tune step ${n}: promoted ${winner.stack} (${winner.knob} ${winner.from} -> ${winner.to}) as ${commit.slice(0, 12)}: ${rec.reason}`);
+    deps.progress(
+      `tune step ${n}: promoted ${winner.stack} (${winner.knob} ${winner.from} -> ${winner.to}) as ${commit.slice(0, 12)}: ${rec.reason}`,
+    );
   }
 
   if (control.cancel.aborted) state.restore = "not restored (cancelled with a second Ctrl-C); run campaign recover";

@@ -79,7 +79,9 @@ export function parseTuneOptions(argv: readonly string[], repoDir: string): Tune
   const { tune, apply, rest } = split(argv);
   const campaign = parseCliOptions(rest, repoDir);
   if (tune.branch === undefined || tune.branch.trim() === "")
-    throw new UsageError("--branch NAME is required: the branch the tune commits its steps on, e.g. --branch tune/2026-12-01");
+    throw new UsageError(
+      "--branch NAME is required: the branch the tune commits its steps on, e.g. --branch tune/2026-12-01",
+    );
   const objective = tune.objective ?? "throughput";
   if (objective === "goodput")
     throw new UsageError(
