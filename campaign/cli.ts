@@ -7,6 +7,7 @@ import { UsageError } from "../common/usage-error";
 import { LabNotRunningError } from "../lab/state";
 import { BASELINE, planCampaign, prepare, runCampaign } from "./campaign";
 import { clearStaleState } from "./clear-stale";
+import { proposeMain } from "./commands/propose";
 import { detachedPulumi } from "./detach";
 import { writeSummary } from "./files";
 import { type CliOptions, parseCliOptions, USAGE } from "./options";
@@ -137,6 +138,8 @@ export async function main(argv: readonly string[], repoDir = process.cwd(), io:
         return planCommand(parseCliOptions(rest, repoDir), repoDir, io);
       case "recover":
         return await recoverCommand(parseCliOptions(rest, repoDir), repoDir, io);
+      case "propose":
+        return proposeMain(rest, repoDir, io);
       case undefined:
       case "help":
       case "--help":
@@ -144,7 +147,7 @@ export async function main(argv: readonly string[], repoDir = process.cwd(), io:
         io.stdout(`${USAGE}\n`);
         return command === undefined ? EXIT.usage : EXIT.ok;
       default:
-        throw new UsageError(`unknown command ${JSON.stringify(command)}; use run, plan or recover`);
+        throw new UsageError(`unknown command ${JSON.stringify(command)}; use run, plan, recover or propose`);
     }
   } catch (err) {
     if (err instanceof UsageError) {

@@ -53,7 +53,7 @@ export interface CliOptions {
 export const LAB_ENGINE_NAMES = ["simulator", "vllm"] as const;
 export type LabEngineName = (typeof LAB_ENGINE_NAMES)[number];
 
-export const USAGE = `Usage: campaign <run|plan|recover> [options]
+export const USAGE = `Usage: campaign <run|plan|recover|propose> [options]
 
   run    deploy each candidate stack in turn (pulumi up, waits for Ready), benchmark it, record
          the result; then restore baseline, verify it, and write the comparison and recommendation
@@ -62,6 +62,8 @@ export const USAGE = `Usage: campaign <run|plan|recover> [options]
   recover after a campaign was killed (kill -9, reboot) or cancelled: clear the stale locks and
          pending operations of its stacks and its orphaned Pulumi plugins, restore baseline, verify
          it, destroy the cold stack; says what it did (run also does the clearing before it starts)
+  propose read the results (or summaries) and propose the next one-knob candidates with their
+         evidence; deploys nothing (its options: npm run campaign -- propose --help)
 
 Options:
   --stacks a,b,c          candidate stacks (default: ${SEED_STACKS.join(",")})

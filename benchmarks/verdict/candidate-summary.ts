@@ -9,6 +9,7 @@ import { readResult, safeName } from "../result/files";
 import type { BenchmarkResult } from "../result/types";
 import { canonicalJson, RUN_IDENTITY_KEYS } from "./canonical";
 import { throughputNoise } from "./noise";
+import { type CandidateEvidence, CandidateEvidenceSchema, candidateEvidence } from "./propose/evidence";
 import { type CandidateVerdict, type CompareRule, judge } from "./rule";
 
 /** lab: simulated GPU and vLLM (or the lab's real engine); cluster: a real one. */
@@ -58,6 +59,11 @@ export interface CandidateSummary {
   readonly invalidReasons: string[];
   /** The raw result it was made from, as the writer saw it (not committed). */
   readonly resultFile: string | null;
+  /**
+   * What `campaign propose` reads (per-level waiting, running, preemptions, KV peak; the KV ceiling; the
+   * knobs; the largest request). Absent from summaries written before proposals existed.
+   */
+  readonly evidence?: CandidateEvidence;
 }
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
@@ -113,6 +119,7 @@ export function candidateSummary(
     valid: result.valid,
     invalidReasons: [...result.invalidReasons],
     resultFile,
+    evidence: candidateEvidence(result),
   };
 }
 
@@ -126,6 +133,7 @@ const CandidateSummarySchema = z.looseObject({
   rule: z.looseObject({ targetConcurrency: z.number().int().positive() }),
   verdict: z.looseObject({ stack: z.string(), eligible: z.boolean(), requestsPerSecond: z.number().nullable() }),
   mode: z.enum(["lab", "cluster", "unknown"]),
+  evidence: CandidateEvidenceSchema.optional(),
 });
 
 export const summaryFile = (dir: string, stack: string) => path.join(dir, `${safeName(stack)}.json`);
@@ -146,6 +154,15 @@ export function readCandidateSummary(dir: string, stack: string): CandidateSumma
       `${file} is not a candidate summary of schema version ${CANDIDATE_SUMMARY_SCHEMA_VERSION}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
     );
   return raw as CandidateSummary;
+}
+
+/** A summary's proposal evidence; throws naming the file when it was written before summaries carried it. */
+export function summaryEvidence(summary: CandidateSummary, file: string): CandidateEvidence {
+  if (summary.evidence === undefined)
+    throw new Error(
+      `${file} has no \`evidence\` (written before \`campaign propose\` existed); write it again: npm run campaign -- run --write-summary (a complete earlier result is reused, nothing is measured again)`,
+    );
+  return summary.evidence;
 }
 
 /**

@@ -1,0 +1,191 @@
+import { z } from "zod";
+import { type Measured, measured, missing } from "../../measured";
+import { MeasuredCeilingSchema, measuredOf } from "../../result/schema";
+import type { BenchmarkResult } from "../../result/types";
+
+/**
+ * What the proposal rules read from one candidate's run, small enough to ride in its committed
+ * summary (`summaries/<stack>.json`, field `evidence`): per-level figures, the KV ceiling, the knobs
+ * it ran with and the largest request its scenario sent. Derived from a result by a pure function.
+ */
+
+const int = z.number().int();
+
+export const LevelEvidenceSchema = z.strictObject({
+  concurrency: int.positive(),
+  valid: z.boolean(),
+  requestsPerSecond: z.number(),
+  /** Peaks of vLLM's `num_requests_running` / `num_requests_waiting` over the window. */
+  peakRunning: measuredOf(z.number()),
+  peakWaiting: measuredOf(z.number()),
+  preemptions: measuredOf(z.number()),
+  peakKvCacheUsagePercent: measuredOf(z.number()),
+});
+
+export const CandidateEvidenceSchema = z.strictObject({
+  stack: z.string().min(1),
+  /** The knobs as `outputs.config` records them. */
+  knobs: z.strictObject({
+    maxNumSeqs: measuredOf(int),
+    gpuMemoryUtilization: measuredOf(z.number()),
+    maxModelLen: measuredOf(int),
+  }),
+  /** Closed-loop levels, lowest concurrency first. */
+  levels: z.array(LevelEvidenceSchema),
+  /** The KV pool the server reported (`vllm:cache_config_info`, else its start-up log). */
+  kvCacheTokens: measuredOf(z.number()),
+  /** Whole requests of the load's size the KV pool holds at once (the benchmark's predicted ceiling). */
+  kvCeiling: measuredOf(
+    z.strictObject({ requests: int.nonnegative(), tokensPerRequest: int.positive(), kvCacheTokens: z.number() }),
+  ),
+  /** Where the closed loop stopped scaling (`phases.load.concurrencyCeiling.measured`). */
+  measuredCeiling: measuredOf(MeasuredCeilingSchema),
+  /** The scenario's largest request, prompt plus max_tokens (the context phase, which probes the limit itself, left out). */
+  largestRequest: measuredOf(z.strictObject({ tokens: int.positive(), source: z.string() })),
+  complete: z.boolean(),
+  valid: z.boolean(),
+});
+
+export type LevelEvidence = z.infer<typeof LevelEvidenceSchema>;
+export type CandidateEvidence = z.infer<typeof CandidateEvidenceSchema>;
+
+const knob = (config: Record<string, unknown>, key: string, integer: boolean): Measured<number> => {
+  const raw = config[key];
+  const v = typeof raw === "string" && raw.trim() !== "" ? Number(raw) : raw;
+  if (typeof v !== "number" || !Number.isFinite(v) || (integer && !Number.isInteger(v)))
+    return missing(`outputs.config.${key} is ${raw === undefined ? "absent" : JSON.stringify(raw)}`);
+  return measured(v);
+};
+
+function largestRequest(result: BenchmarkResult): CandidateEvidence["largestRequest"] {
+  const found: Array<{ tokens: number; source: string }> = [];
+  const { load, inputLength, sequential } = result.phases;
+  if (load) {
+    const prompt = load.prompts.usagePromptTokens?.max ?? load.promptTokens;
+    if (prompt !== null)
+      found.push({
+        tokens: prompt + load.maxTokens,
+        source: `load: ${prompt} prompt + ${load.maxTokens} output tokens`,
+      });
+  }
+  for (const c of inputLength?.cases ?? []) {
+    const prompt = c.prompts.usagePromptTokens?.max ?? c.promptTokens;
+    if (prompt !== null && inputLength)
+      found.push({
+        tokens: prompt + inputLength.maxTokens,
+        source: `inputLength ${c.repeats} repeats: ${prompt} prompt + ${inputLength.maxTokens} output tokens`,
+      });
+  }
+  const seqPrompt = Math.max(...(sequential?.runs ?? []).map((r) => r.promptTokens ?? 0));
+  if (sequential && seqPrompt > 0)
+    found.push({
+      tokens: seqPrompt + sequential.maxTokens,
+      source: `sequential: ${seqPrompt} prompt + ${sequential.maxTokens} output tokens`,
+    });
+  if (found.length === 0) return missing("no load, inputLength or sequential phase recorded its prompt tokens");
+  return measured(found.reduce((a, b) => (b.tokens > a.tokens ? b : a)));
+}
+
+/** Pure: the proposal rules' evidence from one result. */
+export function candidateEvidence(result: BenchmarkResult): CandidateEvidence {
+  const config = (result.outputs["config"] ?? {}) as Record<string, unknown>;
+  const load = result.phases.load;
+  const predicted = load?.concurrencyCeiling.predicted ?? missing("no load phase");
+  const capacity = result.phases.identity?.kvCapacity ?? missing("no identity phase");
+  const levels = [...(load?.levels ?? [])]
+    .sort((a, b) => a.concurrency - b.concurrency)
+    .map((l) => ({
+      concurrency: l.concurrency,
+      valid: l.valid,
+      requestsPerSecond: l.requestsPerSecond,
+      peakRunning: l.server.peakRunning,
+      peakWaiting: l.server.peakWaiting,
+      preemptions: l.server.preemptionsDelta,
+      peakKvCacheUsagePercent: l.server.peakKvCacheUsagePercent,
+    }));
+  return {
+    stack: result.stack,
+    knobs: {
+      maxNumSeqs: knob(config, "maxNumSeqs", true),
+      gpuMemoryUtilization: knob(config, "gpuMemoryUtilization", false),
+      maxModelLen: knob(config, "maxModelLen", true),
+    },
+    levels,
+    kvCacheTokens:
+      capacity.value !== null
+        ? measured(capacity.value.kvCacheTokens)
+        : predicted.value !== null
+          ? measured(predicted.value.kvCacheTokens)
+          : missing(capacity.reason ?? "unknown"),
+    kvCeiling:
+      predicted.value !== null
+        ? measured({
+            requests: predicted.value.kvLimit,
+            tokensPerRequest: predicted.value.tokensPerRequest,
+            kvCacheTokens: predicted.value.kvCacheTokens,
+          })
+        : missing(predicted.reason),
+    measuredCeiling: load?.concurrencyCeiling.measured ?? missing("no load phase"),
+    largestRequest: largestRequest(result),
+    complete: result.complete,
+    valid: result.valid,
+  };
+}
+
+/** The fields of a campaign's candidate record (`campaign-<id>.json`) a start failure is read from. */
+export const CampaignCandidateSchema = z.looseObject({
+  stack: z.string(),
+  status: z.string(),
+  detail: z.string().nullable(),
+  changes: z.array(z.string()),
+});
+export const CampaignFileSchema = z.looseObject({
+  kind: z.literal("vllm-tuner.campaign"),
+  candidates: z.array(CampaignCandidateSchema),
+});
+
+export interface StartFailure {
+  readonly stack: string;
+  readonly knob: string;
+  /** Baseline's value and the value that did not start. */
+  readonly from: number;
+  readonly value: number;
+  readonly reason: string;
+}
+
+/**
+ * The campaign records a failed step as `<step> failed: <why>`; `up`, `rollout` and `wait` failing
+ * means the server never served (crash loop, out of memory, unschedulable, never answered), while a
+ * failed `bench` had a running server and says nothing about whether the value starts.
+ */
+const START_STEP = /^(up|rollout|wait) failed: /;
+
+/** `key: old -> new` as the campaign writes a change (values canonical JSON). */
+function parseChange(change: string): { key: string; from: number; to: number } | null {
+  const m = /^([A-Za-z]+): (.+) -> (.+)$/.exec(change);
+  if (!m) return null;
+  const num = (s: string) => {
+    try {
+      const v: unknown = JSON.parse(s);
+      const n = typeof v === "string" ? Number(v) : v;
+      return typeof n === "number" && Number.isFinite(n) ? n : null;
+    } catch {
+      return null;
+    }
+  };
+  const from = num(m[2] as string);
+  const to = num(m[3] as string);
+  return from === null || to === null ? null : { key: m[1] as string, from, to };
+}
+
+/** Pure: the candidates of one campaign file that could not start, with the one numeric knob each changed. */
+export function startFailures(campaign: z.infer<typeof CampaignFileSchema>): StartFailure[] {
+  const out: StartFailure[] = [];
+  for (const c of campaign.candidates) {
+    if (c.status !== "failed" || c.detail === null || !START_STEP.test(c.detail) || c.changes.length !== 1) continue;
+    const change = parseChange(c.changes[0] as string);
+    if (change === null) continue;
+    out.push({ stack: c.stack, knob: change.key, from: change.from, value: change.to, reason: c.detail });
+  }
+  return out;
+}

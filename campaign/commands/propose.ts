@@ -1,0 +1,120 @@
+import * as path from "node:path";
+import { parseArgs } from "node:util";
+import { renderProposals } from "../../benchmarks/report/proposals";
+import { DEFAULT_PROPOSE_OPTIONS, type ProposeOptions, propose } from "../../benchmarks/verdict/propose";
+import { EXIT } from "../../common/exit-codes";
+import { UsageError } from "../../common/usage-error";
+import { loadProposeEvidence, writeProposalStackFiles } from "./propose-files";
+
+export const PROPOSE_USAGE = `Usage: campaign propose [options]
+
+  Reads measurements (deploys nothing) and proposes the next candidates: each one knob moved from
+  baseline's value, by the rules in docs/tuning.md "Proposals", with the figures that suggested it.
+
+Options:
+  --results DIR           raw results (DIR/<stack>/*.json) and campaign summaries, whose failed starts
+                          become bounds (default: results)
+  --summaries DIR         read committed candidate summaries (DIR/<stack>.json) instead of raw results
+  --target-concurrency N  the concurrency candidates are judged at (default 4)
+  --memory-cap F          highest gpuMemoryUtilization a proposal may reach, above 0.05 and at most 1 (default 0.90)
+  --min-context N         the context (tokens) your users need; without it maxModelLen is never proposed down
+  --write                 write each proposal's Pulumi.<stack>.yaml into the project directory
+  --work-dir DIR          the project directory --write writes into (default: the repository)
+  --overwrite             with --write: replace a stack file that exists (default: keep it and say so)
+  --json                  print the outcome (proposals, bounds, what binds above the target) as JSON on stdout`;
+
+export interface ProposeCliOptions {
+  readonly resultsDir: string;
+  readonly summariesDir: string | undefined;
+  readonly propose: ProposeOptions;
+  readonly write: boolean;
+  readonly workDir: string;
+  readonly overwrite: boolean;
+  readonly json: boolean;
+}
+
+const FLAGS = {
+  results: { type: "string" },
+  summaries: { type: "string" },
+  "target-concurrency": { type: "string" },
+  "memory-cap": { type: "string" },
+  "min-context": { type: "string" },
+  write: { type: "boolean", default: false },
+  "work-dir": { type: "string" },
+  overwrite: { type: "boolean", default: false },
+  json: { type: "boolean", default: false },
+} as const;
+
+function integerFlag(value: string | undefined, flag: string, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^[0-9]+$/.test(value) || n < min || n > max)
+    throw new UsageError(`${flag} must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** Pure: argv (after `propose`) to options; paths resolved against `repoDir`. */
+export function parseProposeOptions(argv: readonly string[], repoDir: string): ProposeCliOptions {
+  let values: ReturnType<typeof parseArgs<{ options: typeof FLAGS }>>["values"];
+  try {
+    values = parseArgs({ args: [...argv], options: FLAGS, strict: true, allowPositionals: false }).values;
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const capText = values["memory-cap"];
+  let memoryCap = DEFAULT_PROPOSE_OPTIONS.memoryCap;
+  if (capText !== undefined) {
+    memoryCap = Number(capText);
+    if (!/^(0(\.[0-9]+)?|1(\.0+)?)$/.test(capText) || memoryCap <= 0.05 || memoryCap > 1)
+      throw new UsageError(
+        `--memory-cap must be a decimal above 0.05 and at most 1, e.g. 0.90, got ${JSON.stringify(capText)}`,
+      );
+  }
+  if (values.overwrite && !values.write) throw new UsageError("--overwrite applies only with --write");
+  const resolve = (p: string) => path.resolve(repoDir, p);
+  return {
+    resultsDir: resolve(values.results ?? "results"),
+    summariesDir: values.summaries === undefined ? undefined : resolve(values.summaries),
+    propose: {
+      targetConcurrency:
+        integerFlag(values["target-concurrency"], "--target-concurrency", 1, 100_000) ??
+        DEFAULT_PROPOSE_OPTIONS.targetConcurrency,
+      memoryCap,
+      minContext: integerFlag(values["min-context"], "--min-context", 1, 1_048_576) ?? null,
+    },
+    write: values.write,
+    workDir: resolve(values["work-dir"] ?? "."),
+    overwrite: values.overwrite,
+    json: values.json,
+  };
+}
+
+interface Io {
+  readonly stdout: (s: string) => void;
+  readonly stderr: (s: string) => void;
+}
+
+/** `campaign propose`: exit 0 with or without proposals (none is an answer); 1 when a stack file was refused. */
+export function proposeCommand(opts: ProposeCliOptions, io: Io): number {
+  const warn = (m: string) => io.stderr(`warning: ${m}\n`);
+  const evidence = loadProposeEvidence({ resultsDir: opts.resultsDir, summariesDir: opts.summariesDir }, warn);
+  const outcome = propose(evidence, opts.propose);
+  const written = opts.write
+    ? writeProposalStackFiles(opts.workDir, outcome.proposals, opts.propose.targetConcurrency, opts.overwrite)
+    : [];
+  if (opts.json) io.stdout(`${JSON.stringify({ ...outcome, options: opts.propose, written }, null, 2)}\n`);
+  else io.stdout(renderProposals(outcome, opts.propose.targetConcurrency));
+  for (const w of written) io.stderr(`${w.action}: ${w.file}: ${w.detail}\n`);
+  if (opts.write && outcome.proposals.length > 0 && written.some((w) => w.action !== "refused"))
+    io.stderr("check them with: npm run check:stacks\n");
+  return written.some((w) => w.action === "refused") ? EXIT.error : EXIT.ok;
+}
+
+/** `campaign propose [options]`, `--help` included. */
+export function proposeMain(argv: readonly string[], repoDir: string, io: Io): number {
+  if (argv.includes("--help") || argv.includes("-h")) {
+    io.stdout(`${PROPOSE_USAGE}\n`);
+    return EXIT.ok;
+  }
+  return proposeCommand(parseProposeOptions(argv, repoDir), io);
+}
