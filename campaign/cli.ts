@@ -14,6 +14,8 @@ import { type CliOptions, parseCliOptions, USAGE } from "./options";
 import { observe, waitServing } from "./probe";
 import { automationDriver, findPulumi, pulumiEnv } from "./pulumi";
 import { exitCodeOf, recommendationLine } from "./summary";
+import { tuneMain } from "./tune/command";
+import { TUNE_USAGE } from "./tune/options";
 import { renderVerification, verifyBaseline } from "./verify";
 import { type Io, openCampaignWorld, PROJECT, processIo, reportStale, resolveSettings } from "./world";
 
@@ -138,16 +140,18 @@ export async function main(argv: readonly string[], repoDir = process.cwd(), io:
         return planCommand(parseCliOptions(rest, repoDir), repoDir, io);
       case "recover":
         return await recoverCommand(parseCliOptions(rest, repoDir), repoDir, io);
+      case "tune":
+        return await tuneMain(rest, repoDir, io);
       case "propose":
         return proposeMain(rest, repoDir, io);
       case undefined:
       case "help":
       case "--help":
       case "-h":
-        io.stdout(`${USAGE}\n`);
+        io.stdout(`${USAGE}\n\n${TUNE_USAGE}\n`);
         return command === undefined ? EXIT.usage : EXIT.ok;
       default:
-        throw new UsageError(`unknown command ${JSON.stringify(command)}; use run, plan, recover or propose`);
+        throw new UsageError(`unknown command ${JSON.stringify(command)}; use run, plan, recover, propose or tune`);
     }
   } catch (err) {
     if (err instanceof UsageError) {

@@ -1,3 +1,4 @@
+import type { Proposal } from "../../benchmarks/verdict/propose";
 import type { CampaignControl } from "../campaign";
 import { BASELINE } from "../campaign";
 import type { CampaignSummary } from "../summary";
@@ -10,15 +11,8 @@ import { type StepFigure, TUNE_KIND, TUNE_SCHEMA_VERSION, type TuneState, type T
  * tune deploys, restores, verifies and resumes exactly as `campaign run` does.
  */
 
-/** What the proposer returns for a baseline result (benchmarks/verdict/propose.ts, structurally). */
-export interface TuneProposal {
-  readonly stack: string;
-  readonly knob: string;
-  readonly from: number;
-  readonly to: number;
-  readonly rule: string;
-  readonly evidence: readonly string[];
-}
+/** A proposal (benchmarks/verdict/propose.ts) as the loop measures and promotes it. */
+export type TuneProposal = Proposal;
 
 export interface TuneProposals {
   readonly proposals: readonly TuneProposal[];

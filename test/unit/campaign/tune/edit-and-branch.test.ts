@@ -3,11 +3,13 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { main } from "../../../../campaign/cli";
 import { branchProblem, checkBranch, closeWorktree, commitFiles, openWorktree } from "../../../../campaign/tune/branch";
 import { parseTuneOptions } from "../../../../campaign/tune/options";
 import { configDefault, promoteDefault, setConfigDefault } from "../../../../campaign/tune/pulumi-yaml";
 import { renderTuning } from "../../../../campaign/tune/report";
 import { TUNE_KIND, TUNE_SCHEMA_VERSION, type TuneState } from "../../../../campaign/tune/state";
+import { EXIT } from "../../../../common/exit-codes";
 import { UsageError } from "../../../../common/usage-error";
 import { PROJECT_DIR } from "../../helpers/program";
 
@@ -62,6 +64,20 @@ describe("campaign tune: the branch", () => {
     assert.match(checkBranch(repo, "a..b") ?? "", /^--branch "a\.\.b" is not a valid git branch name/);
     assert.equal(checkBranch(repo, "tune/x"), null);
     assert.equal(branchProblem("tune/x", null, true), null);
+  });
+
+  it("campaign tune refuses the current branch before touching anything", async () => {
+    const err: string[] = [];
+    const code = await main(["tune", "--branch", "main", "--target-concurrency", "8"], repo, {
+      stdout: () => {},
+      stderr: (s) => err.push(s),
+    });
+    assert.equal(code, EXIT.usage);
+    assert.match(
+      err.join(""),
+      /^error: --branch main is the branch checked out here; the tune commits its steps on another branch/,
+    );
+    assert.equal(git(repo, "branch", "--list"), "* main");
   });
 
   it("commits a promotion on the branch in its own worktree, leaving the user's checkout untouched", () => {
