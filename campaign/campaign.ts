@@ -5,7 +5,7 @@ import type { BenchmarkResult } from "../benchmarks/result/types";
 import type { Mode } from "../benchmarks/verdict/candidate-summary";
 import { throughputNoise } from "../benchmarks/verdict/noise";
 import { recommend } from "../benchmarks/verdict/recommend";
-import { compareResults } from "../benchmarks/verdict/rule";
+import { type CompareRule, compareResults } from "../benchmarks/verdict/rule";
 import { renderVllmArgs } from "../components/render/vllm-args";
 import {
   BASELINE_STACK,
@@ -100,6 +100,8 @@ export interface CampaignSettings {
   /** The cacheRunId cold candidates get, unique to this campaign. */
   readonly coldRunId: string;
   readonly targetConcurrency: number;
+  /** Latency bounds the rule applies at the target (`campaign tune --slo-*`); absent: none. */
+  readonly slo?: Pick<CompareRule, "sloP95Ms" | "sloTtftP95Ms">;
   /** Leave the cold stack (and its claim) after the campaign instead of destroying it. */
   readonly keepCold: boolean;
   readonly logFile: string;
@@ -234,7 +236,9 @@ export async function runCampaign(
 
   const summary = (): CampaignSummary => {
     const comparison =
-      results.length > 0 ? compareResults(results, { targetConcurrency: settings.targetConcurrency }) : null;
+      results.length > 0
+        ? compareResults(results, { targetConcurrency: settings.targetConcurrency, ...settings.slo })
+        : null;
     return {
       schemaVersion: CAMPAIGN_SCHEMA_VERSION,
       kind: CAMPAIGN_KIND,

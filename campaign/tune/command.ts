@@ -1,0 +1,145 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { readResult } from "../../benchmarks/result/files";
+import { SUMMARY_DIR, writeCandidateSummaries } from "../../benchmarks/verdict/candidate-summary";
+import { candidateEvidence, propose } from "../../benchmarks/verdict/propose";
+import { writeFileAtomic } from "../../common/atomic-write";
+import { EXIT } from "../../common/exit-codes";
+import { UsageError } from "../../common/usage-error";
+import { BASELINE, type CampaignControl, type CampaignSettings, runCampaign } from "../campaign";
+import { writeProposalStackFiles } from "../commands/propose-files";
+import { campaignId, writeSummary } from "../files";
+import { stageProject } from "../stage";
+import type { CampaignSummary } from "../summary";
+import { type Io, openCampaignWorld, resolveSettings } from "../world";
+import { checkBranch, closeWorktree, commitFiles, openWorktree, runGit } from "./branch";
+import { runTune, type TuneProposal } from "./loop";
+import { parseTuneOptions } from "./options";
+import { promoteDefault } from "./pulumi-yaml";
+import { renderTuning } from "./report";
+import { readTuneState, tuneStateFile, writeTuneState } from "./state";
+
+/**
+ * `campaign tune`: the loop (loop.ts) wired to the world. The steps are measured as campaigns on a
+ * staged copy of the tune branch's worktree (so Pulumi's stack-file writes never reach the branch),
+ * and the original baseline is restored from a copy of the user's checkout.
+ */
+export async function tuneMain(argv: readonly string[], repoDir: string, io: Io): Promise<number> {
+  const opts = parseTuneOptions(argv, repoDir);
+  const branchProblem = checkBranch(repoDir, opts.branch);
+  if (branchProblem !== null) throw new UsageError(branchProblem);
+  const c = opts.campaign;
+  fs.mkdirSync(c.resultsDir, { recursive: true });
+  const stateFile = tuneStateFile(c.resultsDir, opts.branch);
+  const worktree = stateFile.replace(/\.json$/, "-worktree");
+  // Always a staged copy: the lab's (.lab/project) or one of its own beside the state file.
+  const workDir = c.stage ? c.workDir : stateFile.replace(/\.json$/, "-project");
+  const campaignOpts = { ...c, stacks: [BASELINE], workDir, stage: true };
+  const resolved = resolveSettings(campaignOpts, repoDir, io);
+  const prior = readTuneState(stateFile);
+  const world = await openCampaignWorld(campaignOpts, repoDir, io, resolved, [BASELINE]);
+  const slo = {
+    ...(opts.sloE2eP95Ms !== undefined ? { sloP95Ms: opts.sloE2eP95Ms } : {}),
+    ...(opts.sloTtftP95Ms !== undefined ? { sloTtftP95Ms: opts.sloTtftP95Ms } : {}),
+  };
+  const rule = { targetConcurrency: c.targetConcurrency, ...slo };
+  let measurements = 0;
+  const campaign = async (src: string, stacks: readonly string[], control: CampaignControl) => {
+    stageProject(src, workDir);
+    measurements += 1;
+    const settings: CampaignSettings = {
+      ...world.settings,
+      id: `${campaignId(new Date())}-tune${measurements}`,
+      stacks: [...stacks],
+      slo,
+    };
+    const summary = await runCampaign(settings, world.deps, control);
+    writeSummary(c.resultsDir, summary);
+    return summary;
+  };
+  const control: CampaignControl = { stop: world.stop.signal, cancel: world.cancel.signal };
+  try {
+    openWorktree(repoDir, opts.branch, worktree);
+    io.stderr(`tune on branch ${opts.branch} (worktree ${worktree}); state ${stateFile}${prior ? ", resuming" : ""}\n`);
+    const state = await runTune(
+      {
+        branch: opts.branch,
+        baseCommit: prior?.baseCommit ?? runGit(repoDir, ["rev-parse", "HEAD"]),
+        objective: opts.objective,
+        targetConcurrency: c.targetConcurrency,
+        maxCandidates: opts.maxCandidates,
+        maxMinutes: opts.maxMinutes,
+        apply: opts.apply,
+      },
+      {
+        measure: (stacks, ctl) => campaign(worktree, stacks, ctl),
+        propose: (file) => {
+          const outcome = propose(
+            { baseline: candidateEvidence(readResult(file)), candidates: [], startFailures: [] },
+            { targetConcurrency: c.targetConcurrency, memoryCap: opts.memoryCap, minContext: opts.minContext },
+          );
+          return { proposals: outcome.proposals, noProposal: outcome.noProposal };
+        },
+        writeProposal: (p) => {
+          const [w] = writeProposalStackFiles(worktree, [p], c.targetConcurrency, true);
+          if (w === undefined || w.action === "refused")
+            throw new Error(`proposal ${p.stack} refused: ${w?.detail ?? "not written"}`);
+          return path.relative(worktree, w.file);
+        },
+        promote: (p, stackFile, measured) => promote(worktree, p, stackFile, measured, rule, c.mode, repoDir),
+        restoreOriginal: async (ctl) => {
+          const s = await campaign(repoDir, [], ctl);
+          const v = s.restore?.verification;
+          return s.restore?.error
+            ? `original baseline NOT restored: ${s.restore.error}`
+            : v?.ok === true
+              ? "original baseline restored and verified"
+              : "original baseline deployed but its verification FAILED (see the last campaign's report)";
+        },
+        saveState: (s) => {
+          writeTuneState(stateFile, s);
+          writeFileAtomic(stateFile.replace(/\.json$/, ".md"), `# Tune ${s.branch}\n\n${renderTuning(s)}`);
+        },
+        progress: (line) => io.stderr(`${line}\n`),
+        now: Date.now,
+      },
+      control,
+      prior,
+    );
+    io.stdout(`Tune report: ${stateFile.replace(/\.json$/, ".md")}\nstopped: ${state.stopped}\n${state.restore}\n`);
+    if (state.restore?.startsWith("original baseline restored") !== true && !opts.apply)
+      return EXIT.baselineNotRestored;
+    return state.stopped?.startsWith("interrupted") ? EXIT.interrupted : EXIT.ok;
+  } finally {
+    world.close();
+    if (fs.existsSync(worktree)) closeWorktree(repoDir, worktree);
+  }
+}
+
+/** One commit on the branch: the knob in Pulumi.yaml, the winner's stack file, and the step's summaries. */
+function promote(
+  worktree: string,
+  p: TuneProposal,
+  stackFile: string,
+  measured: CampaignSummary,
+  rule: { readonly targetConcurrency: number },
+  mode: CampaignSummary["mode"],
+  repoDir: string,
+): string {
+  promoteDefault(worktree, p.knob, p.to);
+  const written = writeCandidateSummaries(
+    path.join(worktree, SUMMARY_DIR),
+    measured.candidates.filter((r) => r.stack === BASELINE || r.stack === p.stack),
+    rule,
+    mode,
+    repoDir,
+  );
+  const message = [
+    `tune: ${p.knob} ${p.from} -> ${p.to} (${p.stack}, ${p.rule})`,
+    "",
+    ...p.evidence.map((e) => `- ${e}`),
+    "",
+    `Verdict: ${measured.recommendation.reason}`,
+  ].join("\n");
+  return commitFiles(worktree, ["Pulumi.yaml", stackFile, ...written.map((f) => path.relative(worktree, f))], message);
+}

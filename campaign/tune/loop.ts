@@ -1,0 +1,202 @@
+import type { Proposal } from "../../benchmarks/verdict/propose";
+import type { CampaignControl } from "../campaign";
+import { BASELINE } from "../campaign";
+import type { CampaignSummary } from "../summary";
+import { type StepFigure, TUNE_KIND, TUNE_SCHEMA_VERSION, type TuneState, type TuneStep } from "./state";
+
+/**
+ * The bounded hill-climb (`campaign tune`): measure baseline, propose, measure the proposals,
+ * promote the one the recommendation picks beyond noise, repeat. Everything that touches the world
+ * is injected (`TuneDeps`), as `runCampaign`'s is; the measurements ARE campaigns (`measure`), so a
+ * tune deploys, restores, verifies and resumes exactly as `campaign run` does.
+ */
+
+/** A proposal (benchmarks/verdict/propose.ts) as the loop measures and promotes it. */
+export type TuneProposal = Proposal;
+
+export interface TuneProposals {
+  readonly proposals: readonly TuneProposal[];
+  readonly noProposal: string | null;
+}
+
+export interface TuneDeps {
+  /** A campaign over `stacks` on the tune's working copy; it ends by restoring and verifying the current baseline. */
+  readonly measure: (stacks: readonly string[], control: CampaignControl) => Promise<CampaignSummary>;
+  readonly propose: (baselineResultFile: string) => TuneProposals;
+  /** Writes the proposal's stack file into the working copy; returns its path relative to it. */
+  readonly writeProposal: (proposal: TuneProposal) => string;
+  /** Moves the knob into Pulumi.yaml's default and commits it with the stack file and the step's summaries; returns the commit. */
+  readonly promote: (proposal: TuneProposal, stackFile: string, measured: CampaignSummary) => string;
+  /** Deploys and verifies the original baseline; one line saying how it went. */
+  readonly restoreOriginal: (control: CampaignControl) => Promise<string>;
+  readonly saveState: (state: TuneState) => void;
+  /** One line per step, on stderr. */
+  readonly progress: (line: string) => void;
+  readonly now: () => number;
+}
+
+export interface TuneSettings {
+  readonly branch: string;
+  readonly baseCommit: string | null;
+  readonly objective: string;
+  readonly targetConcurrency: number;
+  /** Proposals measured over the whole tune (baseline and controls not counted). */
+  readonly maxCandidates: number;
+  /** Wall-clock budget over the whole tune, resumed runs included. */
+  readonly maxMinutes: number;
+  /** Leave the promoted baseline deployed instead of restoring the original. */
+  readonly apply: boolean;
+}
+
+/** The step's figures under the rule, with each candidate's result file. Pure. */
+export function stepFigures(s: CampaignSummary): StepFigure[] {
+  return (s.comparison?.candidates ?? []).map((c) => ({
+    stack: c.stack,
+    requestsPerSecond: c.requestsPerSecond,
+    e2eP95Ms: c.e2eP95Ms,
+    eligible: c.eligible,
+    disqualified: [...c.disqualified],
+    resultFile: s.candidates.find((r) => r.stack === c.stack)?.resultFile ?? null,
+  }));
+}
+
+const recorded = (p: TuneProposal) => ({ ...p, evidence: [...p.evidence] });
+const spentMs = (steps: readonly TuneStep[]) =>
+  steps.reduce((t, s) => t + (Date.parse(s.finishedAt) - Date.parse(s.startedAt)), 0);
+
+export async function runTune(
+  settings: TuneSettings,
+  deps: TuneDeps,
+  control: CampaignControl,
+  prior: TuneState | null,
+): Promise<TuneState> {
+  const iso = () => new Date(deps.now()).toISOString();
+  const state: TuneState = prior
+    ? { ...prior, steps: [...prior.steps], stopped: null, restore: null }
+    : {
+        kind: TUNE_KIND,
+        schemaVersion: TUNE_SCHEMA_VERSION,
+        branch: settings.branch,
+        baseCommit: settings.baseCommit,
+        startedAt: iso(),
+        objective: settings.objective,
+        targetConcurrency: settings.targetConcurrency,
+        steps: [],
+        stopped: null,
+        restore: null,
+      };
+  const runStart = deps.now();
+  const budgetMs = settings.maxMinutes * 60_000;
+  const elapsedMs = () => spentMs(prior?.steps ?? []) + (deps.now() - runStart);
+  const measuredCount = () => state.steps.reduce((n, s) => n + (s.campaignId === null ? 0 : s.proposals.length), 0);
+  const save = () => deps.saveState(state);
+  let last: CampaignSummary | null = null;
+  save();
+
+  const stop = (why: string) => {
+    state.stopped = why;
+    deps.progress(`tune: stopped: ${why}`);
+  };
+  while (state.stopped === null) {
+    const n = state.steps.length + 1;
+    if (control.stop.aborted) {
+      stop("interrupted (Ctrl-C); run the same command again to resume from the last recorded step");
+      break;
+    }
+    const left = settings.maxCandidates - measuredCount();
+    if (left <= 0) {
+      stop(`budget spent: --max-candidates ${settings.maxCandidates} proposals measured`);
+      break;
+    }
+    if (elapsedMs() >= budgetMs) {
+      stop(`budget spent: --max-minutes ${settings.maxMinutes}`);
+      break;
+    }
+    const startedAt = iso();
+    const finish = (step: Omit<TuneStep, "step" | "startedAt" | "finishedAt">) => {
+      state.steps.push({ step: n, startedAt, finishedAt: iso(), ...step });
+      save();
+    };
+    deps.progress(`tune step ${n}: measuring baseline`);
+    const base = await deps.measure([BASELINE], control);
+    last = base;
+    const record = base.candidates.find((c) => c.stack === BASELINE);
+    if (control.stop.aborted) continue;
+    if (record?.resultFile == null || record.resultValid !== true) {
+      const why = `baseline could not be measured: ${record?.detail ?? "no result"}`;
+      finish({ ...empty(base), verdict: "failed", reason: why });
+      stop(why);
+      break;
+    }
+    const out = deps.propose(record.resultFile);
+    if (out.proposals.length === 0) {
+      const why = `no proposal: ${out.noProposal ?? "the proposer named no candidate"}`;
+      finish({
+        ...empty(base),
+        baselineResult: record.resultFile,
+        noProposal: out.noProposal,
+        verdict: "no-proposal",
+        reason: why,
+      });
+      deps.progress(`tune step ${n}: ${why}`);
+      stop(why);
+      break;
+    }
+    const proposals = out.proposals.slice(0, left);
+    const files = new Map(proposals.map((p) => [p.stack, deps.writeProposal(p)]));
+    // Earlier winners have the current baseline's args: controls whose gap to baseline measures the noise.
+    const controls = state.steps.flatMap((s) => (s.promoted ? [s.promoted.stack] : []));
+    deps.progress(
+      `tune step ${n}: measuring ${proposals.map((p) => `${p.stack} (${p.knob} ${p.from} -> ${p.to}, ${p.rule})`).join(", ")}` +
+        (controls.length > 0 ? `; controls ${controls.join(", ")}` : ""),
+    );
+    const measured = await deps.measure([BASELINE, ...controls, ...proposals.map((p) => p.stack)], control);
+    last = measured;
+    if (control.stop.aborted) continue;
+    const rec = measured.recommendation;
+    const winner = proposals.find((p) => p.stack === rec.stack) ?? null;
+    const common = {
+      baselineResult: record.resultFile,
+      proposals: proposals.map(recorded),
+      noProposal: null,
+      figures: stepFigures(measured),
+      campaignId: measured.id,
+      reason: rec.reason,
+    };
+    if (winner === null) {
+      finish({ ...common, verdict: "kept", promoted: null, commit: null });
+      deps.progress(`tune step ${n}: baseline kept: ${rec.reason}`);
+      stop(`no proposal beat baseline beyond noise (step ${n})`);
+      break;
+    }
+    const commit = deps.promote(winner, files.get(winner.stack) as string, measured);
+    finish({ ...common, verdict: "promoted", promoted: recorded(winner), commit });
+    deps.progress(
+      `tune step ${n}: promoted ${winner.stack} (${winner.knob} ${winner.from} -> ${winner.to}) as ${commit.slice(0, 12)}: ${rec.reason}`,
+    );
+  }
+
+  if (control.cancel.aborted) state.restore = "not restored (cancelled with a second Ctrl-C); run campaign recover";
+  else if (settings.apply) {
+    const ok = last?.restore?.verification?.ok === true;
+    state.restore = `--apply: the promoted baseline stays deployed (${ok ? "verified" : "NOT verified: see the last campaign's report"})`;
+  } else {
+    deps.progress("tune: restoring the original baseline");
+    state.restore = await deps.restoreOriginal(control);
+  }
+  deps.progress(`tune: ${state.restore}`);
+  save();
+  return state;
+}
+
+function empty(s: CampaignSummary) {
+  return {
+    baselineResult: null,
+    proposals: [],
+    noProposal: null,
+    figures: stepFigures(s),
+    campaignId: s.id,
+    promoted: null,
+    commit: null,
+  };
+}

@@ -1,0 +1,110 @@
+import { UsageError } from "../../common/usage-error";
+import { type CliOptions, parseCliOptions } from "../options";
+
+/** `campaign tune` options: the campaign's own (where, what scenario, --target-concurrency) plus these. */
+export interface TuneOptions {
+  readonly campaign: CliOptions;
+  readonly objective: "throughput";
+  readonly sloE2eP95Ms: number | undefined;
+  readonly sloTtftP95Ms: number | undefined;
+  /** Proposals measured over the whole tune (default 6). */
+  readonly maxCandidates: number;
+  /** Wall-clock budget in minutes over the whole tune (default 60). */
+  readonly maxMinutes: number;
+  readonly branch: string;
+  readonly apply: boolean;
+  /** Highest gpuMemoryUtilization a proposal may reach (default 0.90). */
+  readonly memoryCap: number;
+  /** Smallest maxModelLen a proposal may reach; null: maxModelLen is never proposed down. */
+  readonly minContext: number | null;
+}
+
+export const TUNE_USAGE = `  tune   a bounded hill-climb: measure baseline, propose one-knob candidates, measure them, promote
+         the one that wins beyond noise into Pulumi.yaml's default (one commit on --branch), repeat
+         --branch NAME            required; the branch the steps are committed on (never the current one)
+         --objective throughput   highest req/s at --target-concurrency (goodput: not yet)
+         --slo-ttft-p95-ms N      TTFT p95 bound at the target; --slo-e2e-p95-ms N: end-to-end p95 bound
+         --max-candidates N       proposals measured in all (default 6); --max-minutes N (default 60)
+         --memory-cap F           highest gpuMemoryUtilization proposed (default 0.90)
+         --min-context N          smallest maxModelLen proposed (default: maxModelLen is not lowered)
+         --apply                  leave the promoted baseline deployed (default: restore the original)`;
+
+const VALUED = [
+  "objective",
+  "slo-ttft-p95-ms",
+  "slo-tpot-p95-ms",
+  "slo-e2e-p95-ms",
+  "max-candidates",
+  "max-minutes",
+  "branch",
+  "memory-cap",
+  "min-context",
+] as const;
+type Valued = (typeof VALUED)[number];
+
+/** Splits argv into the tune's flags and the campaign's. Pure. */
+function split(argv: readonly string[]): { tune: Partial<Record<Valued, string>>; apply: boolean; rest: string[] } {
+  const tune: Partial<Record<Valued, string>> = {};
+  const rest: string[] = [];
+  let apply = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === "--apply") {
+      apply = true;
+      continue;
+    }
+    const m = /^--([a-z0-9-]+)(?:=(.*))?$/.exec(arg);
+    const name = m?.[1] as Valued | undefined;
+    if (m === null || name === undefined || !(VALUED as readonly string[]).includes(name)) {
+      rest.push(arg);
+      continue;
+    }
+    const value = m[2] ?? argv[++i];
+    if (value === undefined) throw new UsageError(`--${name} needs a value`);
+    tune[name] = value;
+  }
+  return { tune, apply, rest };
+}
+
+function positive(value: string | undefined, flag: string, what: "integer" | "number"): number | undefined {
+  if (value === undefined) return undefined;
+  const ok = what === "integer" ? /^[0-9]+$/.test(value) : /^[0-9]+(\.[0-9]+)?$/.test(value);
+  if (!ok || Number(value) <= 0)
+    throw new UsageError(`--${flag} must be a positive ${what}, got ${JSON.stringify(value)}`);
+  return Number(value);
+}
+
+/** Pure: argv after `tune` to options; errors name the option, the value and what is allowed. */
+export function parseTuneOptions(argv: readonly string[], repoDir: string): TuneOptions {
+  const { tune, apply, rest } = split(argv);
+  const campaign = parseCliOptions(rest, repoDir);
+  if (tune.branch === undefined || tune.branch.trim() === "")
+    throw new UsageError(
+      "--branch NAME is required: the branch the tune commits its steps on, e.g. --branch tune/2026-12-01",
+    );
+  const objective = tune.objective ?? "throughput";
+  if (objective === "goodput")
+    throw new UsageError(
+      "--objective goodput is not supported yet (the open-loop sweep's rate is not in the recommendation's rule); use --objective throughput",
+    );
+  if (objective !== "throughput")
+    throw new UsageError(`--objective must be throughput, got ${JSON.stringify(objective)}`);
+  if (tune["slo-tpot-p95-ms"] !== undefined)
+    throw new UsageError(
+      `--slo-tpot-p95-ms ${tune["slo-tpot-p95-ms"]}: the benchmark's rule has no TPOT bound yet; use --slo-ttft-p95-ms or --slo-e2e-p95-ms`,
+    );
+  const memoryCap = positive(tune["memory-cap"], "memory-cap", "number") ?? 0.9;
+  if (memoryCap > 1) throw new UsageError(`--memory-cap must be a fraction at most 1, got ${memoryCap}`);
+  return {
+    campaign,
+    objective,
+    sloE2eP95Ms: positive(tune["slo-e2e-p95-ms"], "slo-e2e-p95-ms", "number"),
+    sloTtftP95Ms: positive(tune["slo-ttft-p95-ms"], "slo-ttft-p95-ms", "number"),
+    maxCandidates: positive(tune["max-candidates"], "max-candidates", "integer") ?? 6,
+    maxMinutes: positive(tune["max-minutes"], "max-minutes", "number") ?? 60,
+    branch: tune.branch.trim(),
+    apply,
+    memoryCap,
+    minContext: positive(tune["min-context"], "min-context", "integer") ?? null,
+  };
+}

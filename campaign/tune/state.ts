@@ -1,0 +1,96 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { z } from "zod";
+import { safeName } from "../../benchmarks/result/files";
+import { writeFileAtomic } from "../../common/atomic-write";
+
+/**
+ * The tune's record, one file per branch under the campaign's results directory, rewritten
+ * atomically after every step: a tune stopped by Ctrl-C or kill -9 is resumed from its last
+ * recorded step (the branch holds the promotions, the results directory the measurements).
+ */
+
+export const TUNE_KIND = "vllm-tuner.tune";
+export const TUNE_SCHEMA_VERSION = 1;
+
+const FigureSchema = z.object({
+  stack: z.string(),
+  requestsPerSecond: z.number().nullable(),
+  e2eP95Ms: z.number().nullable(),
+  eligible: z.boolean(),
+  disqualified: z.array(z.string()),
+  resultFile: z.string().nullable(),
+});
+
+const ProposalSchema = z.object({
+  stack: z.string(),
+  knob: z.string(),
+  from: z.number(),
+  to: z.number(),
+  rule: z.string(),
+  evidence: z.array(z.string()),
+});
+
+const StepSchema = z.object({
+  /** 1-based. */
+  step: z.number().int().positive(),
+  startedAt: z.string(),
+  finishedAt: z.string(),
+  baselineResult: z.string().nullable(),
+  proposals: z.array(ProposalSchema),
+  /** Why nothing was proposed; null when something was. */
+  noProposal: z.string().nullable(),
+  figures: z.array(FigureSchema),
+  /** The campaign summary of the step's measurements; null when nothing was measured. */
+  campaignId: z.string().nullable(),
+  verdict: z.enum(["promoted", "kept", "no-proposal", "failed", "interrupted"]),
+  /** The recommendation's reason (controls, sampling error), or what stopped the step. */
+  reason: z.string(),
+  promoted: ProposalSchema.nullable(),
+  commit: z.string().nullable(),
+});
+
+export const TuneStateSchema = z.object({
+  kind: z.literal(TUNE_KIND),
+  schemaVersion: z.literal(TUNE_SCHEMA_VERSION),
+  branch: z.string(),
+  /** The commit the branch started from: the original config, restored at the end unless --apply. */
+  baseCommit: z.string().nullable(),
+  startedAt: z.string(),
+  objective: z.string(),
+  targetConcurrency: z.number().int().positive(),
+  steps: z.array(StepSchema),
+  /** Why the tune ended; null while it is still going (or was killed). */
+  stopped: z.string().nullable(),
+  /** What happened to the cluster's baseline at the end. */
+  restore: z.string().nullable(),
+});
+
+export type TuneState = z.infer<typeof TuneStateSchema>;
+export type TuneStep = z.infer<typeof StepSchema>;
+export type StepFigure = z.infer<typeof FigureSchema>;
+export type RecordedProposal = z.infer<typeof ProposalSchema>;
+
+export const tuneStateFile = (resultsDir: string, branch: string): string =>
+  path.join(resultsDir, `tune-${safeName(branch.replace(/\//g, "-"))}.json`);
+
+/** The recorded state, or null when the branch has never been tuned here; throws naming the file when unreadable. */
+export function readTuneState(file: string): TuneState | null {
+  if (!fs.existsSync(file)) return null;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(fs.readFileSync(file, "utf8"));
+  } catch (err) {
+    throw new Error(`${file}: not a readable tune state (${(err as Error).message}); move it away to start over`);
+  }
+  const parsed = TuneStateSchema.safeParse(raw);
+  if (!parsed.success)
+    throw new Error(
+      `${file} is not a tune state of schema version ${TUNE_SCHEMA_VERSION}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+    );
+  return parsed.data;
+}
+
+export function writeTuneState(file: string, state: TuneState): void {
+  writeFileAtomic(file, `${JSON.stringify(state, null, 2)}\n`);
+}

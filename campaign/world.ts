@@ -1,0 +1,232 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { buildScenario, PRESETS, readScenarioFile, type Scenario } from "../benchmarks/inputs/scenario";
+import { kubernetesServer } from "../benchmarks/kube/cluster";
+import { silentProgress } from "../benchmarks/progress";
+import { writeResult } from "../benchmarks/report/write";
+import { runBenchmark } from "../benchmarks/run";
+import { EXIT } from "../common/exit-codes";
+import { gitInfo } from "../common/git-info";
+import { UsageError } from "../common/usage-error";
+import { mergedStackConfig, PROJECT, stackNames } from "../config";
+import { labStateFile, runningLabState } from "../lab/state";
+import type { CampaignDeps, CampaignSettings } from "./campaign";
+import { type ClearStaleReport, clearStaleState } from "./clear-stale";
+import { detachedPulumi, pressCounter } from "./detach";
+import { campaignBase, campaignCount, campaignId, coldRunIdFor, storedResults, writeSummary } from "./files";
+import type { CliOptions } from "./options";
+import { orderStacks, stackListProblems } from "./order";
+import { observe, waitServing } from "./probe";
+import { streamProgress } from "./progress";
+import { automationDriver, findPulumi, pulumiEnv } from "./pulumi";
+import { recoveryCommand } from "./recover";
+import { rolloutReader, watchRollout } from "./rollout-watch";
+import { stageProject } from "./stage";
+
+/** Where the CLI writes; tests pass their own. */
+export interface Io {
+  readonly stdout: (s: string) => void;
+  readonly stderr: (s: string) => void;
+}
+
+export const processIo: Io = { stdout: (s) => process.stdout.write(s), stderr: (s) => process.stderr.write(s) };
+
+export type ResolvedSettings = ReturnType<typeof resolveSettings>;
+
+/** Everything `run` and `plan` share: where, what, in which order. */
+export function resolveSettings(opts: CliOptions, repoDir: string, io: Io) {
+  let kubeconfig = opts.kubeconfig;
+  let endpoint = opts.endpoint;
+  let labEngine: string | undefined;
+  if (opts.mode === "lab") {
+    const lab = runningLabState(labStateFile(repoDir));
+    const running = lab.engine;
+    if (opts.labEngine !== undefined && opts.labEngine !== running)
+      throw new UsageError(
+        `--engine ${opts.labEngine}: the running lab serves vLLM pods with the ${running}; restart it: npm run lab:down && npm run lab:up -- --engine ${opts.labEngine}`,
+      );
+    kubeconfig ??= lab.kubeconfig;
+    endpoint ??= lab.endpoint.replace(/\/+$/, "");
+    if (running === "vllm")
+      labEngine = [
+        "real vLLM on the lab machine's GPU",
+        ...(lab.dummyWeights ? ["dummy weights"] : []),
+        ...(lab.emulatedGpu ? [`emulated ${lab.emulatedGpu}`] : []),
+      ].join("; ");
+  }
+  if (opts.stage) {
+    stageProject(repoDir, opts.workDir);
+  } else if (!fs.existsSync(path.join(opts.workDir, "Pulumi.yaml"))) {
+    throw new UsageError(`${opts.workDir} has no Pulumi.yaml: run from the repository root or pass --work-dir`);
+  }
+  const problems = stackListProblems(opts.stacks, stackNames(opts.workDir));
+  if (problems.length > 0) throw new UsageError(problems.join("\n"));
+
+  const layers: unknown[] = [opts.short ? PRESETS.short : PRESETS.default];
+  if (opts.scenarioFile !== undefined) layers.push(readScenarioFile(opts.scenarioFile));
+  let scenario: Scenario;
+  try {
+    scenario = buildScenario(layers, opts.scenarioFile ? `scenario ${opts.scenarioFile}` : "scenario");
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const scenarioSource = [
+    opts.short ? "short preset" : "default (the seed's procedure)",
+    ...(opts.scenarioFile ? [path.relative(repoDir, opts.scenarioFile)] : []),
+  ].join(" + ");
+
+  const seed =
+    opts.seed ??
+    (opts.order === "shuffle"
+      ? Math.floor(Math.random() * 2 ** 31)
+      : opts.order === "alternate"
+        ? campaignCount(opts.resultsDir)
+        : 0);
+  const started = new Date();
+  const id = campaignId(started);
+  const settings: CampaignSettings = {
+    id,
+    stacks: orderStacks(opts.stacks, opts.order, seed),
+    order: { mode: opts.order, seed },
+    scenario,
+    scenarioSource,
+    mode: opts.mode,
+    ...(labEngine ? { labEngine } : {}),
+    endpoint,
+    kubernetesServer: kubernetesServer(kubeconfig),
+    kubeconfig,
+    workDir: opts.workDir,
+    backend: opts.backendUrl,
+    fresh: opts.fresh,
+    coldRunId: coldRunIdFor(started),
+    targetConcurrency: opts.targetConcurrency,
+    keepCold: opts.keepCold,
+    logFile: `${campaignBase(opts.resultsDir, id)}.log`,
+    tool: gitInfo(repoDir),
+  };
+  const warn = (m: string) => io.stderr(`warning: ${m}\n`);
+  return {
+    settings,
+    readConfig: (stack: string) => mergedStackConfig(opts.workDir, stack),
+    stored: (stack: string) => storedResults(opts.resultsDir, stack, warn),
+  };
+}
+
+/**
+ * The campaign's world for `run` and `tune`: Pulumi found and detached, stale state cleared, Ctrl-C
+ * handled as `campaign run` documents, and the deps that touch the cluster. `close` removes the SIGINT handler.
+ */
+export async function openCampaignWorld(
+  opts: CliOptions,
+  repoDir: string,
+  io: Io,
+  resolved: ResolvedSettings,
+  staleStacks: readonly string[],
+) {
+  const { readConfig, stored } = resolved;
+  const realPulumi = await findPulumi();
+  const settings: CampaignSettings = { ...resolved.settings, pulumi: realPulumi.command };
+  const pulumiCommand = await detachedPulumi(realPulumi, (m) => io.stderr(`warning: ${m}\n`));
+  const envVars = pulumiEnv(
+    { mode: opts.mode, backendUrl: opts.backendUrl, kubeconfig: settings.kubeconfig },
+    process.env,
+  );
+  if (opts.backendUrl?.startsWith("file://"))
+    fs.mkdirSync(opts.backendUrl.slice("file://".length), { recursive: true });
+  fs.mkdirSync(opts.resultsDir, { recursive: true });
+  const driver = automationDriver({ workDir: opts.workDir, envVars, pulumiCommand });
+
+  const progress = streamProgress(io.stderr, undefined, io === processIo && process.stderr.isTTY === true);
+  // A campaign killed earlier (kill -9) leaves a lock and pending operations: clear them first, and say so.
+  const stale = await clearStaleState({
+    workDir: opts.workDir,
+    backendUrl: opts.backendUrl,
+    project: PROJECT,
+    stacks: [...staleStacks],
+    envVars,
+    pulumiCommand,
+  });
+  reportStale(stale, (line) => {
+    progress.note(line);
+    fs.appendFileSync(settings.logFile, `${line}\n`);
+  });
+  const stop = new AbortController();
+  const cancel = new AbortController();
+  const press = pressCounter();
+  const onSigint = () => {
+    const interrupts = press(Date.now());
+    if (interrupts === null) return;
+    if (interrupts === 1) {
+      progress.note(
+        "interrupted: finishing the current step, then restoring baseline (Ctrl-C again to cancel Pulumi and skip the restore)",
+      );
+      stop.abort();
+    } else if (interrupts === 2) {
+      progress.note("cancelling the running Pulumi operation; baseline will NOT be restored");
+      cancel.abort();
+    } else {
+      progress.note(`exiting now; baseline NOT restored: ${recoveryCommand(settings)}`);
+      process.exit(EXIT.baselineNotRestored);
+    }
+  };
+  process.on("SIGINT", onSigint);
+
+  // One key for every request the campaign makes: the benchmark's and its own readiness and baseline checks.
+  const apiKey = process.env["VLLM_API_KEY"] || undefined;
+  const benchProgress = opts.verbose ? progress : silentProgress;
+  // What the lab's engine ran with, recorded in every result (random weights, an emulated card).
+  const lab = opts.mode === "lab" ? runningLabState(labStateFile(repoDir)) : undefined;
+  const deps: CampaignDeps = {
+    driver,
+    readConfig,
+    storedResults: stored,
+    writeResult: (result) => writeResult(result, opts.resultsDir).json,
+    benchmark: ({ stack, outputs, endpoint, signal }) =>
+      runBenchmark({
+        stack,
+        outputs,
+        endpoint,
+        kubeconfig: settings.kubeconfig,
+        scenario: settings.scenario,
+        signal,
+        progress: benchProgress,
+        cwd: repoDir,
+        waitReadySeconds: 30,
+        apiKey,
+        dummyWeights: lab?.dummyWeights === true,
+        emulatedGpu: lab?.emulatedGpu,
+      }),
+    waitServing: (endpoint, want, signal) => waitServing({ endpoint, apiKey }, want, opts.readyTimeoutSeconds, signal),
+    observe: (endpoint, ref) => observe({ endpoint, apiKey }, settings.kubeconfig, ref),
+    rollout: (ref, args, until, signal) =>
+      watchRollout(rolloutReader(settings.kubeconfig, ref), {
+        until,
+        container: ref.container,
+        args,
+        timeoutMs: until === "ready" ? opts.readyTimeoutSeconds * 1000 : Number.POSITIVE_INFINITY,
+        signal,
+      }),
+    checkpoint: (s) => writeSummary(opts.resultsDir, s),
+    preflight:
+      opts.mode === "lab"
+        ? () => {
+            try {
+              runningLabState(labStateFile(repoDir));
+              return null;
+            } catch (err) {
+              return (err as Error).message;
+            }
+          }
+        : undefined,
+    progress,
+    pulumiLog: (text) => fs.appendFileSync(settings.logFile, text),
+    now: Date.now,
+  };
+
+  return { settings, deps, stop, cancel, progress, close: () => process.off("SIGINT", onSigint) };
+}
+
+export function reportStale(report: ClearStaleReport, say: (line: string) => void): void {
+  for (const a of report.actions) say(`recovered: ${a}`);
+  for (const p of report.problems) say(`not recovered: ${p}`);
+}

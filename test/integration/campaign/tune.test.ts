@@ -1,0 +1,142 @@
+import { strict as assert } from "node:assert";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { main } from "../../../campaign/cli";
+import { readTuneState, type TuneState, tuneStateFile } from "../../../campaign/tune/state";
+import { EXIT } from "../../../common/exit-codes";
+import { startLab, stopLab } from "../../../lab";
+import { PROJECT_DIR } from "../helpers";
+
+const git = (...args: string[]) =>
+  execFileSync("git", args, { cwd: PROJECT_DIR, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
+
+async function campaign(args: string[]) {
+  let stdout = "";
+  let stderr = "";
+  const code = await main(args, PROJECT_DIR, {
+    stdout: (s) => (stdout += s),
+    stderr: (s) => (stderr += s),
+  });
+  return { code, stdout, stderr };
+}
+
+/**
+ * `campaign tune` for real on the simulator lab: baseline's maxNumSeqs 4 makes requests wait at the
+ * target concurrency 8, so the proposer names seqs8, the campaign measures it and the recommendation
+ * promotes it. The first run is stopped with Ctrl-C (SIGINT, in-process) while step 1's proposals are
+ * measured; the same command then resumes from the recorded state. Short windows: c = 4, 8 for 5 s.
+ */
+describe("campaign tune on the lab (Ctrl-C, resume, promotion)", function () {
+  this.timeout(15 * 60_000);
+  const branch = `tune/it-${Date.now()}`;
+  let tmp: string;
+  let first: { code: number; stdout: string; stderr: string };
+  let second: { code: number; stdout: string; stderr: string };
+  let state: TuneState;
+  const headBefore = git("rev-parse", "HEAD");
+  const statusBefore = git("status", "--porcelain");
+
+  before(async () => {
+    await startLab({ coldStartSeconds: 2, warmStartSeconds: 1 });
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), "vllm-tune-it-"));
+    const scenario = path.join(tmp, "scenario.yaml");
+    fs.writeFileSync(
+      scenario,
+      "phases: [readiness, identity, load]\nignoreEos: true\nload:\n  concurrency: [4, 8]\n  durationSeconds: 5\n  warmupSeconds: 1\n",
+    );
+    const args = [
+      "tune",
+      "--lab",
+      "--scenario",
+      scenario,
+      "--target-concurrency",
+      "8",
+      "--branch",
+      branch,
+      "--max-candidates",
+      "3",
+      "--work-dir",
+      path.join(tmp, "project"),
+      "--backend",
+      `file://${path.join(tmp, "state")}`,
+      "--results",
+      path.join(tmp, "results"),
+    ];
+    // A separate process, as a user's terminal would signal it (mocha has its own SIGINT handling).
+    first = await new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, ["--import", "tsx", "campaign/cli.ts", ...args], {
+        cwd: PROJECT_DIR,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stdout = "";
+      let stderr = "";
+      let interrupted = false;
+      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on("data", (d: Buffer) => {
+        stderr += d.toString();
+        if (!interrupted && /^tune step 1: measuring seqs/m.test(stderr)) {
+          interrupted = true;
+          child.kill("SIGINT");
+        }
+      });
+      child.on("error", reject);
+      child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    });
+    second = await campaign(args);
+    state = readTuneState(tuneStateFile(path.join(tmp, "results"), branch)) as TuneState;
+  });
+  after(async () => {
+    await stopLab();
+    try {
+      git("branch", "-D", branch);
+    } catch {
+      // the branch was never created
+    }
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it("Ctrl-C stops the first run after its step, restores the original baseline and records no half step", () => {
+    assert.equal(first.code, EXIT.interrupted, first.stderr);
+    assert.match(first.stderr, /^tune: stopped: interrupted \(Ctrl-C\)/m);
+    assert.match(first.stderr, /^tune: original baseline restored and verified$/m);
+  });
+
+  it("the resumed run promotes seqs8 and stops by the noise rule or with no proposal", () => {
+    assert.equal(second.code, EXIT.ok, second.stderr);
+    assert.match(second.stderr, /; state .*, resuming$/m);
+    const promoted = state.steps.filter((s) => s.verdict === "promoted");
+    assert.ok(promoted.length >= 1, JSON.stringify(state.steps.map((s) => [s.verdict, s.reason])));
+    assert.equal(promoted[0]?.promoted?.stack, "seqs8");
+    assert.match(state.stopped ?? "", /^(no proposal beat baseline beyond noise|no proposal:|budget spent)/);
+    assert.equal(state.restore, "original baseline restored and verified");
+  });
+
+  it("leaves a branch with one Pulumi.yaml line per promotion, and the user's checkout untouched", () => {
+    const promotions = state.steps.filter((s) => s.verdict === "promoted").length;
+    assert.equal(git("rev-list", "--count", `${headBefore}..${branch}`), String(promotions));
+    const diff = git("diff", "--unified=0", headBefore, branch, "--", "Pulumi.yaml").split("\n");
+    assert.equal(diff.filter((l) => /^- /.test(l)).length, promotions);
+    assert.equal(diff.filter((l) => /^\+ /.test(l)).length, promotions);
+    assert.match(git("diff", "--name-only", headBefore, branch), /^Pulumi\.seqs8\.yaml$/m);
+    assert.match(git("diff", "--name-only", headBefore, branch), /^summaries\/seqs8\.json$/m);
+    assert.equal(git("rev-parse", "HEAD"), headBefore);
+    assert.equal(git("status", "--porcelain"), statusBefore);
+  });
+
+  it("the branch's stack files pass check:stacks", () => {
+    const wt = path.join(tmp, "check");
+    git("worktree", "add", wt, branch);
+    try {
+      fs.symlinkSync(path.join(PROJECT_DIR, "node_modules"), path.join(wt, "node_modules"), "dir");
+      const r = spawnSync(process.execPath, ["--import", "tsx", "scripts/check-stacks.ts"], {
+        cwd: wt,
+        encoding: "utf8",
+      });
+      assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+    } finally {
+      git("worktree", "remove", "--force", wt);
+    }
+  });
+});

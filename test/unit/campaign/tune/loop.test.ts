@@ -1,0 +1,223 @@
+import { strict as assert } from "node:assert";
+import { recommend } from "../../../../benchmarks/verdict/recommend";
+import { compareResults } from "../../../../benchmarks/verdict/rule";
+import type { CampaignControl } from "../../../../campaign/campaign";
+import type { CampaignSummary } from "../../../../campaign/summary";
+import { runTune, type TuneDeps, type TuneProposal, type TuneSettings } from "../../../../campaign/tune/loop";
+import type { TuneState } from "../../../../campaign/tune/state";
+import { level, result } from "../../benchmarks/sample-result";
+
+const TARGET = 8;
+/** The lab in miniature: c workers run min(c, seqs) at once at 0.59 req/s each. */
+const rpsAt = (c: number, seqs: number) => 0.59 * Math.min(c, seqs);
+
+interface Fake {
+  deps: TuneDeps;
+  /** The stacks of each measurement, in order. */
+  measured: string[][];
+  lines: string[];
+  saved: TuneState[];
+  restores: number;
+  baselineSeqs: () => number;
+}
+
+/**
+ * The tune's world with the campaign replaced by the rule applied to modelled results. Proposals stand in
+ * for propose.ts (h/propose): seqs doubled up to 16. Every measurement takes `minutesPerMeasure` of the clock.
+ */
+function fake(
+  opts: { seqs?: number; minutesPerMeasure?: number; onMeasure?: (stacks: readonly string[]) => void } = {},
+): Fake {
+  let baseline = opts.seqs ?? 4;
+  const stackSeqs = new Map<string, number>();
+  let clock = Date.parse("2026-12-01T10:00:00Z");
+  let campaigns = 0;
+  const f: Fake = {
+    measured: [],
+    lines: [],
+    saved: [],
+    restores: 0,
+    baselineSeqs: () => baseline,
+    deps: undefined as unknown as TuneDeps,
+  };
+  const seqsOf = (stack: string) => (stack === "baseline" ? baseline : (stackSeqs.get(stack) as number));
+  f.deps = {
+    measure: async (stacks) => {
+      f.measured.push([...stacks]);
+      opts.onMeasure?.(stacks);
+      clock += (opts.minutesPerMeasure ?? 1) * 60_000;
+      campaigns += 1;
+      const results = stacks.map((stack) => ({
+        result: result(
+          stack,
+          [4, 8].map((c) => level(c, rpsAt(c, seqsOf(stack)), 1700, Math.max(0, c - seqsOf(stack)), 0)),
+          { outputs: { config: { maxNumSeqs: seqsOf(stack) } } },
+        ),
+        file: `/results/${stack}/${campaigns}.json`,
+      }));
+      const comparison = compareResults(results, { targetConcurrency: TARGET });
+      const records = stacks.map((stack) => ({
+        stack,
+        changes: seqsOf(stack) === baseline ? [] : [`maxNumSeqs: ${baseline} -> ${seqsOf(stack)}`],
+        args: ["--max-num-seqs", String(seqsOf(stack))],
+      }));
+      return {
+        id: `campaign-${campaigns}`,
+        candidates: stacks.map((stack) => ({
+          stack,
+          resultFile: `/results/${stack}/${campaigns}.json`,
+          resultValid: true,
+          detail: null,
+        })),
+        comparison,
+        recommendation: recommend(comparison, records, ["--max-num-seqs", String(baseline)]),
+        restore: { upSeconds: 1, error: null, verification: { ok: true, checks: [] } },
+      } as unknown as CampaignSummary;
+    },
+    propose: () => {
+      if (baseline >= 16) return { proposals: [], noProposal: "maxNumSeqs is at the KV ceiling" };
+      const to = baseline * 2;
+      return {
+        proposals: [
+          {
+            stack: `seqs${to}`,
+            knob: "maxNumSeqs",
+            from: baseline,
+            to,
+            rule: "scheduler-bound",
+            evidence: [`${TARGET - baseline} waiting at c=8`],
+          },
+        ],
+        noProposal: null,
+      };
+    },
+    writeProposal: (p) => {
+      stackSeqs.set(p.stack, p.to);
+      return `Pulumi.${p.stack}.yaml`;
+    },
+    promote: (p: TuneProposal) => {
+      baseline = p.to;
+      return `c0mmit${p.to}`.padEnd(40, "0");
+    },
+    restoreOriginal: async () => {
+      f.restores += 1;
+      return "original baseline restored and verified";
+    },
+    saveState: (s) => f.saved.push(JSON.parse(JSON.stringify(s))),
+    progress: (line) => f.lines.push(line),
+    now: () => clock,
+  };
+  return f;
+}
+
+const settings = (over: Partial<TuneSettings> = {}): TuneSettings => ({
+  branch: "tune/test",
+  baseCommit: "abc",
+  objective: "throughput",
+  targetConcurrency: TARGET,
+  maxCandidates: 6,
+  maxMinutes: 60,
+  apply: false,
+  ...over,
+});
+const running = (): CampaignControl => ({ stop: new AbortController().signal, cancel: new AbortController().signal });
+
+describe("campaign tune: the hill-climb (injected fakes)", () => {
+  it("promotes seqs8 (requests wait at c=8), then stops when seqs16 is within noise of the new baseline", async () => {
+    const f = fake();
+    const s = await runTune(settings(), f.deps, running(), null);
+    assert.deepEqual(f.measured, [["baseline"], ["baseline", "seqs8"], ["baseline"], ["baseline", "seqs8", "seqs16"]]);
+    assert.deepEqual(
+      s.steps.map((x) => [x.step, x.verdict, x.promoted?.stack ?? null, x.commit?.slice(0, 7) ?? null]),
+      [
+        [1, "promoted", "seqs8", "c0mmit8"],
+        [2, "kept", null, null],
+      ],
+    );
+    assert.equal(f.baselineSeqs(), 8);
+    assert.equal(s.stopped, "no proposal beat baseline beyond noise (step 2)");
+    // Step 2's seqs8 has the promoted baseline's args: a control, with figures equal to baseline's.
+    assert.deepEqual(
+      s.steps[1]?.figures.map((x) => [x.stack, x.requestsPerSecond]),
+      [
+        ["baseline", 4.72],
+        ["seqs8", 4.72],
+        ["seqs16", 4.72],
+      ],
+    );
+    assert.equal(f.restores, 1);
+    assert.equal(s.restore, "original baseline restored and verified");
+    assert.equal(f.lines.filter((l) => l.startsWith("tune step 1: promoted seqs8 (maxNumSeqs 4 -> 8)")).length, 1);
+    assert.equal(f.saved.at(-1)?.steps.length, 2);
+  });
+
+  it("stops when no proposal is made, saying why", async () => {
+    const f = fake({ seqs: 16 });
+    const s = await runTune(settings(), f.deps, running(), null);
+    assert.deepEqual(f.measured, [["baseline"]]);
+    assert.deepEqual(
+      s.steps.map((x) => x.verdict),
+      ["no-proposal"],
+    );
+    assert.equal(s.stopped, "no proposal: maxNumSeqs is at the KV ceiling");
+  });
+
+  it("stops when --max-candidates proposals were measured", async () => {
+    const f = fake();
+    const s = await runTune(settings({ maxCandidates: 1 }), f.deps, running(), null);
+    assert.deepEqual(f.measured, [["baseline"], ["baseline", "seqs8"]]);
+    assert.equal(s.stopped, "budget spent: --max-candidates 1 proposals measured");
+  });
+
+  it("stops when --max-minutes is spent, counting the steps' own durations", async () => {
+    const f = fake({ minutesPerMeasure: 10 });
+    const s = await runTune(settings({ maxMinutes: 15 }), f.deps, running(), null);
+    assert.deepEqual(
+      s.steps.map((x) => x.verdict),
+      ["promoted"],
+    );
+    assert.equal(s.stopped, "budget spent: --max-minutes 15");
+  });
+
+  it("a resumed tune continues from its last recorded step, with the earlier winner as control", async () => {
+    const first = fake({ onMeasure: () => undefined });
+    const stop = new AbortController();
+    const killedAfterStep1 = await runTune(
+      settings(),
+      {
+        ...first.deps,
+        measure: async (st, c) => {
+          const r = await first.deps.measure(st, c);
+          if (first.measured.length === 3) stop.abort();
+          return r;
+        },
+      },
+      { stop: stop.signal, cancel: new AbortController().signal },
+      null,
+    );
+    assert.deepEqual(
+      killedAfterStep1.steps.map((x) => x.verdict),
+      ["promoted"],
+    );
+    assert.match(killedAfterStep1.stopped ?? "", /^interrupted \(Ctrl-C\)/);
+    // What kill -9 leaves: the state as last saved after step 1.
+    const recorded = first.saved.find((x) => x.steps.length === 1) as TuneState;
+    const second = fake({ seqs: 8 });
+    const s = await runTune(settings(), second.deps, running(), recorded);
+    assert.deepEqual(second.measured, [["baseline"], ["baseline", "seqs8", "seqs16"]]);
+    assert.deepEqual(
+      s.steps.map((x) => [x.step, x.verdict]),
+      [
+        [1, "promoted"],
+        [2, "kept"],
+      ],
+    );
+  });
+
+  it("with --apply leaves the promoted baseline deployed (no restore of the original)", async () => {
+    const f = fake();
+    const s = await runTune(settings({ apply: true }), f.deps, running(), null);
+    assert.equal(f.restores, 0);
+    assert.equal(s.restore, "--apply: the promoted baseline stays deployed (verified)");
+  });
+});
