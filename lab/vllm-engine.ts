@@ -87,12 +87,16 @@ export function volumeDirs(pod: k8s.V1Pod, container: k8s.V1Container, labDir = 
 }
 
 /**
- * The container's own filesystem for its caches: one directory per pod and container (so the
- * paths, and vLLM's env, stay the same across restarts), emptied on every start as a new
- * container's filesystem is.
+ * The container's own filesystem for its caches, emptied on every start as a new container's
+ * filesystem is. One directory per Deployment (its instance label) and container, not per pod: in a
+ * real pod these paths (~/.cache, /tmp) are the same for every pod of the Deployment, and vLLM
+ * hashes its env into the compile-cache key, so a path that changed with each pod would make every
+ * start miss a cache that a real cluster hits (seen on the GPU run of 2026-12-01). Recreate keeps one
+ * pod of a Deployment at a time, so no two engines share the directory.
  */
 export function freshContainerDir(pod: k8s.V1Pod, container: k8s.V1Container, labDir = LAB_DIR): string {
-  const dir = path.join(labDir, "containers", pod.metadata?.uid ?? pod.metadata?.name ?? "pod", container.name);
+  const owner = pod.metadata?.labels?.["app.kubernetes.io/instance"] ?? pod.metadata?.name ?? "pod";
+  const dir = path.join(labDir, "containers", pod.metadata?.namespace ?? "default", owner, container.name);
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
   return dir;

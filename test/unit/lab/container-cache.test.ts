@@ -15,7 +15,8 @@ function renderedPod(compileCache: string): { pod: k8s.V1Pod; container: k8s.V1C
   const parsed = parseCandidateConfig(raw);
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
   const spec = render.podSpec(parsed.config, { hfToken: false, apiKey: false }) as unknown as k8s.V1PodSpec;
-  return { pod: { metadata: { uid: "uid-1", namespace: "gemmaforge" }, spec }, container: spec.containers[0]! };
+  const metadata = { uid: "uid-1", namespace: "gemmaforge", labels: render.selectorLabels(parsed.config) };
+  return { pod: { metadata, spec }, container: spec.containers[0]! };
 }
 
 function engineEnv(labDir: string, compileCache: string): Record<string, string> {
@@ -38,7 +39,7 @@ describe("lab engine vllm: a container's caches", () => {
 
   it("with compileCache none puts vLLM's cache in the container's own directory, not the host's", () => {
     const env = engineEnv(labDir, "none");
-    const own = path.join(labDir, "containers", "uid-1", "vllm");
+    const own = path.join(labDir, "containers", "gemmaforge", "gemma4-12b", "vllm");
     assert.equal(env.VLLM_CACHE_ROOT, `${own}/cache/vllm`);
     assert.equal(env.XDG_CACHE_HOME, `${own}/cache`);
     assert.equal(env.TORCHINDUCTOR_CACHE_DIR, `${own}/tmp/torchinductor`);
@@ -49,7 +50,13 @@ describe("lab engine vllm: a container's caches", () => {
     const env = engineEnv(labDir, "claim");
     assert.equal(env.VLLM_CACHE_ROOT, path.join(labDir, "volumes", "gemma4-model-cache", "vllm-cache"));
     assert.equal(fs.statSync(env.VLLM_CACHE_ROOT!).isDirectory(), true);
-    assert.equal(env.XDG_CACHE_HOME, path.join(labDir, "containers", "uid-1", "vllm", "cache"));
+    assert.equal(env.XDG_CACHE_HOME, path.join(labDir, "containers", "gemmaforge", "gemma4-12b", "vllm", "cache"));
+  });
+
+  it("gives every pod of one Deployment the same paths (a new pod's env hashes as a real one's does)", () => {
+    const { pod, container } = renderedPod("none");
+    const next = { ...pod, metadata: { ...pod.metadata, uid: "uid-2", name: "gemma4-12b-abc-xyz" } };
+    assert.equal(freshContainerDir(next, container, labDir), freshContainerDir(pod, container, labDir));
   });
 
   it("empties the container's directory on each start and keeps the env the same", () => {
