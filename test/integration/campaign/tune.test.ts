@@ -39,7 +39,9 @@ describe("campaign tune on the lab (Ctrl-C, resume, promotion)", function () {
   const statusBefore = git("status", "--porcelain");
 
   before(async () => {
-    await startLab({ coldStartSeconds: 2, warmStartSeconds: 1 });
+    // The bare simulator: this test is about the loop (Ctrl-C, resume, promotion, the branch); the
+    // emulated KV pool has its own test, and under it seqs8 did not beat baseline here (see the closing note).
+    await startLab({ coldStartSeconds: 2, warmStartSeconds: 1, simKvEmulation: false });
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), "vllm-tune-it-"));
     const scenario = path.join(tmp, "scenario.yaml");
     fs.writeFileSync(

@@ -189,10 +189,10 @@ describe("config faults refused at preview, against a real API server (lab)", fu
       (await apps.readNamespacedDeployment({ name: NAME, namespace: NS })).spec!.template.spec!.containers[0]!.env!.map(
         (e) => e.name,
       );
-    assert.deepEqual((await envNames()).sort(), ["EXTRA", "HF_HOME"]);
+    assert.deepEqual((await envNames()).sort(), ["EXTRA", "HF_HOME", "VLLM_CACHE_ROOT"]);
     const result = await (await sandbox.stack("baseline")).up();
     assert.equal(result.summary.result, "succeeded");
-    assert.deepEqual(await envNames(), ["HF_HOME"]);
+    assert.deepEqual(await envNames(), ["HF_HOME", "VLLM_CACHE_ROOT"]);
     const podsAfter = await podUid();
     assert.equal(podsAfter.length, 1);
     assert.notEqual(podsAfter[0], podBefore);
