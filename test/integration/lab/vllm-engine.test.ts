@@ -165,6 +165,8 @@ describe("lab --engine vllm: pods run vllm serve with their own args (fake vllm,
       "PYTHONUNBUFFERED",
       "TRANSFORMERS_OFFLINE",
       "VLLM_API_KEY",
+      // compileCache claim (the default): the compile cache on the claim's directory.
+      "VLLM_CACHE_ROOT",
       "VLLM_NO_USAGE_STATS",
       "VLLM_USE_FLASHINFER_SAMPLER",
     ]);
