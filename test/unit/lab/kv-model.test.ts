@@ -30,7 +30,7 @@ describe("lab KV model: the pool vLLM 0.24 reports for the gemma3-like model", (
     );
   });
 
-  it("baseline: 8294 blocks of 16, concurrency 2.695x, and vLLM's own H200 figure from 91747 blocks", () => {
+  it("baseline: 8294 blocks of 16, concurrency 2.695x, and vLLM's own figure for a whole 141 GiB card from 91747 blocks", () => {
     assert.deepEqual(kvPoolFor(0.8, 8192, 24), {
       kvCacheBytes: 8697308774,
       numGpuBlocks: 8294,
@@ -41,7 +41,7 @@ describe("lab KV model: the pool vLLM 0.24 reports for the gemma3-like model", (
       maxConcurrency: 8294 / 3077,
     });
     assert.equal(blocksForTokens(8192), 3077);
-    // g12 on the H200: num_gpu_blocks="91747" kv_cache_max_concurrency="29.817029574260644" kv_cache_size_tokens="244261"
+    // g12 on a whole 141 GiB card (vLLM's /metrics, recorded): num_gpu_blocks="91747" kv_cache_max_concurrency="29.817029574260644" kv_cache_size_tokens="244261"
     assert.equal(91747 / blocksForTokens(8192), 29.817029574260644);
     assert.equal(Math.floor((91747 / blocksForTokens(8192)) * 8192), 244261);
   });
