@@ -11,12 +11,9 @@
 #   GPU_STACK=baseline bash lab/bundle/bench.sh     Env: RUN_DIR, MODEL_DIR, EMULATE_GPU_MEMORY_GIB as campaign.sh
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-[[ -n "${VLLM_TUNER_BUNDLE:-}" ]] || { echo "bench.sh: source DIR/env.sh first (unpack.sh prints it)" >&2; exit 2; }
-MODEL_DIR="${MODEL_DIR:-${VLLM_TUNER_MODEL_DIR:-}}"
-[[ -f "$MODEL_DIR/config.json" ]] || { echo "bench.sh: MODEL_DIR '$MODEL_DIR' has no config.json" >&2; exit 2; }
-RUN="${RUN_DIR:-$VLLM_TUNER_BUNDLE/run}"
-mkdir -p "$RUN"
-rm -f "$RUN/campaign.rc"
+# shellcheck source=host-run.sh
+source lab/bundle/host-run.sh
+host_run_setup bench.sh
 STACK="${GPU_STACK:-baseline}"
 PORT=8000
 date -u +%FT%TZ > "$RUN/started"

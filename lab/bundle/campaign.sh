@@ -9,12 +9,9 @@
 #      MODEL_DIR (default $VLLM_TUNER_MODEL_DIR, the bundle's model), VLLM_PYTHON (default python3).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-[[ -n "${VLLM_TUNER_BUNDLE:-}" ]] || { echo "campaign.sh: source DIR/env.sh first (unpack.sh prints it)" >&2; exit 2; }
-MODEL_DIR="${MODEL_DIR:-${VLLM_TUNER_MODEL_DIR:-}}"
-[[ -f "$MODEL_DIR/config.json" ]] || { echo "campaign.sh: MODEL_DIR '$MODEL_DIR' has no config.json (bundle --with-model DIR)" >&2; exit 2; }
-RUN="${RUN_DIR:-$VLLM_TUNER_BUNDLE/run}"
-mkdir -p "$RUN"
-rm -f "$RUN/campaign.rc"
+# shellcheck source=host-run.sh
+source lab/bundle/host-run.sh
+host_run_setup campaign.sh
 if (($#)); then args=("$@"); else
   args=(run --lab --engine vllm --short --scenario campaign/gpu-scenario.yaml
         --stacks baseline,seqs1,ctx4096,mem070,seqs2,ctx16384 --order fixed --fresh --verbose)
