@@ -1,5 +1,7 @@
 import { parseStackOutputs, resolveEndpoint } from "../benchmarks/inputs/stack-outputs";
+import { measured, missing } from "../benchmarks/measured";
 import type { BenchmarkResult } from "../benchmarks/result/types";
+import { servingName } from "../components/render/names";
 import type { CampaignControl, CampaignDeps, CampaignSettings } from "./deps";
 import { errorLine, type Prepared, prepare } from "./prepare";
 import { configChanges, resumeDecision } from "./resume";
@@ -14,7 +16,7 @@ import type { CandidateRecord } from "./summary";
  */
 async function upWithWatchdog(
   deps: CampaignDeps,
-  stack: string,
+  turn: Turn,
   prep: Prepared,
   ref: RolloutRef,
   cancel: AbortSignal,
@@ -32,8 +34,9 @@ async function upWithWatchdog(
       () => undefined,
     ) ?? Promise.resolve();
   try {
-    return await deps.driver.up(stack, {
+    return await deps.driver.up(turn.runStack, {
       config: prep.overrides,
+      ...(turn.slot > 0 ? { stackFileFrom: turn.stack } : {}),
       log: deps.pulumiLog,
       signal: AbortSignal.any([cancel, stopUp.signal]),
     });
@@ -50,11 +53,35 @@ async function upWithWatchdog(
 export interface CandidateOutcome {
   readonly record: CandidateRecord;
   readonly result: { readonly result: BenchmarkResult; readonly file: string } | null;
+  /** Its `up` ran (whether or not it succeeded): a slot's stack then has objects to remove. */
+  readonly deployed: boolean;
   /** It was deployed as a cold candidate: its stack (and claim) is destroyed once baseline is back. */
   readonly deployedCold: boolean;
 }
 
 type RecordFields = Partial<CandidateRecord> & Pick<CandidateRecord, "status">;
+
+/**
+ * A candidate's turn: `stack` is its stack file, `runStack` the Pulumi stack it runs under (the same
+ * for slot 0; `<stack>.s<slot>` in a parallel slot, campaign/slots.ts). `total` is for the progress line.
+ */
+export interface Turn {
+  readonly stack: string;
+  readonly runStack: string;
+  readonly slot: number;
+  readonly position: number;
+  readonly total: number;
+}
+
+/** The record's slot fields, only in a parallel campaign, so a sequential summary stays as it was. */
+const slotFields = (settings: CampaignSettings, turn: Turn): Partial<CandidateRecord> =>
+  settings.parallel === undefined || settings.parallel.slots === 1
+    ? {}
+    : { candidate: turn.stack, slot: turn.slot, node: missing("not deployed"), gpu: missing(GPU_UNKNOWN) };
+
+/** Why a result names no GPU: the API server does not say which device the plugin gave a pod. */
+const GPU_UNKNOWN =
+  "the Kubernetes API does not say which device a pod was given (the kubelet's pod-resources API does; not read)";
 
 /**
  * One candidate's turn: prepare its config, skip it when an earlier result stands for it (resume),
@@ -65,10 +92,10 @@ export async function runCandidate(
   settings: CampaignSettings,
   deps: CampaignDeps,
   control: CampaignControl,
-  turn: { readonly stack: string; readonly position: number; readonly total: number },
+  turn: Turn,
   baseConfig: Record<string, unknown>,
 ): Promise<CandidateOutcome> {
-  const { stack, position, total } = turn;
+  const { runStack: stack, position, total } = turn;
   const p = deps.progress;
   const seconds = (from: number) => (deps.now() - from) / 1000;
   const record = (r: RecordFields): CandidateRecord => ({
@@ -83,16 +110,18 @@ export async function runCandidate(
     upSeconds: null,
     waitSeconds: null,
     benchSeconds: null,
+    ...slotFields(settings, turn),
     ...r,
   });
   p.begin(position, total, stack);
   deps.pulumiLog(`\n===== [${position}/${total}] ${stack} =====\n`);
-  const prep = prepare(deps, settings, stack);
+  const prep = prepare(deps, settings, turn.stack, turn.slot);
   if ("problems" in prep) {
     p.end("invalid config", "see the summary");
     return {
       record: record({ status: "invalid-config", detail: prep.problems }),
       result: null,
+      deployed: false,
       deployedCold: false,
     };
   }
@@ -119,6 +148,7 @@ export async function runCandidate(
           start: startOf(decision.result),
         }),
         result: { result: decision.result, file: decision.file },
+        deployed: false,
         deployedCold: false,
       };
     }
@@ -133,19 +163,24 @@ export async function runCandidate(
     const t0 = deps.now();
     const ref = {
       namespace: String(prep.config["namespace"]),
-      deploymentName: String(prep.config["deploymentName"]),
+      deploymentName: servingName({
+        deploymentName: String(prep.config["deploymentName"]),
+        slot: Number(prep.config["slot"] ?? 0),
+      }),
       container: "vllm",
     };
-    const rawOutputs = await upWithWatchdog(deps, stack, prep, ref, control.cancel);
+    const rawOutputs = await upWithWatchdog(deps, turn, prep, ref, control.cancel);
     upSeconds = seconds(t0);
     p.took(upSeconds);
     const outputs = parseStackOutputs(rawOutputs, `stack ${stack}`);
+    let placed: Partial<CandidateRecord> = {};
     if (deps.rollout !== undefined) {
       step = "rollout";
       const state = await deps.rollout(ref, prep.args, "ready", control.stop);
       if (state.kind === "failed") throw new Error(`rollout failed: ${state.reason}`);
       if (state.kind !== "ready")
         throw new Error(`the serving pod does not run ${stack}'s args (${state.detail}); nothing was measured`);
+      placed = { node: state.node ? measured(state.node) : missing("the ready pod names no node") };
     }
     const endpoint = settings.endpoint ?? resolveEndpoint(outputs, undefined);
     if (control.stop.aborted) throw new Error("campaign stopped (Ctrl-C) after deploying, before the benchmark");
@@ -177,8 +212,10 @@ export async function runCandidate(
         upSeconds,
         waitSeconds,
         benchSeconds,
+        ...(Object.keys(slotFields(settings, turn)).length > 0 ? placed : {}),
       }),
       result: result.complete ? { result, file } : null,
+      deployed: true,
       deployedCold: prep.cold,
     };
   } catch (err) {
@@ -194,6 +231,7 @@ export async function runCandidate(
         benchSeconds,
       }),
       result: null,
+      deployed: true,
       deployedCold: prep.cold,
     };
   }

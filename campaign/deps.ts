@@ -80,6 +80,11 @@ export interface CampaignSettings {
   readonly targetConcurrency: number;
   /** Latency bounds the rule applies at the target (`campaign tune --slo-*`); absent: none. */
   readonly slo?: Pick<CompareRule, "sloP95Ms" | "sloTtftP95Ms">;
+  /**
+   * `campaign run --parallel N` (campaign/slots.ts): slots, the seed of the candidates' assignment to
+   * them, and whether the slots beside the real server outlive the campaign. Absent: one slot.
+   */
+  readonly parallel?: { readonly slots: number; readonly seed: number; readonly keepSlots: boolean };
   /** Leave the cold stack (and its claim) after the campaign instead of destroying it. */
   readonly keepCold: boolean;
   readonly logFile: string;

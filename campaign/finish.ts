@@ -69,14 +69,20 @@ export async function restoreBaseline(
  */
 export async function destroyRunStacks(
   deps: CampaignDeps,
-  stacks: readonly { readonly stack: string; readonly keep: string | null; readonly what: string }[],
+  stacks: readonly {
+    readonly stack: string;
+    readonly keep: string | null;
+    readonly what: string;
+    /** Also remove the stack (a parallel slot's, made for this campaign). */
+    readonly remove: boolean;
+  }[],
   restore: RestoreRecord,
   cancel: AbortSignal,
   total: number,
 ): Promise<CleanupRecord[]> {
   const p = deps.progress;
   const cleanup: CleanupRecord[] = [];
-  for (const { stack, keep, what } of stacks) {
+  for (const { stack, keep, what, remove } of stacks) {
     if (keep !== null) {
       cleanup.push({ stack, action: "kept", detail: keep, seconds: null });
       continue;
@@ -94,7 +100,7 @@ export async function destroyRunStacks(
     p.phase("destroy");
     const t = deps.now();
     try {
-      await deps.driver.destroy(stack, { log: deps.pulumiLog, signal: cancel });
+      await deps.driver.destroy(stack, { log: deps.pulumiLog, signal: cancel, ...(remove ? { remove } : {}) });
       const s = (deps.now() - t) / 1000;
       p.took(s);
       p.end("ok");

@@ -2,6 +2,7 @@ import { renderVllmArgs } from "../components/render/vllm-args";
 import { BASELINE_STACK, checkStackConfig, formatProblems, parseCandidateConfig, stackKey } from "../config";
 import type { CampaignDeps, CampaignSettings } from "./deps";
 import type { ServingExpectation } from "./probe";
+import { slotOverrides } from "./slots";
 
 export const BASELINE = "baseline";
 const RUN_ID_KEY = stackKey("cacheRunId");
@@ -34,16 +35,23 @@ export interface Prepared {
   readonly cold: boolean;
 }
 
-/** Parses a stack's config, giving cold candidates this campaign's cacheRunId. */
+/**
+ * Parses a stack's config, giving cold candidates this campaign's cacheRunId and a parallel slot's
+ * copy its `slot` (both for this run only).
+ */
 export function prepare(
   deps: Pick<CampaignDeps, "readConfig">,
   settings: Pick<CampaignSettings, "coldRunId">,
   stack: string,
+  slot = 0,
 ): Prepared | { problems: string } {
   const raw = deps.readConfig(stack);
   const first = parseCandidateConfig(raw);
   const cold = first.ok ? first.config.cacheMode === "cold" : raw[stackKey("cacheMode")] === "cold";
-  const overrides: Record<string, string> = cold ? { [RUN_ID_KEY]: settings.coldRunId } : {};
+  const overrides: Record<string, string> = {
+    ...(cold ? { [RUN_ID_KEY]: settings.coldRunId } : {}),
+    ...slotOverrides(slot),
+  };
   // The rules the program applies at preview, one-knob included, so a two-knob stack is refused before anything runs.
   const parsed = checkStackConfig(stack, deps.readConfig(BASELINE_STACK), { ...raw, ...overrides });
   if (!parsed.ok) return { problems: formatProblems(parsed.problems) };

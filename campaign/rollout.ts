@@ -11,7 +11,7 @@ import type { V1Deployment, V1Pod, V1ReplicaSet } from "@kubernetes/client-node"
  */
 export type RolloutState =
   | { readonly kind: "progressing"; readonly detail: string }
-  | { readonly kind: "ready"; readonly pod: string }
+  | { readonly kind: "ready"; readonly pod: string; readonly node?: string | null }
   | { readonly kind: "failed"; readonly reason: string };
 
 export interface RolloutInput {
@@ -99,5 +99,6 @@ export function rolloutState(input: RolloutInput): RolloutState {
     const detail = `revision ${revision}: ${pods.length} pod(s), none Ready with this candidate's args`;
     return { kind: "progressing", detail };
   }
-  return { kind: "ready", pod: ready.metadata?.name ?? "?" };
+  const node = ready.spec?.nodeName;
+  return { kind: "ready", pod: ready.metadata?.name ?? "?", ...(node ? { node } : {}) };
 }

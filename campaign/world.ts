@@ -101,6 +101,7 @@ export function resolveSettings(opts: CliOptions, repoDir: string, io: Io) {
     coldRunId: coldRunIdFor(started),
     targetConcurrency: opts.targetConcurrency,
     keepCold: opts.keepCold,
+    ...(opts.parallel > 1 ? { parallel: { slots: opts.parallel, seed, keepSlots: opts.keepSlots } } : {}),
     logFile: `${campaignBase(opts.resultsDir, id)}.log`,
     tool: gitInfo(repoDir),
   };

@@ -11,6 +11,7 @@ import { destroyRunStacks, restoreBaseline } from "../finish";
 import type { CliOptions } from "../options";
 import { BASELINE, prepare } from "../prepare";
 import { recoveryCommand } from "../recover";
+import { parseSlotStack, type SlotTurn, scheduleRecord, scheduleSlots, scheduleTurns } from "../slots";
 import {
   CAMPAIGN_KIND,
   CAMPAIGN_SCHEMA_VERSION,
@@ -73,7 +74,8 @@ export async function runCampaign(
       fresh: settings.fresh,
       interrupted,
       labLost: fatal,
-      candidates: [...candidates],
+      candidates: [...candidates].sort((a, b) => a.position - b.position),
+      ...(schedule.parallel > 1 ? { parallel: scheduleRecord(schedule) } : {}),
       restore,
       cleanup: [...cleanup],
       comparison,
@@ -91,11 +93,18 @@ export async function runCampaign(
     return s;
   };
 
-  const total = settings.stacks.length;
-  for (const [i, stack] of settings.stacks.entries()) {
-    const position = i + 1;
+  const schedule = scheduleSlots(
+    settings.stacks,
+    settings.parallel?.slots ?? 1,
+    settings.parallel?.seed ?? settings.order.seed,
+  );
+  const total = scheduleTurns(schedule).length;
+  const slotStacks = new Set<string>();
+  const take = async (turn: SlotTurn): Promise<void> => {
+    const { runStack: stack, position } = turn;
     const notRun = (detail: string) => {
       candidates.push({
+        ...(schedule.parallel > 1 ? { candidate: turn.stack, slot: turn.slot } : {}),
         stack,
         position,
         status: "not-run",
@@ -114,21 +123,28 @@ export async function runCampaign(
     if (control.stop.aborted) {
       interrupted = true;
       notRun("campaign stopped (Ctrl-C)");
-      continue;
+      return;
     }
     fatal ??= deps.preflight?.() ?? null;
     if (fatal !== null) {
       if (!candidates.some((c) => c.detail === fatal)) p.note(`stopping: ${fatal}`);
       notRun(fatal);
-      continue;
+      return;
     }
-    const outcome = await runCandidate(settings, deps, control, { stack, position, total }, base.config);
-    if (outcome.deployedCold) deployedCold.add(stack);
+    const outcome = await runCandidate(settings, deps, control, { ...turn, total }, base.config);
+    if (outcome.deployed && turn.slot > 0) slotStacks.add(stack);
+    else if (outcome.deployedCold) deployedCold.add(stack);
     if (outcome.result !== null) results.push(outcome.result);
     candidates.push(outcome.record);
     deps.checkpoint(summary());
     if (control.stop.aborted) interrupted = true;
-  }
+  };
+  // Slots run side by side, each its own turns in order; a slot's failure is its candidate's record.
+  await Promise.all(
+    schedule.slots.map(async (turns) => {
+      for (const turn of turns) await take(turn);
+    }),
+  );
 
   if (control.cancel.aborted) {
     p.note(`cancelled: baseline NOT restored. Restore it with: ${recoveryCommand(settings)}`);
@@ -138,7 +154,7 @@ export async function runCampaign(
   fatal ??= deps.preflight?.() ?? null;
   if (fatal !== null) {
     restore = { upSeconds: null, error: fatal, verification: null };
-    for (const stack of deployedCold)
+    for (const stack of [...deployedCold, ...slotStacks])
       cleanup.push({ stack, action: "kept", detail: `not destroyed: ${fatal}`, seconds: null });
     p.note(`baseline not restored: ${fatal}`);
     return finish();
@@ -150,8 +166,16 @@ export async function runCampaign(
     stack,
     keep: settings.keepCold ? "--keep-cold" : null,
     what: `cold claim of run ${settings.coldRunId} deleted`,
+    remove: false,
   }));
-  cleanup.push(...(await destroyRunStacks(deps, cold, restore, control.cancel, total)));
+  // A slot beside the real server existed for this campaign only: its stack goes with its objects.
+  const slots = [...slotStacks].map((stack) => ({
+    stack,
+    keep: settings.parallel?.keepSlots ? "--keep-slots" : null,
+    what: `slot ${parseSlotStack(stack).slot}'s server and stack removed`,
+    remove: true,
+  }));
+  cleanup.push(...(await destroyRunStacks(deps, [...cold, ...slots], restore, control.cancel, total)));
   return finish();
 }
 
