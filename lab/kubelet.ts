@@ -1,5 +1,4 @@
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { ignoreStatus } from "./api-errors";
@@ -10,13 +9,14 @@ import { KwokLogs } from "./kwok-logs";
 import { GPU_DEVICES_ANNOTATION, podStatusAt, VLLM_POD_SELECTOR } from "./manifests";
 import { LAB_DIR } from "./options";
 import {
-  containerId,
   containerLogFile,
   hostIPFor,
   type LabEvent,
+  newPodRuntime,
   type PodRuntime,
   podIPFor,
   serverHealthy,
+  terminatedStatus,
 } from "./pod-runtime";
 import { multiAttachConflict, PodVolumes } from "./pod-volumes";
 import type { ServiceRoutes } from "./service-routes";
@@ -114,26 +114,13 @@ export class LabKubelet {
       if (isVllm) await this.annotateDevices(pod, devices);
       const cold = isVllm && !(await this.volumes.cacheIsFilled(pod));
       const delaySeconds = isVllm ? this.engine.loadDelaySeconds(cold) : 0.2;
-      runtime = {
-        uid,
-        name: pod.metadata!.name!,
-        namespace: pod.metadata!.namespace!,
-        node,
+      runtime = newPodRuntime(pod, now, delaySeconds, {
         nodeIndex: this.nodes.findIndex((n) => n.name === node),
-        labels: pod.metadata?.labels ?? {},
         rwoClaims,
         devices,
         isVllm,
         cold,
-        startedAt: now,
-        readyAt: new Date(now.getTime() + delaySeconds * 1000),
-        restarts: 0,
-        state: "starting",
-        process: undefined,
-        launch: undefined,
-        lastTerminated: undefined,
-        restartAfter: now,
-      };
+      });
       this.pods.set(uid, runtime);
       await this.patchStatus(pod, runtime, "started", now);
       this.record("container-started", runtime, {
@@ -149,15 +136,7 @@ export class LabKubelet {
     const ended = runtime.process?.exited;
     if (runtime.isVllm && ended && (runtime.state === "starting" || runtime.state === "ready")) {
       runtime.state = "crashed";
-      runtime.lastTerminated = {
-        exitCode: ended.exitCode,
-        ...(ended.signal ? { signal: os.constants.signals[ended.signal as NodeJS.Signals] } : {}),
-        reason: ended.exitCode === 0 ? "Completed" : "Error",
-        message: ended.message,
-        startedAt: ended.startedAt,
-        finishedAt: ended.finishedAt,
-        containerID: containerId(runtime),
-      };
+      runtime.lastTerminated = terminatedStatus(runtime, ended);
       // Back-off doubles per restart, as the kubelet's does (10 s .. 5 min), on the lab's 1/10 scale.
       const backOffSeconds = Math.min(2 ** runtime.restarts, 30);
       runtime.restartAfter = new Date(now.getTime() + backOffSeconds * 1000);
@@ -260,7 +239,7 @@ export class LabKubelet {
     }
     runtime.launch = launch;
     runtime.process = new ContainerProcess(launch, logFile);
-    this.routes.podServing({ ...runtime, target: launch.route, startedAt: runtime.startedAt });
+    this.routes.podServing({ ...runtime, target: launch.route });
     await this.logs.point(runtime.namespace, runtime.name, {
       current: logFile,
       previous: runtime.restarts > 0 ? this.logFile(runtime, runtime.restarts - 1) : undefined,

@@ -1,7 +1,8 @@
+import * as os from "node:os";
 import * as path from "node:path";
 import type * as k8s from "@kubernetes/client-node";
 import { Agent, request } from "undici";
-import type { ContainerProcess } from "./container-process";
+import type { ContainerProcess, Termination } from "./container-process";
 import type { ServerLaunch } from "./engine";
 import type { ClaimHolder } from "./pod-volumes";
 import type { EndpointTarget } from "./sim-endpoint";
@@ -30,8 +31,42 @@ export interface PodRuntime extends ClaimHolder {
 
 export type LabEvent = { at: string; event: string; pod: string; uid: string; detail?: Record<string, unknown> };
 
-export function containerId(runtime: PodRuntime): string {
-  return `lab://${runtime.uid}/vllm/${runtime.restarts}`;
+/** A pod's runtime when its container first starts, Ready no earlier than `delaySeconds` from `now`. */
+export function newPodRuntime(
+  pod: k8s.V1Pod,
+  now: Date,
+  delaySeconds: number,
+  placed: Pick<PodRuntime, "nodeIndex" | "rwoClaims" | "devices" | "isVllm" | "cold">,
+): PodRuntime {
+  return {
+    ...placed,
+    uid: pod.metadata!.uid!,
+    name: pod.metadata!.name!,
+    namespace: pod.metadata!.namespace!,
+    node: pod.spec!.nodeName!,
+    labels: pod.metadata?.labels ?? {},
+    startedAt: now,
+    readyAt: new Date(now.getTime() + delaySeconds * 1000),
+    restarts: 0,
+    state: "starting",
+    process: undefined,
+    launch: undefined,
+    lastTerminated: undefined,
+    restartAfter: now,
+  };
+}
+
+/** How a container's run ended, as the kubelet reports it in `lastState.terminated`. */
+export function terminatedStatus(runtime: PodRuntime, ended: Termination): k8s.V1ContainerStateTerminated {
+  return {
+    exitCode: ended.exitCode,
+    ...(ended.signal ? { signal: os.constants.signals[ended.signal as NodeJS.Signals] } : {}),
+    reason: ended.exitCode === 0 ? "Completed" : "Error",
+    message: ended.message,
+    startedAt: ended.startedAt,
+    finishedAt: ended.finishedAt,
+    containerID: `lab://${runtime.uid}/vllm/${runtime.restarts}`,
+  };
 }
 
 /** `.lab/logs/<namespace>_<pod>_<uid>/vllm/<restart>.log`: the layout of /var/log/pods on a node. */

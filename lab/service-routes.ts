@@ -17,15 +17,15 @@ export interface ServingPod {
 /** The label every vLLM pod carries; a Service that selects on it is one the lab serves. */
 const VLLM_NAME_LABEL = ["app.kubernetes.io/name", "vllm"] as const;
 
-/** Pure: the pod a Service forwards to: the most recently started serving pod its selector matches. */
+/** Pure: the pod a Service forwards to: the most recently started serving pod its selector matches (of any namespace when undefined). */
 export function podForSelector(
   selector: Readonly<Record<string, string>>,
-  namespace: string,
+  namespace: string | undefined,
   pods: Iterable<ServingPod>,
 ): ServingPod | undefined {
   let best: ServingPod | undefined;
   for (const pod of pods) {
-    if (pod.namespace !== namespace) continue;
+    if (namespace !== undefined && pod.namespace !== namespace) continue;
     if (!Object.entries(selector).every(([k, v]) => pod.labels[k] === v)) continue;
     if (!best || pod.startedAt > best.startedAt) best = pod;
   }
@@ -72,18 +72,18 @@ export class ServiceRoutes {
 
   /** A pod's server started (or restarted) and answers at `pod.target`. */
   podServing(pod: ServingPod): void {
-    this.serving.set(pod.uid, pod);
+    this.serving.set(pod.uid, { ...pod });
     this.mainPod = pod.uid;
     this.main.route(pod.target);
   }
 
-  /** A pod's server is gone or going: nothing is forwarded to it any more. */
+  /** A pod's server is gone or going: nothing is forwarded to it any more; the lab's endpoint falls back to the newest one left. */
   podStopped(uid: string): void {
     this.serving.delete(uid);
-    if (this.mainPod === uid) {
-      this.mainPod = undefined;
-      this.main.route(undefined);
-    }
+    if (this.mainPod !== uid) return;
+    const next = podForSelector({}, undefined, this.serving.values());
+    this.mainPod = next?.uid;
+    this.main.route(next?.target);
   }
 
   /** Opens and closes listeners for the Services there are now, points each at its pod, and rewrites the file when it changed. */
