@@ -180,9 +180,13 @@ export async function runCandidate(
       if (state.kind === "failed") throw new Error(`rollout failed: ${state.reason}`);
       if (state.kind !== "ready")
         throw new Error(`the serving pod does not run ${stack}'s args (${state.detail}); nothing was measured`);
-      placed = { node: state.node ? measured(state.node) : missing("the ready pod names no node") };
+      placed = {
+        node: state.node ? measured(state.node) : missing("the ready pod names no node"),
+        gpu: state.gpu ? measured(state.gpu) : missing(GPU_UNKNOWN),
+      };
     }
-    const endpoint = settings.endpoint ?? resolveEndpoint(outputs, undefined);
+    const endpoint =
+      settings.endpoint ?? (await deps.endpointOf?.(outputs, control.stop)) ?? resolveEndpoint(outputs, undefined);
     if (control.stop.aborted) throw new Error("campaign stopped (Ctrl-C) after deploying, before the benchmark");
     step = "wait";
     const t1 = deps.now();

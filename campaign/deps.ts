@@ -52,6 +52,11 @@ export interface CampaignDeps {
     until: "failure" | "ready",
     signal: AbortSignal,
   ) => Promise<RolloutState>;
+  /**
+   * Where a stack's server answers when the campaign has no fixed endpoint and the stack's outputs
+   * name none (the lab's loopback endpoint per Service, `.lab/services.json`); undefined: its NodePort.
+   */
+  readonly endpointOf?: (outputs: StackOutputs, signal: AbortSignal) => Promise<string | undefined>;
   /** Sink for Pulumi's output (a log file). */
   readonly pulumiLog: (text: string) => void;
   readonly now: () => number;

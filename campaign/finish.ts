@@ -31,7 +31,8 @@ export async function restoreBaseline(
     );
     const upSeconds = (deps.now() - t0) / 1000;
     p.took(upSeconds);
-    const endpoint = settings.endpoint ?? resolveEndpoint(outputs, undefined);
+    const endpoint =
+      settings.endpoint ?? (await deps.endpointOf?.(outputs, cancel)) ?? resolveEndpoint(outputs, undefined);
     p.phase("verify");
     // Wait (bounded) so a slow switch-over shows as a verification failure, not a race.
     await deps.waitServing(endpoint, base.serving, cancel).catch(() => undefined);

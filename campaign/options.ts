@@ -171,9 +171,9 @@ export function parseCliOptions(argv: readonly string[], repoDir: string): CliOp
   if (parallel < 1 || parallel > MAX_PARALLEL)
     throw new UsageError(`--parallel must be an integer from 1 to ${MAX_PARALLEL}, got ${values.parallel}`);
   // One fixed URL reaches one server: slots are told apart by their own Services' node ports.
-  if (parallel > 1 && (values.endpoint !== undefined || mode === "lab"))
+  if (parallel > 1 && values.endpoint !== undefined)
     throw new UsageError(
-      `--parallel ${parallel} needs each slot's own endpoint (its Service's NodePort), but ${values.endpoint !== undefined ? `--endpoint ${values.endpoint}` : "the lab's single endpoint"} reaches one server; use --parallel 1${values.endpoint !== undefined ? " or leave out --endpoint" : ""}`,
+      `--parallel ${parallel} needs each slot's own endpoint (its Service's NodePort), but --endpoint ${values.endpoint} reaches one server; leave out --endpoint or use --parallel 1`,
     );
   return {
     stacks,
