@@ -14,6 +14,7 @@ import { type CliOptions, parseCliOptions, USAGE } from "./options";
 import { BASELINE, prepare } from "./prepare";
 import { observe, waitServing } from "./probe";
 import { automationDriver, findPulumi, pulumiEnv } from "./pulumi";
+import { ownedStacks, parseSlotStack } from "./slots";
 import { tuneMain } from "./tune/command";
 import { TUNE_USAGE } from "./tune/options";
 import { renderVerification, verifyBaseline } from "./verify";
@@ -36,7 +37,7 @@ async function recoverCommand(opts: CliOptions, repoDir: string, io: Io): Promis
     workDir: opts.workDir,
     backendUrl: opts.backendUrl,
     project: PROJECT,
-    stacks: [...new Set([BASELINE, ...opts.stacks])],
+    stacks: ownedStacks(opts.stacks, opts.parallel),
     envVars,
     pulumiCommand,
   });
@@ -67,10 +68,17 @@ async function recoverCommand(opts: CliOptions, repoDir: string, io: Io): Promis
   });
   io.stderr(`baseline verification: ${verification.ok ? "ok" : "FAILED"}\n${renderVerification(verification)}\n`);
   if (!verification.ok) return EXIT.baselineNotRestored;
-  const cold = stale.existing.filter((s) => s !== BASELINE && readConfig(s)[stackKey("cacheMode")] === "cold");
+  const slots = stale.existing.filter((s) => parseSlotStack(s).slot > 0);
+  const cold = stale.existing.filter(
+    (s) => s !== BASELINE && !slots.includes(s) && readConfig(s)[stackKey("cacheMode")] === "cold",
+  );
   for (const stack of opts.keepCold ? [] : cold) {
     say(`destroying ${stack} (its cold cache claim); --keep-cold keeps it`);
     await driver.destroy(stack, { log });
+  }
+  for (const stack of opts.keepSlots ? [] : slots) {
+    say(`destroying and removing ${stack} (a parallel slot's copy); --keep-slots keeps it`);
+    await driver.destroy(stack, { log, remove: true });
   }
   say("baseline restored and verified");
   return EXIT.ok;

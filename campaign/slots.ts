@@ -88,6 +88,12 @@ export function scheduleSlots(stacks: readonly string[], parallel: number, seed:
   return { parallel, seed, slots: withPositions };
 }
 
+/** The stacks a campaign of `parallel` slots may own: each candidate's, and its copy in every other slot. */
+export function ownedStacks(stacks: readonly string[], parallel: number): string[] {
+  const all = [BASELINE, ...stacks];
+  return [...new Set(all.flatMap((s) => Array.from({ length: parallel }, (_, slot) => slotStackName(s, slot))))];
+}
+
 /** Every turn of a schedule, slot by slot. */
 export const scheduleTurns = (schedule: Schedule): SlotTurn[] => schedule.slots.flat();
 

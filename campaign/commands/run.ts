@@ -11,7 +11,7 @@ import { destroyRunStacks, restoreBaseline } from "../finish";
 import type { CliOptions } from "../options";
 import { BASELINE, prepare } from "../prepare";
 import { recoveryCommand } from "../recover";
-import { parseSlotStack, type SlotTurn, scheduleRecord, scheduleSlots, scheduleTurns } from "../slots";
+import { ownedStacks, parseSlotStack, type SlotTurn, scheduleRecord, scheduleSlots, scheduleTurns } from "../slots";
 import {
   CAMPAIGN_KIND,
   CAMPAIGN_SCHEMA_VERSION,
@@ -182,9 +182,13 @@ export async function runCampaign(
 /** `campaign run`: the world opened, the campaign run, its summary (and candidate summaries) written. */
 export async function runCommand(opts: CliOptions, repoDir: string, io: Io): Promise<number> {
   const resolved = resolveSettings(opts, repoDir, io);
-  const { settings, deps, stop, cancel, close } = await openCampaignWorld(opts, repoDir, io, resolved, [
-    ...new Set([BASELINE, ...resolved.settings.stacks]),
-  ]);
+  const { settings, deps, stop, cancel, close } = await openCampaignWorld(
+    opts,
+    repoDir,
+    io,
+    resolved,
+    ownedStacks(resolved.settings.stacks, opts.parallel),
+  );
   io.stderr(
     `campaign ${settings.id}: ${settings.stacks.length} candidates, order ${settings.order.mode} (seed ${settings.order.seed}): ${settings.stacks.join(", ")}\n` +
       `  ${settings.mode} mode, work dir ${settings.workDir}, endpoint ${settings.endpoint ?? "each stack's NodePort"}, results ${opts.resultsDir}\n`,

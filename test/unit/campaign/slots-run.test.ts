@@ -3,6 +3,7 @@ import { buildScenario, SHORT_PRESET } from "../../../benchmarks/inputs/scenario
 import type { BenchmarkResult } from "../../../benchmarks/result/types";
 import { type CampaignDeps, type CampaignSettings, planCampaign, runCampaign } from "../../../campaign/campaign";
 import { silentCampaignProgress } from "../../../campaign/progress";
+import { ownedStacks } from "../../../campaign/slots";
 import { renderCampaignMarkdown } from "../../../campaign/summary";
 import { stackOutputs } from "../../../components/render/outputs";
 import { mergedStackConfig, parseCandidateConfig } from "../../../config";
@@ -45,7 +46,7 @@ function measure(stack: string, config: Record<string, unknown>): BenchmarkResul
 }
 
 /** Pulumi and the benchmark in miniature; `up` and `bench` take a turn of the event loop so slots interleave. */
-function world(failUp?: string) {
+function world(failUp?: string, onBench?: (stack: string) => void) {
   const calls: string[] = [];
   const files: Record<string, string | undefined> = {};
   const removed: string[] = [];
@@ -76,6 +77,7 @@ function world(failUp?: string) {
     storedResults: () => [],
     writeResult: (r) => `/results/${r.stack}.json`,
     benchmark: async ({ stack, outputs }) => {
+      onBench?.(stack);
       running += 1;
       mostAtOnce = Math.max(mostAtOnce, running);
       await tick();
@@ -174,6 +176,31 @@ describe("campaign run --parallel 2 (fake Pulumi, fake benchmark)", () => {
     assert.equal(s.recommendation.slotNoise, undefined);
     assert.deepEqual(w.removed, []);
     assert.ok(!renderCampaignMarkdown(s).includes("## Parallel slots"));
+  });
+
+  it("Ctrl-C stops every slot at its current step, restores baseline in slot 0 and removes slot 1", async () => {
+    const stop = new AbortController();
+    const w = world(undefined, () => stop.abort());
+    const s = await runCampaign(settings(), w.deps, { stop: stop.signal, cancel: new AbortController().signal });
+    assert.equal(s.interrupted, true);
+    assert.deepEqual(
+      s.candidates.map((c) => [c.stack, c.status]),
+      [
+        ["baseline", "measured"],
+        ["seqs2", "not-run"],
+        ["ctx4096", "not-run"],
+        // Slot 1 had deployed when the stop came, before its benchmark: not run, as in a sequential campaign.
+        ["baseline.s1", "not-run"],
+        ["seqs1.s1", "not-run"],
+      ],
+    );
+    assert.equal(s.restore?.verification?.ok, true);
+    assert.deepEqual(w.removed, ["baseline.s1"]);
+  });
+
+  it("a campaign of N slots owns every candidate's copy in every slot (stale locks cleared, recover removes them)", () => {
+    assert.deepEqual(ownedStacks(["seqs1", "baseline"], 2), ["baseline", "baseline.s1", "seqs1", "seqs1.s1"]);
+    assert.deepEqual(ownedStacks(["seqs1"], 1), ["baseline", "seqs1"]);
   });
 
   it("plan shows the schedule slot by slot", () => {
