@@ -10,6 +10,7 @@ import { writeSummary } from "../files";
 import { destroyRunStacks, restoreBaseline } from "../finish";
 import type { CliOptions } from "../options";
 import { BASELINE, prepare } from "../prepare";
+import { lineAtEnd } from "../progress";
 import { recoveryCommand } from "../recover";
 import { ownedStacks, parseSlotStack, type SlotTurn, scheduleRecord, scheduleSlots, scheduleTurns } from "../slots";
 import {
@@ -131,7 +132,9 @@ export async function runCampaign(
       notRun(fatal);
       return;
     }
-    const outcome = await runCandidate(settings, deps, control, { ...turn, total }, base.config);
+    // Slots at once: each candidate's line is written whole when it ends, so lines do not interleave.
+    const own = schedule.parallel > 1 ? { ...deps, progress: lineAtEnd(deps.progress) } : deps;
+    const outcome = await runCandidate(settings, own, control, { ...turn, total }, base.config);
     if (outcome.deployed && turn.slot > 0) slotStacks.add(stack);
     else if (outcome.deployedCold) deployedCold.add(stack);
     if (outcome.result !== null) results.push(outcome.result);

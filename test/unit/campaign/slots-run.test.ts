@@ -2,7 +2,7 @@ import { strict as assert } from "node:assert";
 import { buildScenario, SHORT_PRESET } from "../../../benchmarks/inputs/scenario";
 import type { BenchmarkResult } from "../../../benchmarks/result/types";
 import { type CampaignDeps, type CampaignSettings, planCampaign, runCampaign } from "../../../campaign/campaign";
-import { silentCampaignProgress } from "../../../campaign/progress";
+import { lineAtEnd, silentCampaignProgress } from "../../../campaign/progress";
 import { ownedStacks } from "../../../campaign/slots";
 import { renderCampaignMarkdown } from "../../../campaign/summary";
 import { stackOutputs } from "../../../components/render/outputs";
@@ -218,5 +218,23 @@ describe("campaign run --parallel 2 (fake Pulumi, fake benchmark)", () => {
         "5 seqs1.s1 slot 1 run maxNumSeqs: 4 -> 1",
       ],
     );
+  });
+});
+
+describe("campaign progress with slots", () => {
+  it("writes each candidate's line whole when it ends, so two slots do not cut each other's lines", () => {
+    const notes: string[] = [];
+    const inner = { ...silentCampaignProgress, note: (m: string) => notes.push(m) };
+    const a = lineAtEnd(inner);
+    const b = lineAtEnd(inner);
+    a.begin(1, 5, "baseline");
+    b.begin(4, 5, "baseline.s1");
+    a.phase("up");
+    b.phase("up");
+    b.took(2);
+    a.took(3);
+    b.end("ok");
+    a.end("FAILED", "up failed");
+    assert.deepEqual(notes, ["[4/5] baseline.s1 up ... 2.0s  ok", "[1/5] baseline  up ... 3.0s  FAILED (up failed)"]);
   });
 });
