@@ -1,77 +1,24 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseStackOutputs, resolveEndpoint } from "../benchmarks/inputs/stack-outputs";
-import { SUMMARY_DIR, writeCandidateSummaries } from "../benchmarks/verdict/candidate-summary";
 import { EXIT } from "../common/exit-codes";
 import { UsageError } from "../common/usage-error";
 import { PROJECT, stackKey } from "../config";
 import { LabNotRunningError } from "../lab/state";
-import { BASELINE, planCampaign, prepare, runCampaign } from "./campaign";
 import { clearStaleState } from "./clear-stale";
+import { planCommand } from "./commands/plan";
 import { proposeMain } from "./commands/propose";
+import { runCommand } from "./commands/run";
 import { detachedPulumi } from "./detach";
-import { writeSummary } from "./files";
 import { type CliOptions, parseCliOptions, USAGE } from "./options";
+import { BASELINE, prepare } from "./prepare";
 import { observe, waitServing } from "./probe";
 import { automationDriver, findPulumi, pulumiEnv } from "./pulumi";
-import { exitCodeOf, recommendationLine } from "./summary";
+import { ownedStacks, parseSlotStack } from "./slots";
 import { tuneMain } from "./tune/command";
 import { TUNE_USAGE } from "./tune/options";
 import { renderVerification, verifyBaseline } from "./verify";
-import { type Io, openCampaignWorld, processIo, reportStale, resolveSettings } from "./world";
-
-function planCommand(opts: CliOptions, repoDir: string, io: Io): number {
-  const { settings, readConfig, stored } = resolveSettings(opts, repoDir, io);
-  const plan = planCampaign(settings, { readConfig, storedResults: stored });
-  if (opts.json) io.stdout(`${JSON.stringify({ order: settings.order, stacks: settings.stacks, plan })}\n`);
-  else {
-    io.stdout(
-      `order ${settings.order.mode} (seed ${settings.order.seed}); ${settings.mode} mode; work dir ${settings.workDir}\n`,
-    );
-    for (const p of plan)
-      io.stdout(
-        `[${p.position}/${plan.length}] ${p.stack.padEnd(9)} ${p.action.padEnd(5)} ${p.changes.join(", ") || "-"}  (${p.detail.split("\n")[0]})\n`,
-      );
-  }
-  return plan.some((p) => p.action === "invalid-config") ? EXIT.usage : EXIT.ok;
-}
-
-async function runCommand(opts: CliOptions, repoDir: string, io: Io): Promise<number> {
-  const resolved = resolveSettings(opts, repoDir, io);
-  const { settings, deps, stop, cancel, close } = await openCampaignWorld(opts, repoDir, io, resolved, [
-    ...new Set([BASELINE, ...resolved.settings.stacks]),
-  ]);
-  io.stderr(
-    `campaign ${settings.id}: ${settings.stacks.length} candidates, order ${settings.order.mode} (seed ${settings.order.seed}): ${settings.stacks.join(", ")}\n` +
-      `  ${settings.mode} mode, work dir ${settings.workDir}, endpoint ${settings.endpoint ?? "each stack's NodePort"}, results ${opts.resultsDir}\n`,
-  );
-  try {
-    const summary = await runCampaign(settings, deps, { stop: stop.signal, cancel: cancel.signal });
-    const files = writeSummary(opts.resultsDir, summary);
-    if (opts.writeSummary) {
-      const rule = { targetConcurrency: opts.targetConcurrency };
-      const written = writeCandidateSummaries(
-        path.join(repoDir, SUMMARY_DIR),
-        summary.candidates,
-        rule,
-        opts.mode,
-        repoDir,
-      );
-      io.stderr(
-        `candidate summaries: ${written.map((f) => path.relative(repoDir, f)).join(", ") || "none (no complete result)"}\n`,
-      );
-    }
-    if (summary.restore?.verification)
-      io.stderr(
-        `baseline verification: ${summary.restore.verification.ok ? "ok" : "FAILED"}\n${renderVerification(summary.restore.verification)}\n`,
-      );
-    if (opts.json) io.stdout(`${JSON.stringify({ ...summary, report: files.markdown, summaryFile: files.json })}\n`);
-    else io.stdout(`Report: ${files.markdown}\n${recommendationLine(summary)}\n`);
-    return exitCodeOf(summary);
-  } finally {
-    close();
-  }
-}
+import { type Io, processIo, reportStale, resolveSettings } from "./world";
 
 /**
  * `campaign recover`: after a campaign was killed (kill -9, reboot) or cancelled, clears what it left
@@ -90,7 +37,7 @@ async function recoverCommand(opts: CliOptions, repoDir: string, io: Io): Promis
     workDir: opts.workDir,
     backendUrl: opts.backendUrl,
     project: PROJECT,
-    stacks: [...new Set([BASELINE, ...opts.stacks])],
+    stacks: ownedStacks(opts.stacks, opts.parallel),
     envVars,
     pulumiCommand,
   });
@@ -121,10 +68,17 @@ async function recoverCommand(opts: CliOptions, repoDir: string, io: Io): Promis
   });
   io.stderr(`baseline verification: ${verification.ok ? "ok" : "FAILED"}\n${renderVerification(verification)}\n`);
   if (!verification.ok) return EXIT.baselineNotRestored;
-  const cold = stale.existing.filter((s) => s !== BASELINE && readConfig(s)[stackKey("cacheMode")] === "cold");
+  const slots = stale.existing.filter((s) => parseSlotStack(s).slot > 0);
+  const cold = stale.existing.filter(
+    (s) => s !== BASELINE && !slots.includes(s) && readConfig(s)[stackKey("cacheMode")] === "cold",
+  );
   for (const stack of opts.keepCold ? [] : cold) {
     say(`destroying ${stack} (its cold cache claim); --keep-cold keeps it`);
     await driver.destroy(stack, { log });
+  }
+  for (const stack of opts.keepSlots ? [] : slots) {
+    say(`destroying and removing ${stack} (a parallel slot's copy); --keep-slots keeps it`);
+    await driver.destroy(stack, { log, remove: true });
   }
   say("baseline restored and verified");
   return EXIT.ok;

@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import type { Mode } from "../benchmarks/verdict/candidate-summary";
 import { UsageError } from "../common/usage-error";
 import { ORDER_MODES, type OrderMode } from "./order";
+import { MAX_PARALLEL } from "./slots";
 
 /**
  * The seed's runs as ten stacks: baseline; three other memory budgets (baseline's is 0.80); two
@@ -46,6 +47,10 @@ export interface CliOptions {
   readonly verbose: boolean;
   /** Also write `summaries/<stack>.json` (candidate-summary.ts) for each candidate with a complete result. */
   readonly writeSummary: boolean;
+  /** Candidates measured at once, each in a slot of its own (campaign/slots.ts); 1: one at a time. */
+  readonly parallel: number;
+  /** Keep the slots beside the real server (their stacks and servers) after the campaign. */
+  readonly keepSlots: boolean;
   /** With --lab: the engine the running lab must use (undefined: whichever it runs). */
   readonly labEngine: LabEngineName | undefined;
 }
@@ -83,6 +88,10 @@ Options:
                           directory than the repo gets a staged copy of the project
   --fresh                 measure every candidate again, ignoring earlier results
   --keep-cold             keep the cold stack and its claim (default: destroyed after baseline is back)
+  --parallel N            measure up to N candidates at once, each in a slot with its own Deployment,
+                          Service (<deploymentName>-s<slot>) and stack (<stack>.s<slot>); baseline runs in
+                          every slot as its control (default 1: one at a time; docs/campaign.md)
+  --keep-slots            keep slots 1..N-1 after the campaign (default: destroyed once baseline is back)
   --target-concurrency N  concurrency the recommendation compares at (default 4, the seed's)
   --ready-timeout S       seconds the endpoint may take to serve a new candidate after up (default 300, lab 120)
   --json                  print the campaign summary as JSON on stdout
@@ -114,6 +123,8 @@ const FLAGS = {
   "work-dir": { type: "string" },
   fresh: { type: "boolean", default: false },
   "keep-cold": { type: "boolean", default: false },
+  parallel: { type: "string", default: "1" },
+  "keep-slots": { type: "boolean", default: false },
   "target-concurrency": { type: "string", default: "4" },
   "ready-timeout": { type: "string" },
   json: { type: "boolean", default: false },
@@ -156,6 +167,14 @@ export function parseCliOptions(argv: readonly string[], repoDir: string): CliOp
   if (values.engine !== undefined && mode !== "lab") throw new UsageError("--engine applies only with --lab");
   const targetConcurrency = positiveInt(values["target-concurrency"], "--target-concurrency") ?? 4;
   if (targetConcurrency < 1) throw new UsageError("--target-concurrency must be at least 1");
+  const parallel = positiveInt(values.parallel, "--parallel") ?? 1;
+  if (parallel < 1 || parallel > MAX_PARALLEL)
+    throw new UsageError(`--parallel must be an integer from 1 to ${MAX_PARALLEL}, got ${values.parallel}`);
+  // One fixed URL reaches one server: slots are told apart by their own Services' node ports.
+  if (parallel > 1 && values.endpoint !== undefined)
+    throw new UsageError(
+      `--parallel ${parallel} needs each slot's own endpoint (its Service's NodePort), but --endpoint ${values.endpoint} reaches one server; leave out --endpoint or use --parallel 1`,
+    );
   return {
     stacks,
     order: values.order as OrderMode,
@@ -171,6 +190,8 @@ export function parseCliOptions(argv: readonly string[], repoDir: string): CliOp
     stage: workDir !== path.resolve(repoDir),
     fresh: values.fresh,
     keepCold: values["keep-cold"],
+    parallel,
+    keepSlots: values["keep-slots"],
     targetConcurrency,
     readyTimeoutSeconds: positiveInt(values["ready-timeout"], "--ready-timeout") ?? (mode === "lab" ? 120 : 300),
     json: values.json,

@@ -87,3 +87,30 @@ export const silentCampaignProgress: CampaignProgress = {
   bar() {},
   endBar() {},
 };
+
+/**
+ * One candidate's progress for a parallel slot: its pieces are kept and its line is written whole
+ * when it ends (as a note of `inner`), so slots running at once do not cut each other's lines.
+ */
+export function lineAtEnd(inner: CampaignProgress, nameWidth = 9): CampaignProgress {
+  let line = "";
+  return {
+    begin(index, total, stack) {
+      line = `${typeof index === "number" ? `[${index}/${total}]` : `[${index}]`} ${stack.padEnd(nameWidth)} `;
+    },
+    phase(name) {
+      line += `${name} ... `;
+    },
+    took(seconds) {
+      line += `${formatSeconds(seconds)}  `;
+    },
+    end(verdict, detail) {
+      inner.note(`${line}${verdict}${detail ? ` (${detail})` : ""}`);
+      line = "";
+    },
+    note: (message) => inner.note(message),
+    log: (message) => inner.log(message),
+    bar: (label, fraction, detail) => inner.bar(label, fraction, detail),
+    endBar: () => inner.endBar(),
+  };
+}

@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
 import type { Mode } from "../benchmarks/verdict/candidate-summary";
+import { writeFileAtomic } from "../common/atomic-write";
 import { locateTool } from "../common/tools";
 
 /**
@@ -12,7 +13,7 @@ export interface StackDriver {
   /** `pulumi up` (which waits for Ready); resolves with the plain stack outputs. */
   up(stack: string, opts: UpRequest): Promise<Record<string, unknown>>;
   /** `pulumi destroy`; the shared objects are `retainOnDelete`, only stack-owned ones go. */
-  destroy(stack: string, opts: OperationRequest): Promise<void>;
+  destroy(stack: string, opts: DestroyRequest): Promise<void>;
 }
 
 export interface OperationRequest {
@@ -25,6 +26,16 @@ export interface OperationRequest {
 export interface UpRequest extends OperationRequest {
   /** Config set on the stack for this run only (full keys, e.g. `vllm-tuner:cacheRunId`); the stack file is put back after. */
   readonly config?: Readonly<Record<string, string>>;
+  /**
+   * A parallel slot's stack: the candidate stack whose file this stack's file is a copy of (written
+   * before the `up`, so the slot runs the candidate's exact config, secrets and salt included).
+   */
+  readonly stackFileFrom?: string;
+}
+
+export interface DestroyRequest extends OperationRequest {
+  /** Also remove the stack and its stack file (a parallel slot's stack, made for the campaign). */
+  readonly remove?: boolean;
 }
 
 export interface EnvInput {
@@ -105,8 +116,13 @@ export function automationDriver(settings: AutomationSettings): StackDriver {
     );
   return {
     async up(stackName, req) {
-      const stack = await select(stackName);
       const stackFile = path.join(settings.workDir, `Pulumi.${stackName}.yaml`);
+      if (req.stackFileFrom !== undefined)
+        writeFileAtomic(
+          stackFile,
+          fs.readFileSync(path.join(settings.workDir, `Pulumi.${req.stackFileFrom}.yaml`), "utf8"),
+        );
+      const stack = await select(stackName);
       // Read after createOrSelect, so an encryptionsalt written by `stack init` is kept.
       const original = fs.existsSync(stackFile) ? fs.readFileSync(stackFile) : undefined;
       try {
@@ -120,6 +136,10 @@ export function automationDriver(settings: AutomationSettings): StackDriver {
     async destroy(stackName, req) {
       const stack = await select(stackName);
       await stack.destroy({ onOutput: req.log, color: "never", signal: req.signal });
+      if (req.remove === true) {
+        await stack.workspace.removeStack(stackName);
+        fs.rmSync(path.join(settings.workDir, `Pulumi.${stackName}.yaml`), { force: true });
+      }
     },
   };
 }

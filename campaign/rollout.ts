@@ -1,4 +1,5 @@
 import type { V1Deployment, V1Pod, V1ReplicaSet } from "@kubernetes/client-node";
+import { GPU_DEVICES_ANNOTATION } from "../lab";
 
 /**
  * Where the rollout of a candidate stands, from the Deployment, its ReplicaSets and pods. Pure.
@@ -11,7 +12,7 @@ import type { V1Deployment, V1Pod, V1ReplicaSet } from "@kubernetes/client-node"
  */
 export type RolloutState =
   | { readonly kind: "progressing"; readonly detail: string }
-  | { readonly kind: "ready"; readonly pod: string }
+  | { readonly kind: "ready"; readonly pod: string; readonly node?: string; readonly gpu?: string }
   | { readonly kind: "failed"; readonly reason: string };
 
 export interface RolloutInput {
@@ -99,5 +100,8 @@ export function rolloutState(input: RolloutInput): RolloutState {
     const detail = `revision ${revision}: ${pods.length} pod(s), none Ready with this candidate's args`;
     return { kind: "progressing", detail };
   }
-  return { kind: "ready", pod: ready.metadata?.name ?? "?" };
+  const node = ready.spec?.nodeName;
+  // The lab's kubelet names the devices it gave the pod; a real cluster's API does not (device plugin).
+  const gpu = ready.metadata?.annotations?.[GPU_DEVICES_ANNOTATION];
+  return { kind: "ready", pod: ready.metadata?.name ?? "?", ...(node ? { node } : {}), ...(gpu ? { gpu } : {}) };
 }

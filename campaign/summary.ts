@@ -1,5 +1,7 @@
 import type { Scenario } from "../benchmarks/inputs/scenario";
+import type { Measured } from "../benchmarks/measured";
 import { renderComparison } from "../benchmarks/report/comparison";
+import { slotSpreadLines } from "../benchmarks/report/slot-spread";
 import type { Mode } from "../benchmarks/verdict/candidate-summary";
 import type { Recommendation } from "../benchmarks/verdict/recommend";
 import type { Comparison } from "../benchmarks/verdict/rule";
@@ -8,6 +10,7 @@ import { markdownTableLines } from "../common/markdown-table";
 import type { OrderMode } from "./order";
 import { formatSeconds } from "./progress";
 import { recoveryCommand } from "./recover";
+import type { scheduleRecord } from "./slots";
 import { type CandidateStart, startsLines } from "./starts";
 import { renderVerification, type Verification } from "./verify";
 
@@ -40,6 +43,14 @@ export interface CandidateRecord {
   readonly upSeconds: number | null;
   readonly waitSeconds: number | null;
   readonly benchSeconds: number | null;
+  /** With `--parallel` > 1: the candidate's stack file (`stack` is then the slot's stack, campaign/slots.ts). */
+  readonly candidate?: string;
+  /** With `--parallel` > 1: the slot it ran in (0: the real server). */
+  readonly slot?: number;
+  /** With `--parallel` > 1: the node its ready pod ran on. */
+  readonly node?: Measured<string>;
+  /** With `--parallel` > 1: the GPU the pod was given. */
+  readonly gpu?: Measured<string>;
   /** How its pod came up (absent in summaries written before it). */
   readonly start?: CandidateStart | null;
 }
@@ -78,6 +89,8 @@ export interface CampaignSummary {
   readonly order: { readonly mode: OrderMode; readonly seed: number; readonly stacks: string[] };
   readonly scenario: { readonly source: string; readonly scenario: Scenario };
   readonly fresh: boolean;
+  /** With `--parallel` > 1: the slots, the assignment's seed and which candidate ran in which slot. */
+  readonly parallel?: ReturnType<typeof scheduleRecord>;
   /** True when Ctrl-C stopped the campaign before every candidate ran. */
   readonly interrupted: boolean;
   /** Why the campaign stopped early because the lab it ran on is gone (baseline not restored either); null otherwise. */
@@ -157,6 +170,7 @@ export function renderCampaignMarkdown(s: CampaignSummary): string {
     "",
     ...startsLines(s.candidates.filter((c) => c.resultFile !== null).map((c) => [c.stack, c.start] as const)),
     "",
+    ...slotSpreadLines(s.recommendation, s.candidates),
     "## Restore",
     "",
   ];

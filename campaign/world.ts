@@ -9,9 +9,9 @@ import { EXIT } from "../common/exit-codes";
 import { gitInfo } from "../common/git-info";
 import { UsageError } from "../common/usage-error";
 import { mergedStackConfig, PROJECT, stackNames } from "../config";
-import { labStateFile, runningLabState } from "../lab/state";
-import type { CampaignDeps, CampaignSettings } from "./campaign";
+import { labStateFile, readServiceEndpoint, runningLabState } from "../lab/state";
 import { type ClearStaleReport, clearStaleState } from "./clear-stale";
+import type { CampaignDeps, CampaignSettings } from "./deps";
 import { detachedPulumi, pressCounter } from "./detach";
 import { campaignBase, campaignCount, campaignId, coldRunIdFor, storedResults, writeSummary } from "./files";
 import type { CliOptions } from "./options";
@@ -46,7 +46,8 @@ export function resolveSettings(opts: CliOptions, repoDir: string, io: Io) {
         `--engine ${opts.labEngine}: the running lab serves vLLM pods with the ${running}; restart it: npm run lab:down && npm run lab:up -- --engine ${opts.labEngine}`,
       );
     kubeconfig ??= lab.kubeconfig;
-    endpoint ??= lab.endpoint.replace(/\/+$/, "");
+    // With slots, each Service answers on an endpoint of its own (labServiceEndpoint); the lab's one URL reaches one.
+    if (opts.parallel === 1) endpoint ??= lab.endpoint.replace(/\/+$/, "");
     if (running === "vllm")
       labEngine = [
         "real vLLM on the lab machine's GPU",
@@ -101,6 +102,7 @@ export function resolveSettings(opts: CliOptions, repoDir: string, io: Io) {
     coldRunId: coldRunIdFor(started),
     targetConcurrency: opts.targetConcurrency,
     keepCold: opts.keepCold,
+    ...(opts.parallel > 1 ? { parallel: { slots: opts.parallel, seed, keepSlots: opts.keepSlots } } : {}),
     logFile: `${campaignBase(opts.resultsDir, id)}.log`,
     tool: gitInfo(repoDir),
   };
@@ -218,12 +220,34 @@ export async function openCampaignWorld(
             }
           }
         : undefined,
+    ...(opts.mode === "lab" && opts.parallel > 1
+      ? { endpointOf: (outputs, signal) => labServiceEndpoint(repoDir, outputs, signal) }
+      : {}),
     progress,
     pulumiLog: (text) => fs.appendFileSync(settings.logFile, text),
     now: Date.now,
   };
 
   return { settings, deps, stop, cancel, progress, close: () => process.off("SIGINT", onSigint) };
+}
+
+/**
+ * A Service's loopback endpoint in the lab (`.lab/services.json`, written by the lab's kubelet once
+ * it sees the Service and a pod serving it): polled for a bounded 30 s after `up`.
+ */
+async function labServiceEndpoint(
+  repoDir: string,
+  outputs: { readonly namespace: string; readonly serviceName?: string; readonly deploymentName: string },
+  signal: AbortSignal,
+): Promise<string> {
+  const service = outputs.serviceName ?? outputs.deploymentName;
+  const file = path.join(repoDir, ".lab", "services.json");
+  for (let i = 0; i < 60 && !signal.aborted; i++) {
+    const found = readServiceEndpoint(outputs.namespace, service, file);
+    if (found?.pod) return found.url.replace(/\/+$/, "");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  throw new Error(`the lab has no endpoint for service ${outputs.namespace}/${service} after 30 s (${file})`);
 }
 
 export function reportStale(report: ClearStaleReport, say: (line: string) => void): void {

@@ -64,7 +64,9 @@ export function identityProblem(
   c: Pick<CandidateConfig, "namespace" | "deploymentName">,
   servers: readonly ServerRef[],
 ): ConfigProblem | undefined {
-  const other = servers.find((s) => s.namespace !== c.namespace || s.name !== c.deploymentName);
+  // A parallel campaign's slot copies (<deploymentName>-s<N>) each hold a GPU of their own, by design.
+  const ours = (name: string) => name === c.deploymentName || new RegExp(`^${c.deploymentName}-s[0-9]+$`).test(name);
+  const other = servers.find((s) => s.namespace !== c.namespace || !ours(s.name));
   if (other === undefined) return undefined;
   const name = other.namespace !== c.namespace ? "namespace" : "deploymentName";
   const objects = [

@@ -18,6 +18,8 @@ export const KNOB_GROUPS: Readonly<Record<string, readonly FieldName[]>> = {
  */
 export const NOT_CANDIDATE_KEYS: readonly FieldName[] = [
   "compileCache",
+  // The campaign's parallel slot: where a candidate runs this time, not what it is.
+  "slot",
   "benchmarkOnDeploy",
   "benchmarkEndpoint",
   "benchmarkScenario",

@@ -204,6 +204,11 @@ export const FIELDS = {
       .refine((v) => v === "" || DNS_LABEL.test(v)),
     "With cacheMode cold, names the fresh claim (<cacheClaimName>-cold-<cacheRunId>); change it to measure another cold start.",
   ),
+  slot: field(
+    "an integer from 0 to 15 (set by campaign run --parallel, not in a stack file)",
+    integer(0, 15),
+    "Set by campaign run --parallel for that run only, never in a stack file: slot N > 0 names the Deployment and Service <deploymentName>-sN; 0 is the real server.",
+  ),
   compileCache: field(
     "claim (keep vLLM's compile cache on the model-cache claim) or none (in the container: every start compiles)",
     oneOf(["claim", "none"]),

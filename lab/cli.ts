@@ -4,9 +4,11 @@
  *   --ttft-ms N --itl-ms N --engine simulator|vllm --vllm-python PATH --model-dir DIR
  *   --emulate-gpu-memory-gib N (the card: with vllm its KV budget, with the simulator the KV pool's; default 24)
  *   --no-kv-emulation (simulator: no KV pool, only --max-num-seqs binds)
+ *   --gpus N --nodes M (M simulated GPU nodes with N nvidia.com/gpu in all; default 1 and 1)
  */
 import * as path from "node:path";
 import { startLab, stopLab } from "./cluster";
+import { gpuLayoutProblem } from "./gpus";
 import { LAB_ENGINES, type LabEngine, type LabOptions } from "./options";
 import { readLabState } from "./state";
 
@@ -36,11 +38,15 @@ export function parseUpOptions(args: readonly string[], cwd: string): Partial<La
     ["timeToFirstTokenMs", "--ttft-ms"],
     ["interTokenLatencyMs", "--itl-ms"],
     ["emulateGpuMemoryGib", "--emulate-gpu-memory-gib"],
+    ["gpus", "--gpus"],
+    ["nodes", "--nodes"],
   ];
   for (const [key, flag] of numbers) {
     const v = numberFlag(args, flag);
     if (v !== undefined) (options as Record<string, number>)[key] = v;
   }
+  const problem = gpuLayoutProblem(options.gpus ?? 1, options.nodes ?? 1);
+  if (problem !== undefined) throw new Error(problem);
   const engine = flagValue(args, "--engine");
   if (engine !== undefined) {
     if (!(LAB_ENGINES as readonly string[]).includes(engine))

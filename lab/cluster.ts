@@ -7,6 +7,7 @@ import { processAlive } from "../common/process-alive";
 import { findTool } from "../common/tools";
 import { ignoreStatus } from "./api-errors";
 import { emulationFormula } from "./emulate-memory";
+import { type LabNodeLayout, labNodeLayout } from "./gpus";
 import { kvModelFormula } from "./kv-model";
 import { labNode, localPathStorageClass, VLLM_POD_SELECTOR } from "./manifests";
 import {
@@ -15,6 +16,7 @@ import {
   type LabOptions,
   LabOptionsSchema,
   type LabState,
+  SERVICES_FILE,
   STATE_FILE,
   simCardGib,
 } from "./options";
@@ -109,7 +111,8 @@ export async function startLab(input: Partial<LabOptions> = {}, probes: VllmProb
     log(`already running (${existing.clusterName}); kubeconfig ${existing.kubeconfig}`);
     return existing;
   }
-  if (alive) log(`running with another engine (${existing.options.engine ?? "simulator"}): restarting it`);
+  if (alive)
+    log(`running with another engine or other GPUs (${existing.options.engine ?? "simulator"}): restarting it`);
   if (existing) await stopLab();
   fs.mkdirSync(LAB_DIR, { recursive: true });
   const started = Date.now();
@@ -139,7 +142,9 @@ export async function startLab(input: Partial<LabOptions> = {}, probes: VllmProb
 
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(KUBECONFIG_FILE);
-  await applyBaseObjects(kc, options.nodeName);
+  const nodes = labNodeLayout(options.nodeName, options.gpus, options.nodes);
+  await applyBaseObjects(kc, nodes);
+  fs.rmSync(SERVICES_FILE, { force: true });
 
   const controllerLog = fs.openSync(path.join(LAB_DIR, "controller.log"), "a");
   const controller = spawn(
@@ -157,6 +162,7 @@ export async function startLab(input: Partial<LabOptions> = {}, probes: VllmProb
   const state: LabState = {
     clusterName: options.clusterName,
     nodeName: options.nodeName,
+    nodes: nodes.map((n) => ({ name: n.name, gpus: n.gpus })),
     kubeconfig: KUBECONFIG_FILE,
     endpoint: `http://127.0.0.1:${options.endpointPort}`,
     controllerPid: controller.pid!,
@@ -176,7 +182,7 @@ export async function startLab(input: Partial<LabOptions> = {}, probes: VllmProb
   };
   fs.writeFileSync(STATE_FILE, `${JSON.stringify(state, null, 2)}\n`);
   try {
-    await waitForNodeReady(kc, options.nodeName);
+    for (const node of nodes) await waitForNodeReady(kc, node.name);
   } catch (error) {
     await stopLab();
     throw error;
@@ -204,10 +210,10 @@ export async function stopLab(): Promise<void> {
   log("stopped");
 }
 
-async function applyBaseObjects(kc: k8s.KubeConfig, nodeName: string): Promise<void> {
+async function applyBaseObjects(kc: k8s.KubeConfig, nodes: readonly LabNodeLayout[]): Promise<void> {
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const storage = kc.makeApiClient(k8s.StorageV1Api);
-  await core.createNode({ body: labNode(nodeName) }).catch(ignoreStatus(409));
+  for (const node of nodes) await core.createNode({ body: labNode(node.name, node.gpus) }).catch(ignoreStatus(409));
   await storage.createStorageClass({ body: localPathStorageClass() }).catch(ignoreStatus(409));
 }
 
@@ -241,12 +247,16 @@ function simKvEmulation(options: LabOptions): string {
     : `${card} GiB card: ${kvModelFormula(card)}`;
 }
 
-/** A running lab serves a request for the same engine with the same settings of it; any other is a restart. */
+/** A running lab serves a request for the same engine with the same settings of it and the same GPUs; any other is a restart. */
 function sameEngine(running: Partial<LabOptions>, wanted: LabOptions): boolean {
   const key = (o: Partial<LabOptions>) =>
-    (o.engine ?? "simulator") === "simulator"
-      ? JSON.stringify(["simulator", o.emulateGpuMemoryGib, o.simKvEmulation ?? true])
-      : JSON.stringify([o.engine, o.vllmPython, o.modelDir, o.emulateGpuMemoryGib]);
+    JSON.stringify([
+      o.gpus ?? 1,
+      o.nodes ?? 1,
+      ...((o.engine ?? "simulator") === "simulator"
+        ? ["simulator", o.emulateGpuMemoryGib, o.simKvEmulation ?? true]
+        : [o.engine, o.vllmPython, o.modelDir, o.emulateGpuMemoryGib]),
+    ]);
   return key(running) === key(wanted);
 }
 

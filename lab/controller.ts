@@ -1,6 +1,6 @@
 /**
- * The lab's node agent, run in the background by `npm run lab:up`: the simulated kubelet and the
- * local-path provisioner, polling the API server twice a second until it gets SIGTERM.
+ * The lab's node agent, run in the background by `npm run lab:up`: the simulated kubelet of every
+ * GPU node, the Services' loopback endpoints and the local-path provisioner, polling the API server twice a second until it gets SIGTERM.
  */
 
 import { spawnSync } from "node:child_process";
@@ -8,18 +8,19 @@ import * as fs from "node:fs";
 import * as k8s from "@kubernetes/client-node";
 import { findTool } from "../common/tools";
 import type { ServerEngine } from "./engine";
+import { labNodeLayout } from "./gpus";
 import { LabKubelet } from "./kubelet";
-import { KUBECONFIG_FILE, type LabOptions, LabOptionsSchema } from "./options";
+import { KUBECONFIG_FILE, type LabOptions, LabOptionsSchema, SERVICES_FILE } from "./options";
 import { hasWeights } from "./preflight";
 import { LabProvisioner } from "./provisioner";
-import { SimEndpoint } from "./sim-endpoint";
+import { ServiceRoutes } from "./service-routes";
 import { type SimPlacement, simulatorEngine } from "./sim-engine";
 import { vllmEngine } from "./vllm-engine";
 
 const TICK_MS = 500;
 
 /** Simulators get a namespace of their own unless the lab already runs in one (lab/isolated.sh). */
-async function simPlacement(endpointPort: number): Promise<SimPlacement> {
+function simPlacement(): SimPlacement {
   if (process.env.VLLM_LAB_NETNS === "1") return { mode: "direct" };
   const unshareArgs = process.getuid?.() === 0 ? ["--net"] : ["--net", "--map-root-user"];
   // The namespace is useless unless its loopback can be brought up (no `ip` binary: it cannot).
@@ -31,15 +32,11 @@ async function simPlacement(endpointPort: number): Promise<SimPlacement> {
     );
     return { mode: "direct" };
   }
-  const endpoint = new SimEndpoint(endpointPort);
-  await endpoint.listen();
-  return { mode: "netns", endpoint, unshareArgs };
+  return { mode: "netns", unshareArgs };
 }
 
-async function serverEngine(options: LabOptions, kc: k8s.KubeConfig): Promise<ServerEngine> {
+function serverEngine(options: LabOptions, kc: k8s.KubeConfig): ServerEngine {
   if (options.engine === "vllm") {
-    const endpoint = new SimEndpoint(options.endpointPort);
-    await endpoint.listen();
     const core = kc.makeApiClient(k8s.CoreV1Api);
     const readSecret = async (namespace: string, name: string, key: string) => {
       const secret = await core.readNamespacedSecret({ name, namespace }).catch(() => undefined);
@@ -52,9 +49,9 @@ async function serverEngine(options: LabOptions, kc: k8s.KubeConfig): Promise<Se
     process.stderr.write(
       `${new Date().toISOString()} vLLM pods run real vllm serve (${options.vllmPython}) on 127.0.0.1\n`,
     );
-    return vllmEngine(options, endpoint, readSecret, localModel);
+    return vllmEngine(options, readSecret, localModel);
   }
-  const placement = await simPlacement(options.endpointPort);
+  const placement = simPlacement();
   process.stderr.write(
     `${new Date().toISOString()} simulators run ${placement.mode === "netns" ? "in loopback-only network namespaces" : "on this namespace's loopback"}\n`,
   );
@@ -65,7 +62,11 @@ async function main(): Promise<void> {
   const options = LabOptionsSchema.parse(JSON.parse(process.argv[2] ?? "{}"));
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(KUBECONFIG_FILE);
-  const kubelet = new LabKubelet(kc, options, await serverEngine(options, kc));
+  const warn = (message: string) => process.stderr.write(`${new Date().toISOString()} routes: ${message}\n`);
+  const routes = new ServiceRoutes(options.endpointPort, SERVICES_FILE, warn);
+  await routes.listen();
+  const nodes = labNodeLayout(options.nodeName, options.gpus, options.nodes);
+  const kubelet = new LabKubelet(kc, nodes, serverEngine(options, kc), routes);
   const provisioner = new LabProvisioner(kc);
   let stopping = false;
   const stop = () => {

@@ -1,35 +1,27 @@
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
-import { request } from "undici";
 import { ignoreStatus } from "./api-errors";
 import { ContainerProcess } from "./container-process";
 import type { ServerEngine, ServerLaunch } from "./engine";
+import { DeviceAllocator, gpusRequested, type LabNodeLayout } from "./gpus";
 import { KwokLogs } from "./kwok-logs";
-import { MODEL_CACHED_ANNOTATION, podStatusAt, VLLM_POD_SELECTOR } from "./manifests";
-import { LAB_DIR, type LabOptions } from "./options";
+import { GPU_DEVICES_ANNOTATION, podStatusAt, VLLM_POD_SELECTOR } from "./manifests";
+import { LAB_DIR } from "./options";
+import {
+  containerLogFile,
+  hostIPFor,
+  type LabEvent,
+  newPodRuntime,
+  type PodRuntime,
+  podIPFor,
+  serverHealthy,
+  terminatedStatus,
+} from "./pod-runtime";
+import { multiAttachConflict, PodVolumes } from "./pod-volumes";
+import type { ServiceRoutes } from "./service-routes";
 
-/** What the lab knows about a pod it runs. */
-interface PodRuntime {
-  readonly uid: string;
-  readonly name: string;
-  readonly namespace: string;
-  readonly isVllm: boolean;
-  startedAt: Date;
-  readyAt: Date;
-  restarts: number;
-  state: "starting" | "ready" | "crashed" | "stopping";
-  /** When a crashed container may start again (the kubelet's CrashLoopBackOff). */
-  restartAfter: Date;
-  process: ContainerProcess | undefined;
-  launch: ServerLaunch | undefined;
-  /** How the previous run ended, reported as `lastState.terminated`. */
-  lastTerminated: k8s.V1ContainerStateTerminated | undefined;
-  cold: boolean;
-}
-
-export type LabEvent = { at: string; event: string; pod: string; uid: string; detail?: Record<string, unknown> };
+export type { LabEvent } from "./pod-runtime";
 
 /** Grace before SIGKILL when the pod says nothing (the API's default terminationGracePeriodSeconds). */
 const DEFAULT_GRACE_SECONDS = 30;
@@ -37,102 +29,118 @@ const DEFAULT_GRACE_SECONDS = 30;
 const LAB_STOP_GRACE_SECONDS = 20;
 
 /**
- * A stand-in kubelet for the vLLM pods on the simulated node (kwok runs any other pod). They get
- * the statuses a kubelet would report, and each vLLM pod (container `vllm`) gets a server process
- * from the lab's engine (llm-d-inference-sim, or a real `vllm serve`) built from its own args. A
- * pod turns Ready once the engine's load delay has passed and its server answers /health. A server
- * that exits is a container restart with back-off (restartCount, CrashLoopBackOff,
+ * A stand-in kubelet for the vLLM pods on the simulated GPU nodes (kwok runs any other pod). They
+ * get the statuses a kubelet would report, and each vLLM pod (container `vllm`) gets a server
+ * process from the lab's engine (llm-d-inference-sim, or a real `vllm serve`) built from its own
+ * args, answering on a loopback endpoint of its own that its Service forwards to (ServiceRoutes).
+ * A pod turns Ready once the engine's load delay has passed and its server answers /health. A
+ * server that exits is a container restart with back-off (restartCount, CrashLoopBackOff,
  * `lastState.terminated` with the exit code and the last log lines). Its output is the
- * container's log, readable through the API server as on a real node. One GPU: no server starts
- * while another one's processes are still alive, and a deleted pod is gone only once its
- * processes are.
+ * container's log, readable through the API server as on a real node. GPUs: a pod holds its
+ * node's devices (DeviceAllocator; the indexes go on the pod as GPU_DEVICES_ANNOTATION) until
+ * every process of it is gone, no server starts until its devices are free, and a deleted pod is
+ * gone only once its processes are. A ReadWriteOnce claim held on one node keeps a pod of another
+ * node from starting (a Multi-Attach error event), as the attach-detach controller does.
  */
 export class LabKubelet {
   private readonly pods = new Map<string, PodRuntime>();
-  /** Processes of pods the lab forgot that may still hold the GPU. */
-  private readonly leaving = new Set<ContainerProcess>();
+  /** Processes of pods the lab forgot that may still hold their GPUs and volumes. */
+  private readonly leaving = new Map<ContainerProcess, PodRuntime>();
   private readonly core: k8s.CoreV1Api;
   private readonly logs: KwokLogs;
+  private readonly volumes: PodVolumes;
+  private readonly devices: DeviceAllocator;
   private readonly eventsFile = path.join(LAB_DIR, "events.jsonl");
 
   constructor(
     kc: k8s.KubeConfig,
-    private readonly options: LabOptions,
+    private readonly nodes: readonly LabNodeLayout[],
     private readonly engine: ServerEngine,
+    private readonly routes: ServiceRoutes,
   ) {
     this.core = kc.makeApiClient(k8s.CoreV1Api);
     this.logs = new KwokLogs(kc, (message) => this.warn(message));
+    this.volumes = new PodVolumes(kc);
+    this.devices = new DeviceAllocator(nodes);
     fs.mkdirSync(LAB_DIR, { recursive: true });
   }
 
   async tick(now = new Date()): Promise<void> {
-    const list = await this.core.listPodForAllNamespaces({
-      fieldSelector: `spec.nodeName=${this.options.nodeName}`,
-      labelSelector: VLLM_POD_SELECTOR,
-    });
-    for (const p of this.leaving) if (p.gone()) this.leaving.delete(p);
+    const list = await this.core.listPodForAllNamespaces({ labelSelector: VLLM_POD_SELECTOR });
+    for (const [p, runtime] of this.leaving)
+      if (p.gone()) {
+        this.leaving.delete(p);
+        this.devices.release(runtime.uid);
+      }
+    const ours = new Set(this.nodes.map((n) => n.name));
     const seen = new Set<string>();
-    for (const pod of list.items) {
+    // Oldest first, so the pod that waited longest gets a device that has just come free.
+    const pods = list.items
+      .filter((p) => ours.has(p.spec?.nodeName ?? ""))
+      .sort((a, b) => String(a.metadata?.creationTimestamp).localeCompare(String(b.metadata?.creationTimestamp)));
+    for (const pod of pods) {
       const uid = pod.metadata?.uid ?? "";
       seen.add(uid);
       if (pod.metadata?.deletionTimestamp) await this.remove(pod);
       else await this.advance(pod, now);
     }
     for (const [uid, runtime] of this.pods) if (!seen.has(uid)) this.forget(runtime, "gone", DEFAULT_GRACE_SECONDS);
+    await this.routes.sync((await this.core.listServiceForAllNamespaces()).items);
   }
 
   /** Stops every server and resolves once all their processes are gone. */
   async stopAll(): Promise<void> {
     for (const runtime of this.pods.values()) this.forget(runtime, "lab stopped", LAB_STOP_GRACE_SECONDS);
-    await Promise.all([...this.leaving].map((p) => p.waitGone()));
+    await Promise.all([...this.leaving.keys()].map((p) => p.waitGone()));
   }
 
   private async advance(pod: k8s.V1Pod, now: Date): Promise<void> {
     const uid = pod.metadata!.uid!;
     let runtime = this.pods.get(uid);
     if (!runtime) {
-      const isVllm = (pod.spec?.containers ?? []).some((c) => c.name === "vllm");
-      // The old pod's server may still be shutting down: the GPU is not free until it is gone.
-      if (isVllm && this.gpuBusy()) return;
-      const cold = isVllm && !(await this.cacheIsFilled(pod));
+      const container = (pod.spec?.containers ?? []).find((c) => c.name === "vllm");
+      const isVllm = container !== undefined;
+      const node = pod.spec!.nodeName!;
+      const rwoClaims = await this.volumes.rwoClaims(pod);
+      const conflict = multiAttachConflict(node, rwoClaims, [...this.pods.values(), ...this.leaving.values()]);
+      if (conflict) {
+        if (await this.volumes.reportMultiAttach(pod, conflict))
+          this.warn(`${pod.metadata!.namespace}/${pod.metadata!.name}: ${conflict.claim} is in use on another node`);
+        return;
+      }
+      // A replaced pod's server may still be shutting down: its devices are not free until it is gone.
+      const devices = isVllm ? this.devices.assign(node, uid, gpusRequested(container.resources ?? {})) : [];
+      if (!devices) return;
+      if (isVllm) await this.annotateDevices(pod, devices);
+      const cold = isVllm && !(await this.volumes.cacheIsFilled(pod));
       const delaySeconds = isVllm ? this.engine.loadDelaySeconds(cold) : 0.2;
-      runtime = {
-        uid,
-        name: pod.metadata!.name!,
-        namespace: pod.metadata!.namespace!,
+      runtime = newPodRuntime(pod, now, delaySeconds, {
+        nodeIndex: this.nodes.findIndex((n) => n.name === node),
+        rwoClaims,
+        devices,
         isVllm,
         cold,
-        startedAt: now,
-        readyAt: new Date(now.getTime() + delaySeconds * 1000),
-        restarts: 0,
-        state: "starting",
-        process: undefined,
-        launch: undefined,
-        lastTerminated: undefined,
-        restartAfter: now,
-      };
+      });
       this.pods.set(uid, runtime);
       await this.patchStatus(pod, runtime, "started", now);
-      this.record("container-started", runtime, { cold, readyAfterSeconds: delaySeconds, engine: this.engine.name });
+      this.record("container-started", runtime, {
+        cold,
+        readyAfterSeconds: delaySeconds,
+        engine: this.engine.name,
+        node,
+        gpuDevices: devices,
+      });
       if (isVllm) await this.startServer(pod, runtime);
       return;
     }
     const ended = runtime.process?.exited;
     if (runtime.isVllm && ended && (runtime.state === "starting" || runtime.state === "ready")) {
       runtime.state = "crashed";
-      runtime.lastTerminated = {
-        exitCode: ended.exitCode,
-        ...(ended.signal ? { signal: os.constants.signals[ended.signal as NodeJS.Signals] } : {}),
-        reason: ended.exitCode === 0 ? "Completed" : "Error",
-        message: ended.message,
-        startedAt: ended.startedAt,
-        finishedAt: ended.finishedAt,
-        containerID: containerId(runtime),
-      };
+      runtime.lastTerminated = terminatedStatus(runtime, ended);
       // Back-off doubles per restart, as the kubelet's does (10 s .. 5 min), on the lab's 1/10 scale.
       const backOffSeconds = Math.min(2 ** runtime.restarts, 30);
       runtime.restartAfter = new Date(now.getTime() + backOffSeconds * 1000);
-      if (this.engine.endpoint) this.engine.endpoint.route(undefined);
+      this.routes.podStopped(uid);
       await this.patchStatus(pod, runtime, "crashed", now, {
         waitingMessage: `back-off ${backOffSeconds}s restarting failed container=vllm pod=${runtime.name}_${runtime.namespace}(${uid})`,
       });
@@ -150,10 +158,11 @@ export class LabKubelet {
       await this.startServer(pod, runtime);
       return;
     }
-    if (runtime.state === "starting" && now >= runtime.readyAt && (!runtime.isVllm || (await this.healthy(runtime)))) {
+    const healthy = async () => runtime.launch !== undefined && (await serverHealthy(runtime.launch.route));
+    if (runtime.state === "starting" && now >= runtime.readyAt && (!runtime.isVllm || (await healthy()))) {
       runtime.state = "ready";
       await this.patchStatus(pod, runtime, "ready", now);
-      if (runtime.isVllm) await this.markCacheFilled(pod);
+      if (runtime.isVllm) await this.volumes.markCacheFilled(pod);
       this.record("ready", runtime, { secondsSinceStart: (now.getTime() - runtime.startedAt.getTime()) / 1000 });
     }
   }
@@ -172,7 +181,7 @@ export class LabKubelet {
           pod.metadata?.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? DEFAULT_GRACE_SECONDS;
         runtime.state = "stopping";
         runtime.process!.stop(grace);
-        if (this.engine.endpoint) this.engine.endpoint.route(undefined);
+        this.routes.podStopped(runtime.uid);
         this.record("container-stopping", runtime, { graceSeconds: grace });
       }
       return;
@@ -188,19 +197,25 @@ export class LabKubelet {
     const p = runtime.process;
     if (p && !p.gone()) {
       p.stop(graceSeconds);
-      this.leaving.add(p);
-    }
-    if (this.engine.endpoint && runtime.launch?.route !== undefined) this.engine.endpoint.route(undefined);
+      this.leaving.set(p, runtime);
+    } else this.devices.release(runtime.uid);
+    this.routes.podStopped(runtime.uid);
+    this.volumes.forget(runtime.uid);
     this.pods.delete(runtime.uid);
     void this.logs.forget(runtime.namespace, runtime.name);
     this.record("container-stopped", runtime, { reason });
   }
 
-  /** True while any server process (of a known pod or a forgotten one) may still hold the GPU. */
-  private gpuBusy(): boolean {
-    if (this.leaving.size > 0) return true;
-    for (const r of this.pods.values()) if (r.process && !r.process.gone()) return true;
-    return false;
+  /** What a device plugin's pod shows of its allocation: the node-local GPU indexes, on the pod. */
+  private async annotateDevices(pod: k8s.V1Pod, devices: readonly number[]): Promise<void> {
+    await this.core.patchNamespacedPod(
+      {
+        name: pod.metadata!.name!,
+        namespace: pod.metadata!.namespace!,
+        body: { metadata: { annotations: { [GPU_DEVICES_ANNOTATION]: devices.join(",") } } },
+      },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+    );
   }
 
   private async startServer(pod: k8s.V1Pod, runtime: PodRuntime): Promise<void> {
@@ -208,20 +223,23 @@ export class LabKubelet {
     const logFile = this.logFile(runtime, runtime.restarts);
     let launch: ServerLaunch;
     try {
-      launch = await this.engine.launch(pod, container, { restarts: runtime.restarts });
+      launch = await this.engine.launch(pod, container, {
+        restarts: runtime.restarts,
+        hostDevices: this.devices.hostDevices(runtime.node, runtime.devices),
+      });
     } catch (error) {
       // A start that cannot even be built fails like a container that exits at once, saying why.
       const message = `lab: cannot start the container: ${(error as Error).message}`;
       launch = {
         command: "sh",
         args: ["-c", 'echo "$0" >&2; exit 1', message],
-        healthUrl: "http://127.0.0.1:1/health",
+        route: 1,
         detail: { error: message },
       };
     }
     runtime.launch = launch;
     runtime.process = new ContainerProcess(launch, logFile);
-    if (this.engine.endpoint && launch.route !== undefined) this.engine.endpoint.route(launch.route);
+    this.routes.podServing({ ...runtime, target: launch.route });
     await this.logs.point(runtime.namespace, runtime.name, {
       current: logFile,
       previous: runtime.restarts > 0 ? this.logFile(runtime, runtime.restarts - 1) : undefined,
@@ -229,20 +247,8 @@ export class LabKubelet {
     this.record("server-started", runtime, { pid: runtime.process.pid, engine: this.engine.name, ...launch.detail });
   }
 
-  /** `.lab/logs/<namespace>_<pod>_<uid>/vllm/<restart>.log`: the layout of /var/log/pods on a node. */
   private logFile(runtime: PodRuntime, restart: number): string {
-    return path.join(LAB_DIR, "logs", `${runtime.namespace}_${runtime.name}_${runtime.uid}`, "vllm", `${restart}.log`);
-  }
-
-  private async healthy(runtime: PodRuntime): Promise<boolean> {
-    if (!runtime.launch) return false;
-    try {
-      const res = await request(runtime.launch.healthUrl, { headersTimeout: 1000, bodyTimeout: 1000 });
-      await res.body.dump();
-      return res.statusCode === 200;
-    } catch {
-      return false;
-    }
+    return containerLogFile(LAB_DIR, runtime, restart);
   }
 
   private async patchStatus(
@@ -256,8 +262,8 @@ export class LabKubelet {
       startedAt: runtime.startedAt,
       now,
       restarts: runtime.restarts,
-      podIP: podIPFor(runtime.uid),
-      hostIP: "10.0.0.10",
+      podIP: podIPFor(runtime.uid, runtime.nodeIndex),
+      hostIP: hostIPFor(runtime.nodeIndex),
       lastTerminated: runtime.lastTerminated,
       waitingMessage: extra.waitingMessage,
     });
@@ -265,33 +271,6 @@ export class LabKubelet {
       { name: runtime.name, namespace: runtime.namespace, body: { status } },
       k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
     );
-  }
-
-  private async claimVolumes(pod: k8s.V1Pod): Promise<k8s.V1PersistentVolume[]> {
-    const volumes: k8s.V1PersistentVolume[] = [];
-    for (const v of pod.spec?.volumes ?? []) {
-      if (!v.persistentVolumeClaim) continue;
-      const claim = await this.core.readNamespacedPersistentVolumeClaim({
-        name: v.persistentVolumeClaim.claimName,
-        namespace: pod.metadata!.namespace!,
-      });
-      if (claim.spec?.volumeName) volumes.push(await this.core.readPersistentVolume({ name: claim.spec.volumeName }));
-    }
-    return volumes;
-  }
-
-  private async cacheIsFilled(pod: k8s.V1Pod): Promise<boolean> {
-    const volumes = await this.claimVolumes(pod);
-    return volumes.length > 0 && volumes.every((pv) => pv.metadata?.annotations?.[MODEL_CACHED_ANNOTATION] === "true");
-  }
-
-  private async markCacheFilled(pod: k8s.V1Pod): Promise<void> {
-    for (const pv of await this.claimVolumes(pod)) {
-      await this.core.patchPersistentVolume(
-        { name: pv.metadata!.name!, body: { metadata: { annotations: { [MODEL_CACHED_ANNOTATION]: "true" } } } },
-        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
-      );
-    }
   }
 
   private warn(message: string): void {
@@ -308,15 +287,4 @@ export class LabKubelet {
     };
     fs.appendFileSync(this.eventsFile, `${JSON.stringify(line)}\n`);
   }
-}
-
-function containerId(runtime: PodRuntime): string {
-  return `lab://${runtime.uid}/vllm/${runtime.restarts}`;
-}
-
-/** A stable fake pod IP from the UID, so endpoints exist; nothing is routed to it. */
-export function podIPFor(uid: string): string {
-  let hash = 0;
-  for (const ch of uid) hash = (hash * 31 + ch.charCodeAt(0)) >>> 0;
-  return `10.244.0.${(hash % 250) + 2}`;
 }

@@ -15,11 +15,25 @@ export const PROVISIONER = "rancher.io/local-path";
 export const VLLM_POD_SELECTOR = "app.kubernetes.io/name=vllm";
 
 /**
- * The simulated GPU node: what k3s on the seed's machine advertises, including one
- * `nvidia.com/gpu` (the device plugin's resource), so a second vLLM pod cannot be scheduled.
+ * The node-local indexes of the GPUs the lab's kubelet gave a vLLM pod ("0", or "0,1" for two), set
+ * on the pod before its server starts: with the pod's `spec.nodeName`, which device of which node
+ * served it (a real device plugin puts this in the container's NVIDIA_VISIBLE_DEVICES instead).
  */
-export function labNode(name: string): V1Node {
-  const resources = { cpu: "16", memory: "64Gi", pods: "110", "nvidia.com/gpu": "1", "ephemeral-storage": "500Gi" };
+export const GPU_DEVICES_ANNOTATION = "lab.vllm-tuner/gpu-devices";
+
+/**
+ * A simulated GPU node: what k3s on the seed's machine advertises, including `gpus`
+ * `nvidia.com/gpu` (the device plugin's resource; the seed's node had one), so the scheduler
+ * leaves a vLLM pod Pending when every GPU of every node is taken.
+ */
+export function labNode(name: string, gpus = 1): V1Node {
+  const resources = {
+    cpu: "16",
+    memory: "64Gi",
+    pods: "110",
+    "nvidia.com/gpu": String(gpus),
+    "ephemeral-storage": "500Gi",
+  };
   return {
     apiVersion: "v1",
     kind: "Node",

@@ -1,10 +1,13 @@
 import { createHash } from "node:crypto";
 import * as path from "node:path";
 import { z } from "zod";
+import { MAX_LAB_GPUS } from "./gpus";
 
 /** Where the lab keeps its state, kubeconfig and logs: `.lab/` in the project (git-ignored). */
 export const LAB_DIR = path.resolve(__dirname, "..", ".lab");
 export const STATE_FILE = path.join(LAB_DIR, "state.json");
+/** Where the lab's kubelet publishes each vLLM Service's loopback endpoint (ServiceEndpointsSchema). */
+export const SERVICES_FILE = path.join(LAB_DIR, "services.json");
 export const KUBECONFIG_FILE = path.join(LAB_DIR, "kubeconfig");
 
 /** Where the lab's cache and built tools live: one rule, in common/tools.ts. */
@@ -71,6 +74,10 @@ export const LabOptionsSchema = z.object({
    * simulator (only --max-num-seqs binds).
    */
   simKvEmulation: z.boolean().default(true),
+  /** `nvidia.com/gpu` devices the lab's nodes advertise in all (lab/gpus.ts spreads them). */
+  gpus: z.number().int().min(1).max(MAX_LAB_GPUS).default(1),
+  /** Simulated GPU nodes; `nodeName` is the first. */
+  nodes: z.number().int().min(1).max(MAX_LAB_GPUS).default(1),
 });
 
 /** The card the simulator lab emulates unless told otherwise: the seed's 24 GiB RTX 4090. */
@@ -88,9 +95,15 @@ export type LabOptions = z.infer<typeof LabOptionsSchema>;
  */
 export const LabStateSchema = z.looseObject({
   clusterName: z.string().min(1),
+  /** The first (with one node, the only) GPU node. */
   nodeName: z.string().min(1),
+  /** Every simulated GPU node and its GPUs (a state from before --gpus: one node with one GPU). */
+  nodes: z.array(z.object({ name: z.string().min(1), gpus: z.number().int().min(1) })).optional(),
   kubeconfig: z.string().min(1),
-  /** Where the current Ready vLLM pod's server (simulator or vLLM) answers. */
+  /**
+   * Where the most recently started vLLM pod's server (simulator or vLLM) answers. With several
+   * vLLM pods at once, each Service has its own endpoint: SERVICES_FILE (readServiceEndpoint).
+   */
   endpoint: z.string().regex(/^https?:\/\/\S+$/),
   /** The node agent (lab/controller.ts); gone means the lab is not running. */
   controllerPid: z.number().int().positive(),
@@ -108,3 +121,20 @@ export const LabStateSchema = z.looseObject({
   kvEmulation: z.string().optional(),
 });
 export type LabState = z.infer<typeof LabStateSchema>;
+
+/**
+ * `.lab/services.json`, rewritten by the lab's kubelet whenever it changes: each Service that
+ * selects vLLM pods, keyed `<namespace>/<name>`, with the loopback URL that forwards to its pod
+ * (kube-proxy's job on a real node) and the pod it forwards to now (null while none serves).
+ */
+export const ServiceEndpointsSchema = z.object({
+  services: z.record(
+    z.string(),
+    z.object({
+      url: z.string().regex(/^http:\/\/127\.0\.0\.1:\d+$/),
+      pod: z.string().nullable(),
+      node: z.string().nullable(),
+    }),
+  ),
+});
+export type ServiceEndpoints = z.infer<typeof ServiceEndpointsSchema>;

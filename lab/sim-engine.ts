@@ -7,19 +7,16 @@ import { KvStartupError, kvPoolFor } from "./kv-model";
 import type { KvProxyConfig } from "./kv-proxy";
 import { type LabOptions, simCardGib } from "./options";
 import { simArgsFor } from "./sim-args";
-import type { SimEndpoint } from "./sim-endpoint";
 import type { SimPodConfig } from "./sim-pod";
 import { freeLoopbackPort } from "./vllm-engine";
 
 /**
- * Where simulators run. `netns`: each in a loopback-only network namespace of its own, reached
- * through `endpoint` (the simulator binds every interface and cannot be told otherwise).
- * `direct`: on the lab's own loopback port, used when the lab already runs inside such a
- * namespace (lab/isolated.sh) or none can be made.
+ * Where simulators run. `netns`: each in a loopback-only network namespace of its own, serving
+ * on a Unix socket the lab's endpoints reach (the simulator binds every interface and cannot be
+ * told otherwise). `direct`: each on a loopback port of its own in the lab's namespace, used when
+ * the lab already runs inside such a namespace (lab/isolated.sh) or none can be made.
  */
-export type SimPlacement =
-  | { readonly mode: "netns"; readonly endpoint: SimEndpoint; readonly unshareArgs: string[] }
-  | { readonly mode: "direct" };
+export type SimPlacement = { readonly mode: "netns"; readonly unshareArgs: string[] } | { readonly mode: "direct" };
 
 /** Port the simulator listens on inside its own namespace (nothing else is there). */
 const NETNS_SIM_PORT = 8000;
@@ -51,11 +48,11 @@ export function kvProxyConfigFor(podArgs: readonly string[], cardGib: number): K
 }
 
 /** A container that prints vLLM's refusal and exits 1, as vLLM's engine core does when the KV cache is too small. */
-function refusedStart(error: KvStartupError, healthUrl: string): ServerLaunch {
+function refusedStart(error: KvStartupError, route: number): ServerLaunch {
   return {
     command: process.execPath,
     args: ["-e", "process.stderr.write(process.argv[1] + '\\n'); process.exit(1)", error.message],
-    healthUrl,
+    route,
     detail: { kvStartupRefused: error.message },
   };
 }
@@ -65,35 +62,36 @@ export function simulatorEngine(options: LabOptions, simBinary: string, placemen
   const cardGib = simCardGib(options);
   return {
     name: "simulator",
-    endpoint: placement.mode === "netns" ? placement.endpoint : undefined,
     loadDelaySeconds: (cold) => (cold ? options.coldStartSeconds : options.warmStartSeconds),
     async launch(pod: k8s.V1Pod, container: k8s.V1Container, attempt): Promise<ServerLaunch> {
       const podArgs = container.args ?? [];
-      const healthUrl = `http://127.0.0.1:${options.endpointPort}/health`;
       let kv: KvProxyConfig | null = null;
       if (cardGib !== undefined) {
         try {
           kv = kvProxyConfigFor(podArgs, cardGib);
         } catch (error) {
-          if (error instanceof KvStartupError) return refusedStart(error, healthUrl);
+          if (error instanceof KvStartupError) return refusedStart(error, await freeLoopbackPort());
           throw error;
         }
       }
-      const simPort =
-        placement.mode === "netns" ? NETNS_SIM_PORT : kv ? await freeLoopbackPort() : options.endpointPort;
+      // Every pod answers on a loopback endpoint of its own, so several serve at once.
+      const simPort = placement.mode === "netns" ? NETNS_SIM_PORT : await freeLoopbackPort();
       const { args, ignored } = simArgsFor(podArgs, {
         port: simPort,
         timeToFirstTokenMs: options.timeToFirstTokenMs,
         interTokenLatencyMs: options.interTokenLatencyMs,
       });
       const detail = { placement: placement.mode, args, ignored, kvPool: kv?.pool ?? null };
-      // No KV layer and no namespace: the simulator serves the lab's port itself, as before.
-      if (placement.mode === "direct" && !kv) return { command: simBinary, args, healthUrl, detail };
+      // No KV layer and no namespace: the simulator serves its port itself.
+      if (placement.mode === "direct" && !kv) return { command: simBinary, args, route: simPort, detail };
       const uid = pod.metadata?.uid ?? "";
       const socket = path.join(os.tmpdir(), `vllm-lab-${uid.slice(0, 8)}-${attempt.restarts}.sock`);
+      let frontPort = placement.mode === "netns" ? undefined : await freeLoopbackPort();
+      // The OS may hand out the port it gave the simulator a moment ago: the front door needs another.
+      while (frontPort === simPort) frontPort = await freeLoopbackPort();
       const config: SimPodConfig = {
         netns: placement.mode === "netns",
-        listen: placement.mode === "netns" ? { path: socket } : { port: options.endpointPort },
+        listen: frontPort === undefined ? { path: socket } : { port: frontPort },
         simPort,
         kv,
       };
@@ -108,14 +106,7 @@ export function simulatorEngine(options: LabOptions, simBinary: string, placemen
       ];
       const [command, ...rest] =
         placement.mode === "netns" ? ["unshare", ...placement.unshareArgs, ...wrapper] : wrapper;
-      return {
-        command: command!,
-        args: rest,
-        cwd: path.resolve(__dirname, ".."),
-        healthUrl,
-        ...(placement.mode === "netns" ? { route: socket } : {}),
-        detail,
-      };
+      return { command: command!, args: rest, cwd: path.resolve(__dirname, ".."), route: frontPort ?? socket, detail };
     },
   };
 }

@@ -1,7 +1,14 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { processAlive } from "../common/process-alive";
-import { type LabState, LabStateSchema, STATE_FILE } from "./options";
+import {
+  type LabState,
+  LabStateSchema,
+  SERVICES_FILE,
+  type ServiceEndpoints,
+  ServiceEndpointsSchema,
+  STATE_FILE,
+} from "./options";
 
 /** There is no lab to use: no state file, or its node agent is gone. The message names `npm run lab:up`. */
 export class LabNotRunningError extends Error {
@@ -50,4 +57,20 @@ export function runningLabState(file: string = STATE_FILE, isAlive: (pid: number
       `the lab in ${file} is not running (controller pid ${state.controllerPid} is gone): npm run lab:up`,
     );
   return state;
+}
+
+/**
+ * A vLLM Service's loopback endpoint in a running lab (its URL, the pod it forwards to and that
+ * pod's node), from the file the lab's kubelet keeps; undefined while the lab has not seen the
+ * Service yet. `file` is `<repoDir>/.lab/services.json` for another checkout.
+ */
+export function readServiceEndpoint(
+  namespace: string,
+  service: string,
+  file: string = SERVICES_FILE,
+): ServiceEndpoints["services"][string] | undefined {
+  if (!fs.existsSync(file)) return undefined;
+  const parsed = ServiceEndpointsSchema.safeParse(JSON.parse(fs.readFileSync(file, "utf8")));
+  if (!parsed.success) throw new Error(`${file} is not a services file this version understands: restart the lab`);
+  return parsed.data.services[`${namespace}/${service}`];
 }

@@ -5,7 +5,6 @@ import type * as k8s from "@kubernetes/client-node";
 import { emulatedKvCacheBytes, utilizationOf } from "./emulate-memory";
 import type { ServerEngine, ServerLaunch } from "./engine";
 import { LAB_DIR, type LabOptions } from "./options";
-import type { SimEndpoint } from "./sim-endpoint";
 import { type LocalModel, type ResolvedEnvVar, vllmCommandFor, vllmEnvFor } from "./vllm-command";
 
 /** Reads a key of a Secret; what the kubelet does for `secretKeyRef`. */
@@ -13,20 +12,19 @@ export type SecretReader = (namespace: string, name: string, key: string) => Pro
 
 /**
  * A real `vllm serve` per pod on this machine's GPU, with the pod's own args and env, on a free
- * loopback port the lab endpoint forwards to. No network namespace: vLLM has a bind address
- * (`--host 127.0.0.1`), and the GPU machine has no `ip` to bring a namespace's loopback up.
+ * loopback port its Service's endpoint forwards to. No network namespace: vLLM has a bind address
+ * (`--host 127.0.0.1`), and the GPU machine has no `ip` to bring a namespace's loopback up. It
+ * sees only the devices its pod was given (CUDA_VISIBLE_DEVICES), as a container does.
  */
 export function vllmEngine(
   options: LabOptions,
-  endpoint: SimEndpoint,
   readSecret: SecretReader,
   localModel: LocalModel | undefined,
 ): ServerEngine {
   return {
     name: "vllm",
-    endpoint,
     loadDelaySeconds: () => 0,
-    async launch(pod: k8s.V1Pod, container: k8s.V1Container): Promise<ServerLaunch> {
+    async launch(pod: k8s.V1Pod, container: k8s.V1Container, attempt): Promise<ServerLaunch> {
       const port = await freeLoopbackPort();
       const namespace = pod.metadata?.namespace ?? "default";
       const podEnv = await resolveEnv(container.env ?? [], namespace, readSecret);
@@ -39,10 +37,17 @@ export function vllmEngine(
       return {
         command: options.vllmPython,
         args: command.args,
-        env: vllmEnvFor(process.env, podEnv, volumeDirs(pod, container), freshContainerDir(pod, container)),
-        healthUrl: `http://127.0.0.1:${port}/health`,
+        env: {
+          ...vllmEnvFor(process.env, podEnv, volumeDirs(pod, container), freshContainerDir(pod, container)),
+          CUDA_VISIBLE_DEVICES: attempt.hostDevices.join(","),
+        },
         route: port,
-        detail: { args: command.args, replaced: command.replaced, podEnvNames: podEnv.map((e) => e.name) },
+        detail: {
+          args: command.args,
+          replaced: command.replaced,
+          podEnvNames: podEnv.map((e) => e.name),
+          cudaVisibleDevices: attempt.hostDevices.join(","),
+        },
       };
     },
   };

@@ -1,5 +1,8 @@
-/** Config keys that identify a run rather than describe the operating point. */
-export const RUN_IDENTITY_KEYS = ["cacheRunId"] as const;
+/**
+ * Config keys that identify a run rather than describe the operating point: a cold run's claim, and
+ * the parallel slot the campaign ran the candidate in (which server copy, not which config).
+ */
+export const RUN_IDENTITY_KEYS = ["cacheRunId", "slot"] as const;
 
 /** JSON with object keys sorted, so equal data compares equal whatever its key order. */
 export function canonicalJson(value: unknown): string {

@@ -1,4 +1,5 @@
 import { num } from "../../common/format";
+import { type ControlSpread, controlSpread } from "./noise";
 import type { Comparison } from "./rule";
 
 /**
@@ -24,6 +25,8 @@ export interface RecommendInput {
   readonly changes: readonly string[];
   /** The rendered args, to find controls (stacks with baseline's exact args). */
   readonly args: readonly string[] | null;
+  /** The parallel slot it ran in (`campaign run --parallel`); absent: slot 0. */
+  readonly slot?: number;
 }
 
 export interface Recommendation {
@@ -32,8 +35,14 @@ export interface Recommendation {
   readonly highest: string | null;
   /** Relative throughput gap treated as noise. */
   readonly tolerance: number;
-  /** Relative gap between baseline and its controls; null without a measured control. */
+  /** Relative gap between baseline and its controls in one slot; null without a measured control. */
   readonly controlNoise: number | null;
+  /**
+   * With parallel slots: the relative spread between the slots' controls (baseline runs in every
+   * slot), which joins the tolerance; and each slot's controls. Absent when every record ran in slot 0.
+   */
+  readonly slotNoise?: number | null;
+  readonly slotControls?: ControlSpread["perSlot"];
   /** Eligible candidates within the tolerance of the best, best first. */
   readonly equivalent: string[];
   /** Other candidates with exactly the recommended config (same changes from baseline), e.g. the seqs4 control. */
@@ -41,8 +50,6 @@ export interface Recommendation {
   readonly changes: string[];
   readonly reason: string;
 }
-
-const gap = (a: number, b: number) => (Math.max(a, b) === 0 ? 0 : Math.abs(a - b) / Math.max(a, b));
 
 /**
  * @param noiseOf relative standard error of a stack's throughput at the target (`throughputNoise`);
@@ -74,11 +81,15 @@ export function recommend(
 
   const sameArgs = (a: readonly string[] | null, b: readonly string[] | null) =>
     a !== null && b !== null && JSON.stringify(a) === JSON.stringify(b);
-  const controls = records
-    .filter((r) => sameArgs(r.args, baselineArgs) && rps.has(r.stack))
-    .map((r) => rps.get(r.stack) as number);
-  const controlNoise = controls.length >= 2 ? gap(Math.max(...controls), Math.min(...controls)) : null;
-  const tolerance = Math.max(MIN_TOLERANCE, controlNoise ?? 0);
+  const slotted = records.some((r) => (r.slot ?? 0) > 0);
+  const spread = controlSpread(
+    records
+      .filter((r) => sameArgs(r.args, baselineArgs) && rps.has(r.stack))
+      .map((r) => ({ stack: r.stack, slot: r.slot ?? 0, requestsPerSecond: rps.get(r.stack) as number })),
+  );
+  const controlNoise = spread.withinSlot;
+  const slotNoise = slotted ? spread.acrossSlots : null;
+  const tolerance = Math.max(MIN_TOLERANCE, controlNoise ?? 0, slotNoise ?? 0);
 
   const best = rps.get(highest) as number;
   const changesOf = (stack: string) =>
@@ -112,6 +123,9 @@ export function recommend(
   const sampleNoise = noiseOf(highest);
   const noiseText = [
     controlNoise === null ? "no control measured" : `control noise ${pct(controlNoise)}`,
+    ...(slotted
+      ? [slotNoise === null ? "no slot-to-slot spread measured" : `slot-to-slot spread ${pct(slotNoise)}`]
+      : []),
     // The error is the estimate's own where the throughput was read from it; a bare one is the count's.
     ...(sampleNoise === null
       ? []
@@ -131,6 +145,7 @@ export function recommend(
     highest,
     tolerance,
     controlNoise,
+    ...(slotted ? { slotNoise, slotControls: spread.perSlot } : {}),
     equivalent,
     sameConfigAs,
     changes: [...(chosenRecord?.changes ?? [])],

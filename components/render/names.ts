@@ -24,11 +24,22 @@ export const SHARED_OBJECT_ANNOTATIONS: Readonly<Record<string, string>> = {
   "pulumi.com/patchFieldManager": FIELD_MANAGER,
 };
 
-export function selectorLabels(c: Pick<CandidateConfig, "deploymentName">): Record<string, string> {
-  return { "app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": c.deploymentName };
+/** The config a serving object's name is derived from: the server's name and the campaign's slot. */
+export type ServingNameInput = Pick<CandidateConfig, "deploymentName" | "slot">;
+
+/**
+ * The Deployment's and Service's name: `deploymentName` for slot 0 (the real server), and
+ * `<deploymentName>-s<slot>` for the copies a parallel campaign runs beside it.
+ */
+export function servingName(c: ServingNameInput): string {
+  return c.slot === 0 ? c.deploymentName : `${c.deploymentName}-s${c.slot}`;
 }
 
-export function commonLabels(c: Pick<CandidateConfig, "deploymentName">): Record<string, string> {
+export function selectorLabels(c: ServingNameInput): Record<string, string> {
+  return { "app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": servingName(c) };
+}
+
+export function commonLabels(c: ServingNameInput): Record<string, string> {
   return { ...selectorLabels(c), "app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/part-of": "vllm-tuner" };
 }
 
@@ -42,5 +53,5 @@ export function mountedClaimName(c: Pick<CandidateConfig, "cacheMode" | "cacheCl
   return c.cacheMode === "cold" ? coldClaimName(c) : c.cacheClaimName;
 }
 
-export const hfTokenSecretName = (c: Pick<CandidateConfig, "deploymentName">) => `${c.deploymentName}-hf-token`;
-export const apiKeySecretName = (c: Pick<CandidateConfig, "deploymentName">) => `${c.deploymentName}-api-key`;
+export const hfTokenSecretName = (c: ServingNameInput) => `${servingName(c)}-hf-token`;
+export const apiKeySecretName = (c: ServingNameInput) => `${servingName(c)}-api-key`;

@@ -2,7 +2,14 @@ import type * as k8s from "@pulumi/kubernetes";
 import type { CandidateConfig } from "../../config/schema";
 import { cacheClaimLabels, cacheClaimSpec } from "./cache-claim";
 import { deploymentSpec, type SecretRefs } from "./deployment";
-import { apiKeySecretName, coldClaimName, commonLabels, hfTokenSecretName, SHARED_OBJECT_ANNOTATIONS } from "./names";
+import {
+  apiKeySecretName,
+  coldClaimName,
+  commonLabels,
+  hfTokenSecretName,
+  SHARED_OBJECT_ANNOTATIONS,
+  servingName,
+} from "./names";
 import { serviceSpec } from "./service";
 
 /**
@@ -35,7 +42,7 @@ export function deploymentObject<N>(
   stack: string,
   secrets: SecretRefs,
 ): WholeObject<N, k8s.types.input.apps.v1.DeploymentSpec> {
-  const metadata = servingMeta(c, namespace, c.deploymentName);
+  const metadata = servingMeta(c, namespace, servingName(c));
   return {
     metadata: { ...metadata, annotations: { ...metadata.annotations, [STACK_ANNOTATION]: stack } },
     spec: deploymentSpec(c, secrets),
@@ -46,7 +53,7 @@ export function serviceObject<N>(
   c: CandidateConfig,
   namespace: N,
 ): WholeObject<N, k8s.types.input.core.v1.ServiceSpec> {
-  return { metadata: servingMeta(c, namespace, c.deploymentName), spec: serviceSpec(c) };
+  return { metadata: servingMeta(c, namespace, servingName(c)), spec: serviceSpec(c) };
 }
 
 /** Metadata of the Secret holding the Hugging Face token or the API key (their data is the component's). */

@@ -1,7 +1,7 @@
 import type { CandidateConfig } from "../../config/schema";
 import type { StackOutputs } from "../../config/stack-outputs";
 import { containerEnv, containerResources } from "./deployment";
-import { mountedClaimName } from "./names";
+import { mountedClaimName, servingName } from "./names";
 import { clusterEndpoint } from "./service";
 import { renderVllmArgs } from "./vllm-args";
 
@@ -15,8 +15,8 @@ export function stackOutputs(c: CandidateConfig, present: { stack: string; hfTok
   return {
     stack: present.stack,
     namespace: c.namespace,
-    deploymentName: c.deploymentName,
-    serviceName: c.deploymentName,
+    deploymentName: servingName(c),
+    serviceName: servingName(c),
     servicePort: c.servicePort,
     serviceType: c.serviceType,
     clusterEndpoint: clusterEndpoint(c),

@@ -52,6 +52,7 @@ describe("config parsing", () => {
       memoryRequestGi: 16,
       memoryLimitGi: 32,
       shmSizeGi: 4,
+      slot: 0,
       serviceType: "ClusterIP",
       servicePort: 8000,
       serviceNodePort: 0,

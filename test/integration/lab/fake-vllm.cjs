@@ -36,6 +36,7 @@ event("start", {
   env: Object.keys(process.env).filter((k) => /^(VLLM_|HF_|TRANSFORMERS_|PYTHONUNBUFFERED)/.test(k)).sort(),
   apiKey: process.env.VLLM_API_KEY ?? null,
   hfHome: process.env.HF_HOME ?? null,
+  cudaVisibleDevices: process.env.CUDA_VISIBLE_DEVICES ?? null,
 });
 process.on("exit", (code) => event("exit", { code }));
 

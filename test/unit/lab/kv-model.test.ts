@@ -216,7 +216,7 @@ describe("lab simulator engine: a pod whose max_model_len does not fit fails to 
     const launch = await engine.launch(
       { metadata: { uid: "u" } },
       { name: "vllm", args: ["m", "--max-model-len", "8192", "--gpu-memory-utilization", "0.50"] },
-      { restarts: 0 },
+      { restarts: 0, hostDevices: [0] },
     );
     const ran = spawnSync(launch.command, launch.args, { encoding: "utf8" });
     assert.deepEqual(
@@ -229,17 +229,19 @@ describe("lab simulator engine: a pod whose max_model_len does not fit fails to 
     );
   });
 
-  it("with the emulation off, the same pod runs the bare simulator on the lab's port", async () => {
+  it("with the emulation off, the same pod runs the bare simulator on a loopback port of its own", async () => {
     const engine = simulatorEngine(LabOptionsSchema.parse({ simKvEmulation: false }), "/sim", { mode: "direct" });
     const launch = await engine.launch(
       { metadata: { uid: "u" } },
       { name: "vllm", args: ["m", "--max-model-len", "8192", "--gpu-memory-utilization", "0.50"] },
-      { restarts: 0 },
+      { restarts: 0, hostDevices: [0] },
     );
+    const port = launch.args[launch.args.indexOf("--port") + 1];
     assert.deepEqual(
-      [launch.command, launch.args.slice(0, 2), launch.args.includes("8100")],
-      ["/sim", ["--model", "m"], true],
+      [launch.command, launch.args.slice(0, 2), typeof launch.route, port],
+      ["/sim", ["--model", "m"], "number", String(launch.route)],
     );
+    assert.notEqual(launch.route, 8100);
   });
 });
 

@@ -1,6 +1,6 @@
 import * as assert from "node:assert/strict";
-import { podIPFor } from "../../../lab/kubelet";
 import { labNode, localPathStorageClass, podStatusAt, provisionedVolume } from "../../../lab/manifests";
+import { podIPFor } from "../../../lab/pod-runtime";
 import { simArgsFor } from "../../../lab/sim-args";
 
 const timing = { port: 8100, timeToFirstTokenMs: 100, interTokenLatencyMs: 10 };

@@ -1,0 +1,225 @@
+import * as path from "node:path";
+import type { BenchmarkResult } from "../../benchmarks/result/types";
+import { SUMMARY_DIR, writeCandidateSummaries } from "../../benchmarks/verdict/candidate-summary";
+import { throughputNoise } from "../../benchmarks/verdict/noise";
+import { recommend } from "../../benchmarks/verdict/recommend";
+import { compareResults } from "../../benchmarks/verdict/rule";
+import { runCandidate } from "../candidate";
+import type { CampaignControl, CampaignDeps, CampaignSettings } from "../deps";
+import { writeSummary } from "../files";
+import { destroyRunStacks, restoreBaseline } from "../finish";
+import type { CliOptions } from "../options";
+import { BASELINE, prepare } from "../prepare";
+import { lineAtEnd } from "../progress";
+import { recoveryCommand } from "../recover";
+import { ownedStacks, parseSlotStack, type SlotTurn, scheduleRecord, scheduleSlots, scheduleTurns } from "../slots";
+import {
+  CAMPAIGN_KIND,
+  CAMPAIGN_SCHEMA_VERSION,
+  type CampaignSummary,
+  type CandidateRecord,
+  type CleanupRecord,
+  exitCodeOf,
+  type RestoreRecord,
+  recommendationLine,
+} from "../summary";
+import { renderVerification } from "../verify";
+import { type Io, openCampaignWorld, resolveSettings } from "../world";
+
+/** Every candidate in turn, then baseline restored and verified, then the run's own stacks destroyed. */
+export async function runCampaign(
+  settings: CampaignSettings,
+  deps: CampaignDeps,
+  control: CampaignControl,
+): Promise<CampaignSummary> {
+  const startMs = deps.now();
+  const startedAt = new Date(startMs).toISOString();
+  const p = deps.progress;
+
+  const base = prepare(deps, settings, BASELINE);
+  if ("problems" in base)
+    throw new Error(
+      `baseline's config is invalid, so nothing can be restored; fix it first (npm run check:stacks):\n${base.problems}`,
+    );
+
+  const candidates: CandidateRecord[] = [];
+  const results: Array<{ result: BenchmarkResult; file: string }> = [];
+  const deployedCold = new Set<string>();
+  let restore: RestoreRecord | null = null;
+  const cleanup: CleanupRecord[] = [];
+  let interrupted = false;
+  let fatal: string | null = null;
+
+  const summary = (): CampaignSummary => {
+    const comparison =
+      results.length > 0
+        ? compareResults(results, { targetConcurrency: settings.targetConcurrency, ...settings.slo })
+        : null;
+    return {
+      schemaVersion: CAMPAIGN_SCHEMA_VERSION,
+      kind: CAMPAIGN_KIND,
+      id: settings.id,
+      startedAt,
+      finishedAt: new Date(deps.now()).toISOString(),
+      wallSeconds: (deps.now() - startMs) / 1000,
+      tool: settings.tool,
+      mode: settings.mode,
+      ...(settings.labEngine ? { labEngine: settings.labEngine } : {}),
+      workDir: settings.workDir,
+      backend: settings.backend ?? null,
+      kubeconfig: settings.kubeconfig ?? null,
+      kubernetesServer: settings.kubernetesServer,
+      endpoint: settings.endpoint ?? null,
+      order: { ...settings.order, stacks: [...settings.stacks] },
+      scenario: { source: settings.scenarioSource, scenario: settings.scenario },
+      fresh: settings.fresh,
+      interrupted,
+      labLost: fatal,
+      candidates: [...candidates].sort((a, b) => a.position - b.position),
+      ...(schedule.parallel > 1 ? { parallel: scheduleRecord(schedule) } : {}),
+      restore,
+      cleanup: [...cleanup],
+      comparison,
+      recommendation: recommend(comparison, candidates, base.args, (stack) => {
+        const r = results.find((x) => x.result.stack === stack)?.result;
+        return r === undefined ? null : throughputNoise(r, settings.targetConcurrency);
+      }),
+      logFile: settings.logFile,
+      pulumi: settings.pulumi,
+    };
+  };
+  const finish = (): CampaignSummary => {
+    const s = summary();
+    deps.checkpoint(s);
+    return s;
+  };
+
+  const schedule = scheduleSlots(
+    settings.stacks,
+    settings.parallel?.slots ?? 1,
+    settings.parallel?.seed ?? settings.order.seed,
+  );
+  const total = scheduleTurns(schedule).length;
+  const slotStacks = new Set<string>();
+  const take = async (turn: SlotTurn): Promise<void> => {
+    const { runStack: stack, position } = turn;
+    const notRun = (detail: string) => {
+      candidates.push({
+        ...(schedule.parallel > 1 ? { candidate: turn.stack, slot: turn.slot } : {}),
+        stack,
+        position,
+        status: "not-run",
+        detail,
+        changes: [],
+        args: null,
+        cacheRunId: null,
+        resultFile: null,
+        resultValid: null,
+        upSeconds: null,
+        waitSeconds: null,
+        benchSeconds: null,
+      });
+      deps.checkpoint(summary());
+    };
+    if (control.stop.aborted) {
+      interrupted = true;
+      notRun("campaign stopped (Ctrl-C)");
+      return;
+    }
+    fatal ??= deps.preflight?.() ?? null;
+    if (fatal !== null) {
+      if (!candidates.some((c) => c.detail === fatal)) p.note(`stopping: ${fatal}`);
+      notRun(fatal);
+      return;
+    }
+    // Slots at once: each candidate's line is written whole when it ends, so lines do not interleave.
+    const own = schedule.parallel > 1 ? { ...deps, progress: lineAtEnd(deps.progress) } : deps;
+    const outcome = await runCandidate(settings, own, control, { ...turn, total }, base.config);
+    if (outcome.deployed && turn.slot > 0) slotStacks.add(stack);
+    else if (outcome.deployedCold) deployedCold.add(stack);
+    if (outcome.result !== null) results.push(outcome.result);
+    candidates.push(outcome.record);
+    deps.checkpoint(summary());
+    if (control.stop.aborted) interrupted = true;
+  };
+  // Slots run side by side, each its own turns in order; a slot's failure is its candidate's record.
+  await Promise.all(
+    schedule.slots.map(async (turns) => {
+      for (const turn of turns) await take(turn);
+    }),
+  );
+
+  if (control.cancel.aborted) {
+    p.note(`cancelled: baseline NOT restored. Restore it with: ${recoveryCommand(settings)}`);
+    return finish();
+  }
+
+  fatal ??= deps.preflight?.() ?? null;
+  if (fatal !== null) {
+    restore = { upSeconds: null, error: fatal, verification: null };
+    for (const stack of [...deployedCold, ...slotStacks])
+      cleanup.push({ stack, action: "kept", detail: `not destroyed: ${fatal}`, seconds: null });
+    p.note(`baseline not restored: ${fatal}`);
+    return finish();
+  }
+
+  restore = await restoreBaseline(settings, deps, base, control.cancel, total);
+  deps.checkpoint(summary());
+  const cold = [...deployedCold].map((stack) => ({
+    stack,
+    keep: settings.keepCold ? "--keep-cold" : null,
+    what: `cold claim of run ${settings.coldRunId} deleted`,
+    remove: false,
+  }));
+  // A slot beside the real server existed for this campaign only: its stack goes with its objects.
+  const slots = [...slotStacks].map((stack) => ({
+    stack,
+    keep: settings.parallel?.keepSlots ? "--keep-slots" : null,
+    what: `slot ${parseSlotStack(stack).slot}'s server and stack removed`,
+    remove: true,
+  }));
+  cleanup.push(...(await destroyRunStacks(deps, [...cold, ...slots], restore, control.cancel, total)));
+  return finish();
+}
+
+/** `campaign run`: the world opened, the campaign run, its summary (and candidate summaries) written. */
+export async function runCommand(opts: CliOptions, repoDir: string, io: Io): Promise<number> {
+  const resolved = resolveSettings(opts, repoDir, io);
+  const { settings, deps, stop, cancel, close } = await openCampaignWorld(
+    opts,
+    repoDir,
+    io,
+    resolved,
+    ownedStacks(resolved.settings.stacks, opts.parallel),
+  );
+  io.stderr(
+    `campaign ${settings.id}: ${settings.stacks.length} candidates, order ${settings.order.mode} (seed ${settings.order.seed}): ${settings.stacks.join(", ")}\n` +
+      `  ${settings.mode} mode, work dir ${settings.workDir}, endpoint ${settings.endpoint ?? "each stack's NodePort"}, results ${opts.resultsDir}\n`,
+  );
+  try {
+    const summary = await runCampaign(settings, deps, { stop: stop.signal, cancel: cancel.signal });
+    const files = writeSummary(opts.resultsDir, summary);
+    if (opts.writeSummary) {
+      const rule = { targetConcurrency: opts.targetConcurrency };
+      const written = writeCandidateSummaries(
+        path.join(repoDir, SUMMARY_DIR),
+        summary.candidates,
+        rule,
+        opts.mode,
+        repoDir,
+      );
+      io.stderr(
+        `candidate summaries: ${written.map((f) => path.relative(repoDir, f)).join(", ") || "none (no complete result)"}\n`,
+      );
+    }
+    if (summary.restore?.verification)
+      io.stderr(
+        `baseline verification: ${summary.restore.verification.ok ? "ok" : "FAILED"}\n${renderVerification(summary.restore.verification)}\n`,
+      );
+    if (opts.json) io.stdout(`${JSON.stringify({ ...summary, report: files.markdown, summaryFile: files.json })}\n`);
+    else io.stdout(`Report: ${files.markdown}\n${recommendationLine(summary)}\n`);
+    return exitCodeOf(summary);
+  } finally {
+    close();
+  }
+}

@@ -1,0 +1,120 @@
+import { parseStackOutputs, resolveEndpoint } from "../benchmarks/inputs/stack-outputs";
+import type { CampaignDeps, CampaignSettings } from "./deps";
+import { BASELINE, errorLine, type Prepared } from "./prepare";
+import { recoveryCommand } from "./recover";
+import type { CleanupRecord, RestoreRecord } from "./summary";
+import { verifyBaseline } from "./verify";
+
+/** What baseline's restore is checked against: its parsed config and rendered args. */
+export type BaselineExpectation = Pick<Prepared, "config" | "serving" | "args">;
+
+/**
+ * Restores baseline and verifies it the way the seed's engineer did (step 8), plus the live args.
+ * Never throws: a failed `up` is the record's `error`.
+ */
+export async function restoreBaseline(
+  settings: CampaignSettings,
+  deps: CampaignDeps,
+  base: BaselineExpectation,
+  cancel: AbortSignal,
+  total: number,
+): Promise<RestoreRecord> {
+  const p = deps.progress;
+  p.begin("restore", total, BASELINE);
+  deps.pulumiLog(`\n===== restore ${BASELINE} =====\n`);
+  const t0 = deps.now();
+  try {
+    p.phase("up");
+    const outputs = parseStackOutputs(
+      await deps.driver.up(BASELINE, { log: deps.pulumiLog, signal: cancel }),
+      `stack ${BASELINE}`,
+    );
+    const upSeconds = (deps.now() - t0) / 1000;
+    p.took(upSeconds);
+    const endpoint =
+      settings.endpoint ?? (await deps.endpointOf?.(outputs, cancel)) ?? resolveEndpoint(outputs, undefined);
+    p.phase("verify");
+    // Wait (bounded) so a slow switch-over shows as a verification failure, not a race.
+    await deps.waitServing(endpoint, base.serving, cancel).catch(() => undefined);
+    const observed = await deps.observe(endpoint, {
+      namespace: outputs.namespace,
+      deploymentName: outputs.deploymentName,
+      containerName: "vllm",
+    });
+    const verification = verifyBaseline(observed, {
+      servedModelName: base.serving.servedModelName,
+      maxModelLen: base.serving.maxModelLen,
+      args: base.args,
+      image: typeof base.config["image"] === "string" ? base.config["image"] : "",
+    });
+    p.end(
+      verification.ok ? "ok" : "VERIFICATION FAILED",
+      verification.ok
+        ? undefined
+        : verification.checks
+            .filter((c) => !c.ok)
+            .map((c) => `${c.name}: ${c.detail}`)
+            .join("; "),
+    );
+    return { upSeconds, error: null, verification };
+  } catch (err) {
+    p.end("FAILED", `${errorLine(err)}; restore with: ${recoveryCommand(settings)}; Pulumi log: ${settings.logFile}`);
+    return { upSeconds: null, error: errorLine(err), verification: null };
+  }
+}
+
+/**
+ * Destroys the stacks the campaign created for this run only (cold candidates, whose claim can go
+ * only once no pod mounts it: after baseline is back). `keep` names why one is kept (a flag), or
+ * null; `what` says what the destroy removes, for the record.
+ */
+export async function destroyRunStacks(
+  deps: CampaignDeps,
+  stacks: readonly {
+    readonly stack: string;
+    readonly keep: string | null;
+    readonly what: string;
+    /** Also remove the stack (a parallel slot's, made for this campaign). */
+    readonly remove: boolean;
+  }[],
+  restore: RestoreRecord,
+  cancel: AbortSignal,
+  total: number,
+): Promise<CleanupRecord[]> {
+  const p = deps.progress;
+  const cleanup: CleanupRecord[] = [];
+  for (const { stack, keep, what, remove } of stacks) {
+    if (keep !== null) {
+      cleanup.push({ stack, action: "kept", detail: keep, seconds: null });
+      continue;
+    }
+    if (restore.error !== null) {
+      cleanup.push({
+        stack,
+        action: "kept",
+        detail: `baseline not restored, its claim may still be mounted; destroy it after restoring: pulumi destroy --stack ${stack}`,
+        seconds: null,
+      });
+      continue;
+    }
+    p.begin("cleanup", total, stack);
+    p.phase("destroy");
+    const t = deps.now();
+    try {
+      await deps.driver.destroy(stack, { log: deps.pulumiLog, signal: cancel, ...(remove ? { remove } : {}) });
+      const s = (deps.now() - t) / 1000;
+      p.took(s);
+      p.end("ok");
+      cleanup.push({ stack, action: "destroyed", detail: what, seconds: s });
+    } catch (err) {
+      p.end("FAILED", errorLine(err));
+      cleanup.push({
+        stack,
+        action: "kept",
+        detail: `destroy failed: ${errorLine(err)}; retry: pulumi destroy --stack ${stack}`,
+        seconds: null,
+      });
+    }
+  }
+  return cleanup;
+}
