@@ -65,30 +65,21 @@ describe("start phases from vLLM 0.24's log", () => {
       return [v.compileCache, v.torchCompileTotalSeconds, v.engineInitSeconds, v.apiServerUpOffsetSeconds];
     };
     // In the order the run started them (examples/gpu-compile-cache-2026-12-02/README.md).
-    assert.deepEqual(
-      ["568fcfdd59-ftg92", "f4448dc77-ztj44", "5fdb85687f-hh4rn"].map(brief),
-      [
-        ["miss", 43.89, 47.55, 97.941], // claim, baseline's first start
-        ["miss", 47.28, 51.48, 77], // claim, seqs2's first start
-        ["miss", 43.12, 46.45, 104.05], // claim, cold: a fresh claim
-      ],
-    );
-    assert.deepEqual(
-      ["568fcfdd59-zp2s4", "568fcfdd59-lfrjv", "f4448dc77-lxdkp", "568fcfdd59-s48ph"].map(brief),
-      [
-        ["hit", 10.17, 14.02, 46.221], // claim, seqs4 (baseline's args): a revisit
-        ["hit", 7.71, 10.97, 37.872], // claim, the restore of baseline
-        ["hit", 7.48, 10.4, 36.549], // claim, seqs2 in the second campaign
-        ["hit", 9.86, 13.5, 44.485], // claim, baseline in the second campaign
-      ],
-    );
-    assert.deepEqual(
-      ["97c757c6f-9rp8p", "5dfbb7b9f9-j5brx"].map(brief),
-      [
-        ["miss", 50.28, 53.6, 109.773], // none, seqs2 seen twice before
-        ["miss", 41.05, 45.08, 97.893], // none, baseline seen three times before
-      ],
-    );
+    assert.deepEqual(["568fcfdd59-ftg92", "f4448dc77-ztj44", "5fdb85687f-hh4rn"].map(brief), [
+      ["miss", 43.89, 47.55, 97.941], // claim, baseline's first start
+      ["miss", 47.28, 51.48, 77], // claim, seqs2's first start
+      ["miss", 43.12, 46.45, 104.05], // claim, cold: a fresh claim
+    ]);
+    assert.deepEqual(["568fcfdd59-zp2s4", "568fcfdd59-lfrjv", "f4448dc77-lxdkp", "568fcfdd59-s48ph"].map(brief), [
+      ["hit", 10.17, 14.02, 46.221], // claim, seqs4 (baseline's args): a revisit
+      ["hit", 7.71, 10.97, 37.872], // claim, the restore of baseline
+      ["hit", 7.48, 10.4, 36.549], // claim, seqs2 in the second campaign
+      ["hit", 9.86, 13.5, 44.485], // claim, baseline in the second campaign
+    ]);
+    assert.deepEqual(["97c757c6f-9rp8p", "5dfbb7b9f9-j5brx"].map(brief), [
+      ["miss", 50.28, 53.6, 109.773], // none, seqs2 seen twice before
+      ["miss", 41.05, 45.08, 97.893], // none, baseline seen three times before
+    ]);
     assert.equal(start("568fcfdd59-lfrjv").cacheLoadSeconds, 2.818);
   });
 
