@@ -1,4 +1,27 @@
-import { OVERRIDING_FLAGS, TYPED_FLAGS } from "./schema";
+/** Flags the typed knobs render; `extraArgs` may not repeat them. */
+export const TYPED_FLAGS = [
+  "--model",
+  "--revision",
+  "--served-model-name",
+  "--dtype",
+  "--max-model-len",
+  "--max-num-seqs",
+  "--gpu-memory-utilization",
+  "--max-num-batched-tokens",
+  "--limit-mm-per-prompt",
+  "--port",
+  "--host",
+  "--api-key",
+] as const;
+
+/**
+ * Flags `extraArgs` may not carry although no typed knob renders them, each with why: they would
+ * change a knob behind its key's back, or read further flags from where no check reaches.
+ */
+export const OVERRIDING_FLAGS: Readonly<Record<string, string>> = {
+  "--config": "reads more flags from a file, where this check cannot see them",
+  "--kv-cache-memory-bytes": "sizes the KV cache directly and makes gpuMemoryUtilization a no-op",
+};
 
 /** The key that renders each typed flag (--host is fixed by the container, so it has none). */
 const FLAG_KEYS: Readonly<Record<string, string>> = {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { TYPED_FLAGS } from "./extra-args";
 
 /**
  * The candidate configuration: every key a stack may set, with what is allowed.
@@ -11,31 +12,6 @@ import { z } from "zod";
 
 /** Project name: the namespace of every config key (`vllm-tuner:maxNumSeqs`). */
 export const PROJECT = "vllm-tuner";
-
-/** Flags the typed knobs render; `extraArgs` may not repeat them. */
-export const TYPED_FLAGS = [
-  "--model",
-  "--revision",
-  "--served-model-name",
-  "--dtype",
-  "--max-model-len",
-  "--max-num-seqs",
-  "--gpu-memory-utilization",
-  "--max-num-batched-tokens",
-  "--limit-mm-per-prompt",
-  "--port",
-  "--host",
-  "--api-key",
-] as const;
-
-/**
- * Flags `extraArgs` may not carry although no typed knob renders them, each with why: they would
- * change a knob behind its key's back, or read further flags from where no check reaches.
- */
-export const OVERRIDING_FLAGS: Readonly<Record<string, string>> = {
-  "--config": "reads more flags from a file, where this check cannot see them",
-  "--kv-cache-memory-bytes": "sizes the KV cache directly and makes gpuMemoryUtilization a no-op",
-};
 
 /** The API server's default --service-node-port-range; a port outside it fails at apply, after the Deployment changed. */
 export const NODE_PORT_RANGE = { min: 30000, max: 32767 } as const;
