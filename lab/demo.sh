@@ -6,6 +6,8 @@
 #   3. npm run lab:up (a local API server with one simulated GPU node; vLLM pods run a simulator)
 #   4. a short campaign: each candidate deployed with pulumi up, benchmarked with short load
 #      windows, then baseline restored and verified; report and recommendation printed
+#   5. the tuner's next step: `campaign propose --target-concurrency 8` on the campaign's results
+#      (deploys nothing): the one-knob change it would measure next, and the figures why
 # The lab is left running on baseline; stop it with `npm run lab:down`.
 #
 # Environment:
@@ -76,7 +78,18 @@ node --import tsx campaign/cli.ts run --lab --engine "$ENGINE" --short --scenari
 status=$?
 set -e
 
-say "done in $((SECONDS - T0)) s (campaign exit code $status)"
+say "campaign done in $((SECONDS - T0)) s (exit code $status)"
+RESULTS=results
+for ((i = 0; i < ${#CAMPAIGN_ARGS[@]}; i++)); do
+  [[ "${CAMPAIGN_ARGS[$i]}" == --results ]] && RESULTS="${CAMPAIGN_ARGS[$((i + 1))]:-results}"
+done
+if [[ $status == 0 || $status == 6 ]]; then
+  say "the tuner's next step: npm run campaign -- propose --results $RESULTS --target-concurrency 8"
+  set +e
+  node --import tsx campaign/cli.ts propose --results "$RESULTS" --target-concurrency 8 >&2
+  set -e
+  echo "To measure and promote it: npm run campaign -- tune --lab --short --target-concurrency 8 --branch tune/demo (docs/tune.md)" >&2
+fi
 ENDPOINT="$(node -p 'require("./.lab/state.json").endpoint' 2>/dev/null || echo "http://127.0.0.1:8100")"
 # Exit codes: common/exit-codes.ts (0 ok, 6 some candidate invalid: baseline is verified either way).
 if [[ $status == 0 || $status == 6 ]]; then

@@ -15,6 +15,7 @@ import { type Io, openCampaignWorld, resolveSettings } from "../world";
 import { checkBranch, closeWorktree, commitFiles, openWorktree, runGit } from "./branch";
 import { runTune, type TuneProposal } from "./loop";
 import { parseTuneOptions } from "./options";
+import { sameBaselineProject } from "./original";
 import { promoteDefault } from "./pulumi-yaml";
 import { renderTuning } from "./report";
 import { readTuneState, tuneStateFile, writeTuneState } from "./state";
@@ -87,7 +88,10 @@ export async function tuneMain(argv: readonly string[], repoDir: string, io: Io)
           return path.relative(worktree, w.file);
         },
         promote: (p, stackFile, measured) => promote(worktree, p, stackFile, measured, rule, c.mode, repoDir),
-        restoreOriginal: async (ctl) => {
+        restoreOriginal: async (ctl, last) => {
+          // Nothing promoted and the last campaign's restore verified the same project: that was the original.
+          if (last?.restore?.verification?.ok === true && sameBaselineProject(worktree, repoDir))
+            return "original baseline restored and verified (by the last campaign's restore: the branch's baseline is the original's)";
           const s = await campaign(repoDir, [], ctl);
           const v = s.restore?.verification;
           return s.restore?.error

@@ -27,8 +27,12 @@ export interface TuneDeps {
   readonly writeProposal: (proposal: TuneProposal) => string;
   /** Moves the knob into Pulumi.yaml's default and commits it with the stack file and the step's summaries; returns the commit. */
   readonly promote: (proposal: TuneProposal, stackFile: string, measured: CampaignSummary) => string;
-  /** Deploys and verifies the original baseline; one line saying how it went. */
-  readonly restoreOriginal: (control: CampaignControl) => Promise<string>;
+  /**
+   * Deploys and verifies the original baseline; one line saying how it went, starting "original
+   * baseline restored and verified" when it was. `last`: the tune's last campaign, whose restore may
+   * already have been the original's (nothing promoted).
+   */
+  readonly restoreOriginal: (control: CampaignControl, last: CampaignSummary | null) => Promise<string>;
   readonly saveState: (state: TuneState) => void;
   /** One line per step, on stderr. */
   readonly progress: (line: string) => void;
@@ -182,7 +186,7 @@ export async function runTune(
     state.restore = `--apply: the promoted baseline stays deployed (${ok ? "verified" : "NOT verified: see the last campaign's report"})`;
   } else {
     deps.progress("tune: restoring the original baseline");
-    state.restore = await deps.restoreOriginal(control);
+    state.restore = await deps.restoreOriginal(control, last);
   }
   deps.progress(`tune: ${state.restore}`);
   save();

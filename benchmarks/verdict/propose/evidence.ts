@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { type Measured, measured, missing } from "../../measured";
+import { measureCeiling } from "../../metrics/capacity";
 import { MeasuredCeilingSchema, measuredOf } from "../../result/schema";
 import type { BenchmarkResult } from "../../result/types";
+import { levelThroughput } from "../throughput";
 
 /**
  * What the proposal rules read from one candidate's run, small enough to ride in its committed
@@ -14,7 +16,12 @@ const int = z.number().int();
 export const LevelEvidenceSchema = z.strictObject({
   concurrency: int.positive(),
   valid: z.boolean(),
+  /** The level's throughput as the recommendation reads it (`levelThroughput`: the estimate, else the count). */
   requestsPerSecond: z.number(),
+  /** Which figure `requestsPerSecond` is; summaries written before it existed hold the count. */
+  throughputBasis: z.enum(["estimate", "count"]).default("count"),
+  /** The estimate's relative standard error; null when read from the count. */
+  throughputRelativeError: z.number().nullable().default(null),
   /** Peaks of vLLM's `num_requests_running` / `num_requests_waiting` over the window. */
   peakRunning: measuredOf(z.number()),
   peakWaiting: measuredOf(z.number()),
@@ -38,7 +45,10 @@ export const CandidateEvidenceSchema = z.strictObject({
   kvCeiling: measuredOf(
     z.strictObject({ requests: int.nonnegative(), tokensPerRequest: int.positive(), kvCacheTokens: z.number() }),
   ),
-  /** Where the closed loop stopped scaling (`phases.load.concurrencyCeiling.measured`). */
+  /**
+   * Where the closed loop stopped scaling: the benchmark's rule (`measureCeiling`) over the levels'
+   * throughput as the recommendation reads it (summaries written before the estimate: the count's).
+   */
   measuredCeiling: measuredOf(MeasuredCeilingSchema),
   /** The scenario's largest request, prompt plus max_tokens (the context phase, which probes the limit itself, left out). */
   largestRequest: measuredOf(z.strictObject({ tokens: int.positive(), source: z.string() })),
@@ -46,7 +56,7 @@ export const CandidateEvidenceSchema = z.strictObject({
   valid: z.boolean(),
 });
 
-export type LevelEvidence = z.infer<typeof LevelEvidenceSchema>;
+export type LevelEvidence = z.output<typeof LevelEvidenceSchema>;
 export type CandidateEvidence = z.infer<typeof CandidateEvidenceSchema>;
 
 const knob = (config: Record<string, unknown>, key: string, integer: boolean): Measured<number> => {
@@ -94,15 +104,20 @@ export function candidateEvidence(result: BenchmarkResult): CandidateEvidence {
   const capacity = result.phases.identity?.kvCapacity ?? missing("no identity phase");
   const levels = [...(load?.levels ?? [])]
     .sort((a, b) => a.concurrency - b.concurrency)
-    .map((l) => ({
-      concurrency: l.concurrency,
-      valid: l.valid,
-      requestsPerSecond: l.requestsPerSecond,
-      peakRunning: l.server.peakRunning,
-      peakWaiting: l.server.peakWaiting,
-      preemptions: l.server.preemptionsDelta,
-      peakKvCacheUsagePercent: l.server.peakKvCacheUsagePercent,
-    }));
+    .map((l) => {
+      const t = levelThroughput(l);
+      return {
+        concurrency: l.concurrency,
+        valid: l.valid,
+        requestsPerSecond: t.requestsPerSecond,
+        throughputBasis: t.basis,
+        throughputRelativeError: t.relativeStandardError,
+        peakRunning: l.server.peakRunning,
+        peakWaiting: l.server.peakWaiting,
+        preemptions: l.server.preemptionsDelta,
+        peakKvCacheUsagePercent: l.server.peakKvCacheUsagePercent,
+      };
+    });
   return {
     stack: result.stack,
     knobs: {
@@ -125,7 +140,7 @@ export function candidateEvidence(result: BenchmarkResult): CandidateEvidence {
             kvCacheTokens: predicted.value.kvCacheTokens,
           })
         : missing(predicted.reason),
-    measuredCeiling: load?.concurrencyCeiling.measured ?? missing("no load phase"),
+    measuredCeiling: load ? measureCeiling(levels) : missing("no load phase"),
     largestRequest: largestRequest(result),
     complete: result.complete,
     valid: result.valid,

@@ -24,6 +24,13 @@ export const levelsUpTo = (e: CandidateEvidence, target: number): LevelEvidence[
   e.levels.filter((l) => l.valid && l.concurrency <= target);
 
 export const rps = (v: number) => `${num(v, 2)} req/s`;
+/** A level's req/s with the figure it was read from: "3.13 req/s (estimate ± 1.2 %)" or "3.00 req/s (count)". */
+export const levelRps = (l: Pick<LevelEvidence, "requestsPerSecond" | "throughputBasis" | "throughputRelativeError">) =>
+  `${rps(l.requestsPerSecond)} (${
+    l.throughputBasis === "estimate" && l.throughputRelativeError !== null
+      ? `estimate ± ${num(100 * l.throughputRelativeError, 1)} %`
+      : l.throughputBasis
+  })`;
 export const pct = (v: number) => `${num(v, 1)} %`;
 export const list = (xs: readonly (string | number)[]) => xs.join(", ");
 

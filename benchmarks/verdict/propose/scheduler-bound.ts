@@ -2,13 +2,13 @@ import {
   boundText,
   crosses,
   kvCeilingText,
+  levelRps,
   levelsUpTo,
   list,
   notFired,
   proposal,
   type RuleInput,
   type RuleResult,
-  rps,
 } from "./rule-kit";
 
 /** The schema's upper limit of `maxNumSeqs` (config/schema.ts). */
@@ -41,7 +41,7 @@ export function schedulerBound(input: RuleInput, target: number): RuleResult {
     return notFired(
       `scheduler-bound: at c ≤ ${target} no request waited on ${b.stack} (c=${list(levels.map((l) => l.concurrency))})` +
         (unknown.length > 0 ? ` where it was measured (waiting unknown at ${unknown.join("; ")})` : "") +
-        ` and req/s kept scaling (${list(levels.map((l) => `${rps(l.requestsPerSecond)} at c=${l.concurrency}`))})`,
+        ` and req/s kept scaling (${list(levels.map((l) => `${levelRps(l)} at c=${l.concurrency}`))})`,
     );
   }
   const evidence: string[] = [];
@@ -53,8 +53,8 @@ export function schedulerBound(input: RuleInput, target: number): RuleResult {
   if (flat !== undefined) {
     const prev = [...levels].reverse().find((l) => l.concurrency < flat.concurrency);
     evidence.push(
-      `${b.stack} at c=${flat.concurrency}: ${rps(flat.requestsPerSecond)}` +
-        (prev ? ` against ${rps(prev.requestsPerSecond)} at c=${prev.concurrency}` : "") +
+      `${b.stack} at c=${flat.concurrency}: ${levelRps(flat)}` +
+        (prev ? ` against ${levelRps(prev)} at c=${prev.concurrency}` : "") +
         ", less than half the ideal gain: req/s stopped scaling",
     );
   }

@@ -100,7 +100,7 @@ describe("propose: start failures and nothing binding", () => {
     assert.equal(
       out.noProposal,
       "nothing binds at c ≤ 4 on baseline: " +
-        "scheduler-bound: at c ≤ 4 no request waited on baseline (c=1, 2, 4) and req/s kept scaling (1.00 req/s at c=1, 2.00 req/s at c=2, 3.33 req/s at c=4); " +
+        "scheduler-bound: at c ≤ 4 no request waited on baseline (c=1, 2, 4) and req/s kept scaling (1.00 req/s (count) at c=1, 2.00 req/s (count) at c=2, 3.33 req/s (count) at c=4); " +
         "kv-bound: at c ≤ 4 baseline had no preemptions, KV cache peaks 20.0 % at c=1, 20.0 % at c=2, 20.0 % at c=4 (< 90 %), KV ceiling 13 requests of 1692 tokens (22081 KV tokens) against maxNumSeqs 4; " +
         "context-headroom: baseline's largest request is 3228 tokens (inputLength 512 repeats: 3100 prompt + 128 output tokens) of maxModelLen 8192, under half of it, but no --min-context was declared (only the users know the longest context they need)",
     );

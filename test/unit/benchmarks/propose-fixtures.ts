@@ -16,6 +16,8 @@ export const level = (
   concurrency,
   valid: true,
   requestsPerSecond,
+  throughputBasis: "count",
+  throughputRelativeError: null,
   peakRunning: measured(concurrency),
   peakWaiting: measured(0),
   preemptions: measured(0),

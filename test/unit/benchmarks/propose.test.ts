@@ -24,7 +24,7 @@ describe("propose: scheduler-bound", () => {
         rule: "scheduler-bound",
         evidence: [
           "baseline at c=8: 4 requests waiting (peak of vllm:num_requests_waiting), 4 running, maxNumSeqs 4",
-          "baseline at c=8: 3.33 req/s against 3.33 req/s at c=4, less than half the ideal gain: req/s stopped scaling",
+          "baseline at c=8: 3.33 req/s (count) against 3.33 req/s (count) at c=4, less than half the ideal gain: req/s stopped scaling",
           "baseline: KV ceiling 13 requests of 1692 tokens (22081 KV tokens) > maxNumSeqs 4",
           "step: double maxNumSeqs (2 × 4 = 8), at most the KV ceiling 13: 4 → 8",
         ],

@@ -55,7 +55,7 @@ describe("campaign propose on the recorded real-GPU run", () => {
         rule: "scheduler-bound",
         evidence: [
           "baseline at c=8: 4 requests waiting (peak of vllm:num_requests_waiting), 4 running, maxNumSeqs 4",
-          "baseline at c=8: 3.33 req/s against 3.33 req/s at c=4, less than half the ideal gain: req/s stopped scaling",
+          "baseline at c=8: 3.33 req/s (count) against 3.33 req/s (count) at c=4, less than half the ideal gain: req/s stopped scaling",
           "baseline: KV ceiling 13 requests of 1692 tokens (22081 KV tokens) > maxNumSeqs 4",
           "step: double maxNumSeqs (2 × 4 = 8), at most the KV ceiling 13: 4 → 8",
         ],
@@ -74,7 +74,7 @@ describe("campaign propose on the recorded real-GPU run", () => {
     assert.equal(
       out.aboveTarget[0],
       "at c=8 (above the target 4) scheduler-bound: baseline at c=8: 4 requests waiting (peak of vllm:num_requests_waiting), 4 running, maxNumSeqs 4; " +
-        "baseline at c=8: 3.33 req/s against 3.33 req/s at c=4, less than half the ideal gain: req/s stopped scaling; " +
+        "baseline at c=8: 3.33 req/s (count) against 3.33 req/s (count) at c=4, less than half the ideal gain: req/s stopped scaling; " +
         "baseline: KV ceiling 13 requests of 1692 tokens (22081 KV tokens) > maxNumSeqs 4; --target-concurrency 8 would propose seqs8 (maxNumSeqs 4 → 8)",
     );
   });
@@ -164,7 +164,7 @@ describe("campaign propose CLI", () => {
           "# Proposed by `npm run campaign -- propose` (rule scheduler-bound, target concurrency 8):",
           "# maxNumSeqs 8 instead of baseline's 4. Evidence:",
           "#   - baseline at c=8: 4 requests waiting (peak of vllm:num_requests_waiting), 4 running, maxNumSeqs 4",
-          "#   - baseline at c=8: 3.33 req/s against 3.33 req/s at c=4, less than half the ideal gain: req/s stopped scaling",
+          "#   - baseline at c=8: 3.33 req/s (count) against 3.33 req/s (count) at c=4, less than half the ideal gain: req/s stopped scaling",
           "#   - baseline: KV ceiling 13 requests of 1692 tokens (22081 KV tokens) > maxNumSeqs 4",
           "#   - step: double maxNumSeqs (2 × 4 = 8), at most the KV ceiling 13: 4 → 8",
           "config:",
