@@ -30,7 +30,9 @@ export class VllmServer extends pulumi.ComponentResource {
   constructor(name: string, args: VllmServerArgs, opts?: pulumi.ComponentResourceOptions) {
     super("vllm-tuner:serving:VllmServer", name, {}, opts);
     const c = args.config;
-    const shared = { parent: this, retainOnDelete: true, deleteBeforeReplace: true };
+    // The real server (slot 0) outlives any one stack's destroy: every candidate stack applies it.
+    // A parallel campaign's slot copy goes with the campaign's destroy of its slot stacks.
+    const shared = { parent: this, retainOnDelete: c.slot === 0, deleteBeforeReplace: true };
 
     this.hfTokenSecret =
       args.hfToken === undefined

@@ -84,6 +84,15 @@ describe("the Pulumi program under mocks", function () {
     }
   });
 
+  it("lets a parallel slot's copy go with its stack, and keeps the shared claim and namespace", async () => {
+    const run = await runProgram("seqs1", { "vllm-tuner:slot": "1" });
+    assert.equal(run.find(DEPLOYMENT, "vllm-deployment").inputs.metadata.name, "gemma4-12b-s1");
+    assert.equal(run.find(DEPLOYMENT, "vllm-deployment").opts.retainOnDelete, false);
+    assert.equal(run.find(SERVICE, "vllm-service").opts.retainOnDelete, false);
+    assert.equal(run.find(NAMESPACE, "vllm-namespace").opts.retainOnDelete, true);
+    assert.equal(run.find(PVC, "model-cache-warm").opts.retainOnDelete, true);
+  });
+
   it("gives the cold stack a fresh claim that goes with the stack", async () => {
     const run = await runProgram("cold");
     const cold = run.find(PVC, "model-cache-cold");

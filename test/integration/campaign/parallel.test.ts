@@ -79,7 +79,7 @@ describe("campaign --parallel 2 on a two-GPU lab (baseline, seqs1, seqs2, ctx409
   });
   after(async () => {
     await stopLab();
-    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+    if (tmp && !process.env["KEEP_PARALLEL_TMP"]) fs.rmSync(tmp, { recursive: true, force: true });
   });
 
   it("measures every candidate valid, a baseline control in each slot", () => {
@@ -112,8 +112,19 @@ describe("campaign --parallel 2 on a two-GPU lab (baseline, seqs1, seqs2, ctx409
       slotStacks.map((s) => [s, "destroyed"]).sort(),
     );
     const { apps } = kubeClients(kubeconfig);
-    const names = (await apps.listNamespacedDeployment({ namespace: NS })).items.map((d) => d.metadata?.name);
-    assert.deepEqual(names, ["gemma4-12b"]);
+    const deployments = (await apps.listNamespacedDeployment({ namespace: NS })).items;
+    const leftover = deployments.map((d) => ({
+      name: d.metadata?.name,
+      deleting: d.metadata?.deletionTimestamp ?? null,
+      finalizers: d.metadata?.finalizers ?? [],
+      stack: d.metadata?.annotations?.["vllm-tuner/stack"],
+      managers: (d.metadata?.managedFields ?? []).map((m) => m.manager),
+    }));
+    assert.deepEqual(
+      deployments.map((d) => d.metadata?.name),
+      ["gemma4-12b"],
+      `${JSON.stringify(leftover)}\n${run.stderr.split("\n").filter((l) => /cleanup|destroy/.test(l)).join("\n")}`,
+    );
     const left = fs.readdirSync(path.join(tmp, "project")).filter((f) => /\.s[0-9]+\.yaml$/.test(f));
     assert.deepEqual(left, []);
   });
