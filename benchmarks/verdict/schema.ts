@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { measuredOf } from "../result/schema";
+import { measuredOf } from "../measured";
 import { ModeSchema } from "./mode";
 import { CandidateEvidenceSchema } from "./propose/evidence";
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { type Measured, measured, missing } from "../../measured";
-import { MeasuredCeilingSchema, measuredOf } from "../../result/schema";
+import { type Measured, measured, measuredOf, missing } from "../../measured";
+import { MeasuredCeilingSchema } from "../../metrics/capacity";
 import type { BenchmarkResult } from "../../result/types";
 import { ModeSchema } from "../mode";
 
