@@ -38,7 +38,7 @@ function promptsLine(p: PromptSet): string {
 }
 
 /** Predicted concurrency ceiling beside the measured one, each with what decided it. */
-export function ceilingLine(c: ConcurrencyCeiling): string {
+function ceilingLine(c: ConcurrencyCeiling): string {
   const p = c.predicted;
   const predicted = p.value
     ? `**${p.value.concurrency}** (limited by ${p.value.limitedBy}: KV ${p.value.kvCacheTokens} tokens / ${p.value.tokensPerRequest} per request = ${p.value.kvLimit}; max-num-seqs ${p.value.maxNumSeqs ?? "unknown"})`

@@ -10,7 +10,7 @@ import { CandidateEvidenceSchema } from "./propose/evidence";
  */
 
 /** The explicit rule that picks a candidate; every threshold is a parameter, none is hidden. */
-export const CompareRuleSchema = z.strictObject({
+const CompareRuleSchema = z.strictObject({
   /** Operating concurrency: throughput is compared here (the seed chose 4). */
   targetConcurrency: z.number().int().positive(),
   /** Upper bound on end-to-end p95 at the target concurrency, ms; undefined: no latency SLO. */
@@ -20,11 +20,11 @@ export const CompareRuleSchema = z.strictObject({
 });
 
 /** Which figure a level's throughput was read from: the estimate, or the count for results without one. */
-export const ThroughputBasisSchema = z.enum(["estimate", "count"]);
+const ThroughputBasisSchema = z.enum(["estimate", "count"]);
 
 const figure = z.number().nullable();
 
-export const CandidateVerdictSchema = z.strictObject({
+const CandidateVerdictSchema = z.strictObject({
   stack: z.string(),
   file: z.string().nullable(),
   eligible: z.boolean(),
