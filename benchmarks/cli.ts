@@ -1,6 +1,5 @@
 #!/usr/bin/env -S npx tsx
-import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
 import { EXIT } from "../common/exit-codes";
@@ -12,7 +11,7 @@ import { silentProgress, stderrProgress } from "./progress";
 import { renderComparison } from "./report/comparison";
 import { chartFromResults } from "./report/svg";
 import { writeResult } from "./report/write";
-import { fileStamp, readResult } from "./result/files";
+import { comparisonChartFile, RESULTS_DIR, readResult, writeChart } from "./result/store";
 import { PreflightError, runBenchmark } from "./run";
 import { compareResults } from "./verdict/rule";
 
@@ -77,7 +76,7 @@ async function runCommand(argv: string[], cwd: string): Promise<number> {
       "prometheus-memory-query": { type: "string" },
       "prometheus-util-query": { type: "string" },
       "wait-ready": { type: "string" },
-      out: { type: "string", default: "results" },
+      out: { type: "string", default: RESULTS_DIR },
       json: { type: "boolean", default: false },
       quiet: { type: "boolean", default: false },
     },
@@ -168,7 +167,7 @@ async function compareCommand(argv: string[], cwd: string): Promise<number> {
       "slo-p95-ms": { type: "string" },
       "slo-ttft-p95-ms": { type: "string" },
       chart: { type: "string" },
-      out: { type: "string", default: "results" },
+      out: { type: "string", default: RESULTS_DIR },
       json: { type: "boolean", default: false },
     },
     strict: true,
@@ -182,9 +181,8 @@ async function compareCommand(argv: string[], cwd: string): Promise<number> {
   };
   const loaded = positionals.map((f) => ({ file: f, result: readResult(resolve(cwd, f)) }));
   const comparison = compareResults(loaded, rule);
-  const chart = resolve(cwd, values.chart ?? `${values.out}/comparison-${fileStamp(new Date().toISOString())}.svg`);
-  mkdirSync(dirname(chart), { recursive: true });
-  writeFileSync(chart, chartFromResults(loaded.map((l) => l.result)));
+  const chart = resolve(cwd, values.chart ?? comparisonChartFile(values.out, new Date()));
+  writeChart(chart, chartFromResults(loaded.map((l) => l.result)));
   if (values.json) process.stdout.write(`${JSON.stringify({ ...comparison, chart })}\n`);
   else process.stdout.write(`${renderComparison(comparison)}\nChart: ${chart}\n`);
   return comparison.recommended === null ? EXIT.noRecommendation : EXIT.ok;

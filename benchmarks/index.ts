@@ -19,9 +19,9 @@ export { renderComparison } from "./report/comparison";
 export { renderMarkdown } from "./report/markdown";
 export { chartFromResults, renderChartSvg } from "./report/svg";
 export { writeResult } from "./report/write";
-export { readResult } from "./result/files";
 export { resultJsonSchemaText } from "./result/json-schema";
 export { BenchmarkResultSchema, RESULT_KIND, SCHEMA_VERSION } from "./result/schema";
+export { readResult } from "./result/store";
 export type * from "./result/types";
 export { PreflightError, type RunOptions, runBenchmark } from "./run";
 export {

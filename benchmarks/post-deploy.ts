@@ -8,6 +8,7 @@ import { type PostDeployInput, PostDeployInputSchema } from "../config/post-depl
 import { buildScenario, formatIssues, PRESETS, readScenarioFile } from "./inputs/scenario";
 import { type Progress, stderrProgress } from "./progress";
 import { writeResult } from "./report/write";
+import { RESULTS_DIR } from "./result/store";
 import type { BenchmarkResult } from "./result/types";
 import { PreflightError, type RunOptions, runBenchmark } from "./run";
 import { type CandidateSummary, candidateSummary } from "./verdict/candidate-summary";
@@ -20,8 +21,6 @@ import { type CandidateSummary, candidateSummary } from "./verdict/candidate-sum
  * from the result it just made. A measurement that completes but is not valid exits 0: the deploy
  * itself succeeded, and failing `up` would mark a healthy server as failed; `measured.valid` says so.
  */
-
-export const RESULTS_DIR = "results";
 
 export interface PostDeployOutcome {
   readonly code: number;

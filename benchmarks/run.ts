@@ -14,6 +14,7 @@ import type { GpuSourceOptions } from "./metrics/gpu";
 import { contextPhase } from "./phases/context-boundary";
 import { identityPhase } from "./phases/identity";
 import { loadPhase } from "./phases/load";
+import { readinessPhase } from "./phases/readiness";
 import { inputLengthPhase, sequentialPhase } from "./phases/sequential";
 import { nowIso, type PhaseContext } from "./phases/shared";
 import { type Progress, silentProgress } from "./progress";
@@ -86,6 +87,45 @@ async function waitHealthy(client: ApiClient, seconds: number, signal: AbortSign
   }
 }
 
+/** Why a run is not valid: an interruption, a stop, failed phases and levels, a pod that changed under the load. Pure. */
+function invalidReasonsOf(
+  phases: BenchmarkResult["phases"],
+  run: {
+    readonly aborted: boolean;
+    readonly stoppedReason: string | null;
+    readonly pod0: Measured<PodIdentity>;
+    readonly pod1: Measured<PodIdentity>;
+  },
+): string[] {
+  const { pod0, pod1, stoppedReason } = run;
+  const invalidReasons: string[] = [];
+  if (run.aborted) invalidReasons.push("interrupted (SIGINT): partial result");
+  if (stoppedReason) invalidReasons.push(stoppedReason);
+  for (const [name, p] of Object.entries(phases) as Array<[string, PhaseBase]>) {
+    if (p.status === "failed" || p.status === "incomplete")
+      invalidReasons.push(`phase ${name} ${p.status}: ${p.error ?? ""}`);
+  }
+  for (const level of phases.load?.levels ?? []) {
+    if (!level.valid) invalidReasons.push(`load c=${level.concurrency} invalid: ${level.invalidReasons.join("; ")}`);
+  }
+  for (const level of phases.load?.rateLevels ?? []) {
+    if (!level.valid)
+      invalidReasons.push(
+        `load rate ${level.openLoop.targetRatePerSecond.toFixed(3)}/s invalid: ${level.invalidReasons.join("; ")}`,
+      );
+  }
+  if (
+    pod0.value &&
+    pod1.value &&
+    (pod0.value.uid !== pod1.value.uid || pod0.value.restartCount !== pod1.value.restartCount)
+  ) {
+    invalidReasons.push(
+      `pod changed or restarted during the run (${pod0.value.name}/${pod0.value.restartCount} -> ${pod1.value.name}/${pod1.value.restartCount})`,
+    );
+  }
+  return invalidReasons;
+}
+
 /** Runs the selected phases against one candidate; resolves with a (possibly partial) result. */
 export async function runBenchmark(opts: RunOptions): Promise<BenchmarkResult> {
   const startedAt = nowIso();
@@ -148,38 +188,9 @@ export async function runBenchmark(opts: RunOptions): Promise<BenchmarkResult> {
 
     const runPhase = async (phase: (typeof PHASES)[number]): Promise<void> => {
       switch (phase) {
-        case "readiness": {
-          const t = nowIso();
-          if (cluster.value === null)
-            phases.readiness = {
-              status: "unavailable",
-              error: `no cluster access: ${cluster.reason}`,
-              startedAt: t,
-              finishedAt: nowIso(),
-              report: null,
-            };
-          else {
-            try {
-              phases.readiness = {
-                status: "ok",
-                error: null,
-                startedAt: t,
-                finishedAt: nowIso(),
-                report: await cluster.value.readiness(opts.waitReadySeconds ?? 0, signal),
-              };
-              phases.readiness = { ...phases.readiness, startPhases: await cluster.value.startPhases() };
-            } catch (err) {
-              phases.readiness = {
-                status: "failed",
-                error: apiErrorMessage(err),
-                startedAt: t,
-                finishedAt: nowIso(),
-                report: null,
-              };
-            }
-          }
+        case "readiness":
+          phases.readiness = await readinessPhase(cluster, opts.waitReadySeconds ?? 0, signal);
           break;
-        }
         case "identity":
           phases.identity = await identityPhase(ctx, {
             metricsUrl,
@@ -245,31 +256,7 @@ export async function runBenchmark(opts: RunOptions): Promise<BenchmarkResult> {
     }
 
     const pod1 = await podIdentity();
-    const invalidReasons: string[] = [];
-    if (signal.aborted) invalidReasons.push("interrupted (SIGINT): partial result");
-    if (stoppedReason) invalidReasons.push(stoppedReason);
-    for (const [name, p] of Object.entries(phases) as Array<[string, PhaseBase]>) {
-      if (p.status === "failed" || p.status === "incomplete")
-        invalidReasons.push(`phase ${name} ${p.status}: ${p.error ?? ""}`);
-    }
-    for (const level of phases.load?.levels ?? []) {
-      if (!level.valid) invalidReasons.push(`load c=${level.concurrency} invalid: ${level.invalidReasons.join("; ")}`);
-    }
-    for (const level of phases.load?.rateLevels ?? []) {
-      if (!level.valid)
-        invalidReasons.push(
-          `load rate ${level.openLoop.targetRatePerSecond.toFixed(3)}/s invalid: ${level.invalidReasons.join("; ")}`,
-        );
-    }
-    if (
-      pod0.value &&
-      pod1.value &&
-      (pod0.value.uid !== pod1.value.uid || pod0.value.restartCount !== pod1.value.restartCount)
-    ) {
-      invalidReasons.push(
-        `pod changed or restarted during the run (${pod0.value.name}/${pod0.value.restartCount} -> ${pod1.value.name}/${pod1.value.restartCount})`,
-      );
-    }
+    const invalidReasons = invalidReasonsOf(phases, { aborted: signal.aborted, stoppedReason, pod0, pod1 });
     const complete = !signal.aborted && stoppedReason === null && selected.every((p) => phases[p] !== undefined);
     const pod = pod1.value ?? pod0.value;
     return {

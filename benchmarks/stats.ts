@@ -1,14 +1,16 @@
-/** Distribution summary of one measured quantity; every field in the unit of the inputs. */
-export interface Summary {
-  readonly count: number;
-  readonly mean: number;
-  readonly min: number;
-  readonly p50: number;
-  readonly p90: number;
-  readonly p95: number;
-  readonly p99: number;
-  readonly max: number;
-}
+import { z } from "zod";
+/** Distribution of one quantity; every field in the unit of the name that holds it. */
+export const SummarySchema = z.strictObject({
+  count: z.number().int().nonnegative(),
+  mean: z.number(),
+  min: z.number(),
+  p50: z.number(),
+  p90: z.number(),
+  p95: z.number(),
+  p99: z.number(),
+  max: z.number(),
+});
+export type Summary = z.infer<typeof SummarySchema>;
 
 /** How every percentile of a Summary is computed; reports state it. */
 export const PERCENTILE_METHOD =

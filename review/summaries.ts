@@ -1,9 +1,9 @@
-import * as fs from "node:fs";
 import * as path from "node:path";
-import type { Mode } from "../benchmarks/verdict/candidate-summary";
+import { completeResultsNewestFirst, readCampaignFiles, summaryFile } from "../benchmarks/result/store";
 import { type CandidateSummary, candidateSummary, readCandidateSummary } from "../benchmarks/verdict/candidate-summary";
+import type { Mode } from "../benchmarks/verdict/mode";
+import { CampaignFileSchema } from "../benchmarks/verdict/propose/evidence";
 import type { CompareRule } from "../benchmarks/verdict/rule";
-import { storedResults } from "../campaign/files";
 import type { FoundSummary } from "./evidence";
 
 /** Where a review finds measurements: committed summaries, or a results directory of raw result files. */
@@ -11,21 +11,12 @@ export type SummarySource =
   | { readonly kind: "summaries"; readonly dir: string }
   | { readonly kind: "results"; readonly dir: string; readonly rule: CompareRule };
 
-/** Result file → mode, from the campaign summaries in a results directory (a result alone does not say lab or cluster). */
+/** Result file → mode, from the campaign records in a results directory (a result alone does not say lab or cluster). */
 function campaignModes(resultsDir: string): Map<string, Mode> {
   const modes = new Map<string, Mode>();
-  if (!fs.existsSync(resultsDir)) return modes;
-  for (const f of fs.readdirSync(resultsDir).filter((n) => /^campaign-.*\.json$/.test(n))) {
-    try {
-      const s = JSON.parse(fs.readFileSync(path.join(resultsDir, f), "utf8")) as {
-        mode?: Mode;
-        candidates?: Array<{ resultFile?: string | null }>;
-      };
-      for (const c of s.candidates ?? []) if (c.resultFile && s.mode) modes.set(path.resolve(c.resultFile), s.mode);
-    } catch {
-      // An unreadable campaign file only costs the mode, which then reads "unknown".
-    }
-  }
+  // A record that is not a campaign's only costs the mode, which then reads "unknown".
+  for (const { record } of readCampaignFiles(resultsDir, CampaignFileSchema, () => {}))
+    for (const c of record.candidates) if (c.resultFile) modes.set(path.resolve(c.resultFile), record.mode);
   return modes;
 }
 
@@ -43,14 +34,12 @@ export function summaryFinder(
   if (source.kind === "summaries") {
     return (stack) => {
       const summary = readCandidateSummary(source.dir, stack);
-      return summary === null ? null : { summary, source: rel(path.join(source.dir, `${stack}.json`)) };
+      return summary === null ? null : { summary, source: rel(summaryFile(source.dir, stack)) };
     };
   }
   const modes = campaignModes(source.dir);
   return (stack, hash) => {
-    const complete = storedResults(source.dir, stack, warn)
-      .filter((s) => s.result.complete)
-      .sort((a, b) => Date.parse(b.result.startedAt) - Date.parse(a.result.startedAt));
+    const complete = completeResultsNewestFirst(source.dir, stack, warn);
     const summaries: Array<{ summary: CandidateSummary; file: string }> = complete.map((s) => ({
       summary: candidateSummary(s.result, source.rule, modes.get(path.resolve(s.file)) ?? "unknown", rel(s.file)),
       file: s.file,

@@ -1,3 +1,4 @@
+import { z } from "zod";
 /** The chat request a load sends, the sample it records, and the pure reading of one streamed chunk. */
 
 export const CHAT_PATH = "/v1/chat/completions";
@@ -5,27 +6,28 @@ export const CHAT_PATH = "/v1/chat/completions";
 /** Outcome of one request: the three groups guidellm keeps apart. */
 export type Outcome = "succeeded" | "errored" | "incomplete";
 
-/** One request as measured by the client; times in milliseconds. */
-export interface RequestSample {
+/** One streamed request as the client measured it; times in milliseconds. */
+export const RequestSampleSchema = z.strictObject({
   /** Start, ms since the Unix epoch (fractional). */
-  readonly startEpochMs: number;
-  readonly outcome: Outcome;
+  startEpochMs: z.number(),
+  outcome: z.enum(["succeeded", "errored", "incomplete"]),
   /** HTTP status; null when none was received. */
-  readonly status: number | null;
-  readonly error: string | null;
-  /** Request sent -> first content chunk received. */
-  readonly ttftMs: number | null;
-  /** Time per output token after the first, as `vllm bench serve`: (e2e - TTFT) / (output tokens - 1). */
-  readonly tpotMs: number | null;
-  /** Every gap between two consecutive content chunks (what vLLM calls ITL), in arrival order. */
-  readonly chunkGapsMs: number[];
+  status: z.number().int().nullable(),
+  error: z.string().nullable(),
+  /** Request sent -> first content chunk. */
+  ttftMs: z.number().nullable(),
+  /** (e2e - TTFT) / (output tokens - 1), as `vllm bench serve`'s TPOT. */
+  tpotMs: z.number().nullable(),
+  /** Every gap between consecutive content chunks (vLLM's ITL), in arrival order. */
+  chunkGapsMs: z.array(z.number()),
   /** Request sent -> end of the stream. */
-  readonly e2eMs: number;
-  readonly promptTokens: number | null;
-  readonly outputTokens: number | null;
+  e2eMs: z.number(),
+  promptTokens: z.number().int().nullable(),
+  outputTokens: z.number().int().nullable(),
   /** SSE chunks that carried content. */
-  readonly contentChunks: number;
-}
+  contentChunks: z.number().int().nonnegative(),
+});
+export type RequestSample = z.infer<typeof RequestSampleSchema>;
 
 export interface ChatRequest {
   readonly model: string;

@@ -5,41 +5,44 @@ import type {
   V1Pod,
   V1ReplicaSet,
 } from "@kubernetes/client-node";
+import { z } from "zod";
 
 const REVISION = "deployment.kubernetes.io/revision";
 
 /** Identity of the pod serving the endpoint; compared before and after each load window. */
-export interface PodIdentity {
-  readonly name: string;
-  readonly uid: string;
-  readonly nodeName: string | null;
-  readonly restartCount: number;
-  readonly phase: string | null;
-}
+export const PodIdentitySchema = z.strictObject({
+  name: z.string(),
+  uid: z.string(),
+  nodeName: z.string().nullable(),
+  restartCount: z.number().int().nonnegative(),
+  phase: z.string().nullable(),
+});
+export type PodIdentity = z.infer<typeof PodIdentitySchema>;
 
 /** The rollout of the current pod, from the Kubernetes API (ISO timestamps, seconds). */
-export interface ReadinessReport {
-  readonly pod: PodIdentity;
-  readonly revision: string | null;
-  /** When the change that made this pod reached the API server (see `changeAppliedAt`). */
-  readonly changeAppliedAt: string | null;
+export const ReadinessReportSchema = z.strictObject({
+  pod: PodIdentitySchema,
+  revision: z.string().nullable(),
+  /** When the change that made this pod reached the API server (see `changeAppliedFrom`). */
+  changeAppliedAt: z.string().nullable(),
   /** Where `changeAppliedAt` comes from. */
-  readonly changeAppliedFrom: string;
-  readonly podCreatedAt: string | null;
-  readonly scheduledAt: string | null;
-  readonly initializedAt: string | null;
-  readonly containerStartedAt: string | null;
-  readonly readyAt: string | null;
+  changeAppliedFrom: z.string(),
+  podCreatedAt: z.string().nullable(),
+  scheduledAt: z.string().nullable(),
+  initializedAt: z.string().nullable(),
+  containerStartedAt: z.string().nullable(),
+  readyAt: z.string().nullable(),
   /** Ready minus change applied: what the seed timed with SECONDS (270 s cold, 171 s warm). */
-  readonly changeToReadySeconds: number | null;
-  readonly podCreatedToReadySeconds: number | null;
-  readonly restarts: number;
-  readonly cacheClaim: string | null;
-  readonly cacheClaimCreatedAt: string | null;
+  changeToReadySeconds: z.number().nullable(),
+  podCreatedToReadySeconds: z.number().nullable(),
+  restarts: z.number().int().nonnegative(),
+  cacheClaim: z.string().nullable(),
+  cacheClaimCreatedAt: z.string().nullable(),
   /** cold: the claim was created after the previous revision was rolled out; warm: it is older. */
-  readonly cacheState: "cold" | "warm" | null;
-  readonly cacheStateReason: string;
-}
+  cacheState: z.enum(["cold", "warm"]).nullable(),
+  cacheStateReason: z.string(),
+});
+export type ReadinessReport = z.infer<typeof ReadinessReportSchema>;
 
 const iso = (d: Date | undefined | null): string | null => (d ? new Date(d).toISOString() : null);
 const secondsBetween = (a: string | null, b: string | null): number | null =>

@@ -1,4 +1,5 @@
-import { type Measured, measured, missing } from "../measured";
+import { z } from "zod";
+import { type Measured, measured, measuredOf, missing } from "../measured";
 
 /**
  * A vLLM 0.24 start split into its phases, read from the pod's log. Durations are the ones vLLM
@@ -6,24 +7,25 @@ import { type Measured, measured, missing } from "../measured";
  * that marks the phase, from the container runtime's RFC 3339 stamps when the log carries them
  * (`kubectl logs --timestamps`), else from vLLM's own `MM-DD HH:MM:SS` (whole seconds).
  */
-export interface StartPhases {
+export const StartPhasesSchema = z.strictObject({
   /** The log's first line (the API server process starting). */
-  readonly processStartAt: Measured<string>;
-  readonly engineStartOffsetSeconds: Measured<number>;
-  readonly weightsLoadSeconds: Measured<number>;
-  readonly weightsGiB: Measured<number>;
-  readonly dynamoTransformSeconds: Measured<number>;
+  processStartAt: measuredOf(z.string()),
+  engineStartOffsetSeconds: measuredOf(z.number()),
+  weightsLoadSeconds: measuredOf(z.number()),
+  weightsGiB: measuredOf(z.number()),
+  dynamoTransformSeconds: measuredOf(z.number()),
   /** hit: vLLM loaded compiled graphs from its cache; miss: it compiled them. */
-  readonly compileCache: Measured<"hit" | "miss">;
+  compileCache: measuredOf(z.enum(["hit", "miss"])),
   /** Inductor compile of the graphs (summed over compile ranges); null on a hit. */
-  readonly graphCompileSeconds: Measured<number>;
+  graphCompileSeconds: measuredOf(z.number()),
   /** Loading the compiled graphs from the cache (summed over compile ranges); null on a miss. */
-  readonly cacheLoadSeconds: Measured<number>;
-  readonly torchCompileTotalSeconds: Measured<number>;
-  readonly cudaGraphCaptureSeconds: Measured<number>;
-  readonly engineInitSeconds: Measured<number>;
-  readonly apiServerUpOffsetSeconds: Measured<number>;
-}
+  cacheLoadSeconds: measuredOf(z.number()),
+  torchCompileTotalSeconds: measuredOf(z.number()),
+  cudaGraphCaptureSeconds: measuredOf(z.number()),
+  engineInitSeconds: measuredOf(z.number()),
+  apiServerUpOffsetSeconds: measuredOf(z.number()),
+});
+export type StartPhases = z.infer<typeof StartPhasesSchema>;
 
 const RFC3339 = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z)\s/;
 const VLLM_STAMP = /\b(?:INFO|WARNING|ERROR|DEBUG)\s+(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\b/;

@@ -1,10 +1,9 @@
+import { z } from "zod";
 import type { ScrapeSeries } from "../metrics/scraper";
 
 /** A gap inside the window with requests in flight and not one byte received on any of them. */
-export interface Stall {
-  readonly startEpochMs: number;
-  readonly seconds: number;
-}
+export const StallSchema = z.strictObject({ startEpochMs: z.number(), seconds: z.number() });
+export type Stall = z.infer<typeof StallSchema>;
 
 const nowEpoch = () => performance.timeOrigin + performance.now();
 

@@ -1,17 +1,19 @@
-import { type Measured, measured, missing } from "../measured";
+import { z } from "zod";
+import { type Measured, measured, measuredOf, missing } from "../measured";
 import { type KvCapacityLog, kvCapacityFromMetrics } from "./vllm";
 
-/** The KV cache's capacity as the server reports it, and where the figure came from. */
-export interface KvCapacity {
-  readonly kvCacheTokens: number;
+/** KV capacity from `vllm:cache_config_info`, else the start-up log line (`metrics/capacity.ts`). */
+export const KvCapacitySchema = z.strictObject({
+  kvCacheTokens: z.number(),
   /** Requests of `maxConcurrencyTokensPerRequest` tokens the cache holds at once (vLLM's own figure). */
-  readonly maxConcurrency: number | null;
+  maxConcurrency: z.number().nullable(),
   /** max_model_len: the request size vLLM's maximum concurrency assumes. */
-  readonly maxConcurrencyTokensPerRequest: number | null;
-  readonly source: "metrics" | "log";
+  maxConcurrencyTokensPerRequest: z.number().nullable(),
+  source: z.enum(["metrics", "log"]),
   /** What the other source said: agrees, differs (with both figures), or why it was not read. */
-  readonly crossCheck: string;
-}
+  crossCheck: z.string(),
+});
+export type KvCapacity = z.infer<typeof KvCapacitySchema>;
 
 /**
  * Pure: KV capacity from `vllm:cache_config_info` first, else the start-up log line. Metrics first because
@@ -51,19 +53,20 @@ export function kvCapacity(
   return missing(`neither /metrics (${whyNotMetrics}) nor the pod log (${log.reason})`);
 }
 
-/** What the KV cache and the scheduler allow at once, for the scenario's requests. */
-export interface PredictedCeiling {
+/** The concurrency above which requests must wait, from capacity alone. */
+export const PredictedCeilingSchema = z.strictObject({
   /** min(kvLimit, maxNumSeqs) */
-  readonly concurrency: number;
-  readonly limitedBy: "kv-cache" | "max-num-seqs";
+  concurrency: z.number(),
+  limitedBy: z.enum(["kv-cache", "max-num-seqs"]),
   /** floor(kvCacheTokens / tokensPerRequest): whole requests the KV cache holds. */
-  readonly kvLimit: number;
-  readonly kvCacheTokens: number;
+  kvLimit: z.number(),
+  kvCacheTokens: z.number(),
   /** The load's prompt tokens + max_tokens: the most a request can occupy. */
-  readonly tokensPerRequest: number;
+  tokensPerRequest: z.number(),
   /** `--max-num-seqs` of the candidate, or null when the stack outputs do not say. */
-  readonly maxNumSeqs: number | null;
-}
+  maxNumSeqs: z.number().nullable(),
+});
+export type PredictedCeiling = z.infer<typeof PredictedCeilingSchema>;
 
 /** Pure: the concurrency above which requests must wait, from capacity alone. */
 export function predictCeiling(
@@ -95,16 +98,17 @@ export interface LevelFigures {
   readonly peakWaiting: Measured<number>;
 }
 
-/** Where the sweep stopped scaling. */
-export interface MeasuredCeiling {
+/** Where the closed-loop sweep stopped scaling. */
+export const MeasuredCeilingSchema = z.strictObject({
   /** The highest level below the first saturated one; with `atLeast`, no level saturated. */
-  readonly concurrency: number;
-  readonly atLeast: boolean;
+  concurrency: z.number(),
+  atLeast: z.boolean(),
   /** First level with requests waiting (peak of `vllm:num_requests_waiting` > 0), or null. */
-  readonly firstWaitingAt: number | null;
+  firstWaitingAt: z.number().nullable(),
   /** First level whose req/s gained less than half of the ideal gain over the level below, or null. */
-  readonly firstFlatAt: number | null;
-}
+  firstFlatAt: z.number().nullable(),
+});
+export type MeasuredCeiling = z.infer<typeof MeasuredCeilingSchema>;
 
 /** Throughput counts as scaling when it gains at least this share of the ideal (linear) gain. */
 const SCALING_SHARE = 0.5;
@@ -137,7 +141,8 @@ export function measureCeiling(levels: readonly LevelFigures[]): Measured<Measur
 }
 
 /** Predicted and measured, side by side. */
-export interface ConcurrencyCeiling {
-  readonly predicted: Measured<PredictedCeiling>;
-  readonly measured: Measured<MeasuredCeiling>;
-}
+export const ConcurrencyCeilingSchema = z.strictObject({
+  predicted: measuredOf(PredictedCeilingSchema),
+  measured: measuredOf(MeasuredCeilingSchema),
+});
+export type ConcurrencyCeiling = z.infer<typeof ConcurrencyCeilingSchema>;

@@ -1,5 +1,6 @@
+import { z } from "zod";
 import type { ApiClient } from "../http/client";
-import { type Measured, measured, missing } from "../measured";
+import { type Measured, measured, measuredOf, missing } from "../measured";
 import { type MetricSample, select } from "./exposition";
 import { peakOf, type ScrapeSeries } from "./scraper";
 
@@ -39,12 +40,15 @@ export function dcgmPoint(samples: MetricSample[], pod: string | null): GpuPoint
   return { memoryUsedMiB: maxOf("DCGM_FI_DEV_FB_USED"), utilPercent: maxOf("DCGM_FI_DEV_GPU_UTIL") };
 }
 
-export interface GpuWindow {
-  readonly source: "dcgm" | "prometheus" | null;
-  readonly peakMemoryUsedMiB: Measured<number>;
-  readonly peakUtilPercent: Measured<number>;
-  readonly series: Array<{ tEpochMs: number; memoryUsedMiB: number | null; utilPercent: number | null }>;
-}
+export const GpuWindowSchema = z.strictObject({
+  source: z.enum(["dcgm", "prometheus"]).nullable(),
+  peakMemoryUsedMiB: measuredOf(z.number()),
+  peakUtilPercent: measuredOf(z.number()),
+  series: z.array(
+    z.strictObject({ tEpochMs: z.number(), memoryUsedMiB: z.number().nullable(), utilPercent: z.number().nullable() }),
+  ),
+});
+export type GpuWindow = z.infer<typeof GpuWindowSchema>;
 
 export function gpuFromDcgm(series: ScrapeSeries<GpuPoint>): GpuWindow {
   return {

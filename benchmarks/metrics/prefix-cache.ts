@@ -1,16 +1,18 @@
-import { type Measured, measured, missing } from "../measured";
+import { z } from "zod";
+import { type Measured, measured, measuredOf, missing } from "../measured";
 import { deltaOf, type ScrapeSeries } from "./scraper";
 import type { VllmSnapshot } from "./vllm";
 
 /** How much of a window's prompt work vLLM's prefix cache did instead of prefill. */
-export interface PrefixCacheWindow {
+export const PrefixCacheWindowSchema = z.strictObject({
   /** Increase of `vllm:prompt_tokens_total` over the window. */
-  readonly promptTokens: Measured<number>;
+  promptTokens: measuredOf(z.number()),
   /** Increase of `vllm:prompt_tokens_cached_total` over the window: prompt tokens served from the cache. */
-  readonly cachedPromptTokens: Measured<number>;
+  cachedPromptTokens: measuredOf(z.number()),
   /** cachedPromptTokens / promptTokens × 100. */
-  readonly hitRatePercent: Measured<number>;
-}
+  hitRatePercent: measuredOf(z.number()),
+});
+export type PrefixCacheWindow = z.infer<typeof PrefixCacheWindowSchema>;
 
 /**
  * Pure: the window's prefix-cache hit rate from the two counters of the same scrapes (the current pod's).

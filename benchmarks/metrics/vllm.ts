@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { type MetricSample, select } from "./exposition";
 
 /** vLLM's metric names, newest first where a metric was renamed. */
@@ -96,12 +97,13 @@ export function kvCapacityFromMetrics(info: Readonly<Record<string, string>>): K
 }
 
 /** What vLLM prints once at start-up about KV-cache capacity. */
-export interface KvCapacityLog {
-  readonly kvCacheTokens: number;
-  readonly maxConcurrencyTokensPerRequest: number | null;
-  readonly maxConcurrency: number | null;
-  readonly line: string;
-}
+export const KvCapacityLogSchema = z.strictObject({
+  kvCacheTokens: z.number(),
+  maxConcurrencyTokensPerRequest: z.number().nullable(),
+  maxConcurrency: z.number().nullable(),
+  line: z.string(),
+});
+export type KvCapacityLog = z.infer<typeof KvCapacityLogSchema>;
 
 const KV_SIZE = /KV cache size:\s*([\d,]+)\s*tokens/;
 const MAX_CONC = /Maximum concurrency for\s*([\d,]+)\s*tokens per request:\s*([\d.]+)x?/;

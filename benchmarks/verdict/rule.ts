@@ -1,45 +1,9 @@
 import { num } from "../../common/format";
 import type { BenchmarkResult, LoadLevel } from "../result/types";
-import { levelThroughput, type ThroughputBasis } from "./throughput";
+import type { CandidateVerdict, CompareRule } from "./schema";
+import { levelThroughput } from "./throughput";
 
-/** The explicit rule that picks a candidate; every threshold is a parameter, none is hidden. */
-export interface CompareRule {
-  /** Operating concurrency: throughput is compared here (the seed chose 4). */
-  readonly targetConcurrency: number;
-  /** Upper bound on end-to-end p95 at the target concurrency, ms; undefined: no latency SLO. */
-  readonly sloP95Ms?: number | undefined;
-  /** Upper bound on TTFT p95 at the target concurrency, ms; undefined: none. */
-  readonly sloTtftP95Ms?: number | undefined;
-}
-
-export interface CandidateVerdict {
-  readonly stack: string;
-  readonly file: string | null;
-  readonly eligible: boolean;
-  /** Why it is out (empty when eligible). */
-  readonly disqualified: string[];
-  /** Figures the rule could not check (null metrics): reported, not disqualifying. */
-  readonly unverified: string[];
-  /** Throughput at the target, as the rule reads it: the estimate where the result has one, else the count. */
-  readonly requestsPerSecond: number | null;
-  /** Which figure `requestsPerSecond` is (`verdict/throughput.ts`); null without a level at the target. */
-  readonly requestsPerSecondBasis: ThroughputBasis | null;
-  /** The count (requests completed in the window ÷ its length), shown beside the estimate. */
-  readonly countRequestsPerSecond: number | null;
-  readonly outputTokensPerSecond: number | null;
-  readonly e2eP95Ms: number | null;
-  readonly ttftP95Ms: number | null;
-  readonly peakKvCacheUsagePercent: number | null;
-  readonly peakGpuMemoryMiB: number | null;
-  /** Prefix-cache hit rate at the target concurrency: near 0 when the prompts were unique, as they should be. */
-  readonly prefixCacheHitPercent: number | null;
-  /** Concurrency ceiling predicted from KV capacity and max-num-seqs, and the one the sweep measured ("≥ 8" when none saturated). */
-  readonly ceilingPredicted: number | null;
-  readonly ceilingMeasured: string | null;
-  /** The open-loop sweep's highest rate meeting its SLOs (`--preset sweep`), req/s; null when none ran. */
-  readonly sweepHighestRatePerSecond: number | null;
-  readonly config: Record<string, unknown>;
-}
+export type { CandidateVerdict, CompareRule } from "./schema";
 
 export interface Comparison {
   readonly rule: CompareRule;

@@ -1,7 +1,6 @@
 import type { LoadLevel } from "../result/types";
 
-/** Which figure a level's throughput was read from: the estimate, or the count for results without one. */
-export type ThroughputBasis = "estimate" | "count";
+import type { ThroughputBasis } from "./schema";
 
 export interface LevelThroughput {
   readonly requestsPerSecond: number;

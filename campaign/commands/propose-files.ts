@@ -1,6 +1,12 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { readResult } from "../../benchmarks/result/files";
+import {
+  newestCompleteResult,
+  readCampaignFiles,
+  resultStackDirs,
+  summaryFile,
+  summaryStacks,
+} from "../../benchmarks/result/store";
 import { readCandidateSummary, summaryEvidence } from "../../benchmarks/verdict/candidate-summary";
 import {
   type CandidateEvidence,
@@ -21,7 +27,6 @@ import {
   PROJECT,
   projectDefaults,
 } from "../../config";
-import { storedResults } from "../files";
 
 /** Pure: the stack file of a proposal: the evidence as a YAML comment, then the one knob it changes. */
 export function renderProposalStackFile(p: Proposal, targetConcurrency: number): string {
@@ -82,59 +87,31 @@ export function writeProposalStackFiles(
   });
 }
 
-const newestComplete = (resultsDir: string, stack: string, warn: (m: string) => void) =>
-  storedResults(resultsDir, stack, warn)
-    .filter((s) => s.result.complete)
-    .sort((a, b) => Date.parse(b.result.startedAt) - Date.parse(a.result.startedAt))[0];
-
 /** Evidence from raw results: the newest complete run of each stack directory under `resultsDir`. */
 function fromResults(resultsDir: string, warn: (m: string) => void): CandidateEvidence[] {
-  if (!fs.existsSync(resultsDir)) return [];
-  return fs
-    .readdirSync(resultsDir, { withFileTypes: true })
-    .filter((d) => d.isDirectory())
-    .map((d) => newestComplete(resultsDir, d.name, warn))
+  return resultStackDirs(resultsDir)
+    .map((stack) => newestCompleteResult(resultsDir, stack, warn))
     .filter((s) => s !== undefined)
-    .map((s) => candidateEvidence(readResult(s.file)));
+    .map((s) => candidateEvidence(s.result));
 }
 
 /** Evidence from committed summaries (`<dir>/<stack>.json`). */
 function fromSummaries(dir: string): CandidateEvidence[] {
-  if (!fs.existsSync(dir)) return [];
-  return fs
-    .readdirSync(dir)
-    .filter((f) => f.endsWith(".json"))
-    .sort()
-    .map((f) => {
-      const stack = f.replace(/\.json$/, "");
-      const summary = readCandidateSummary(dir, stack);
-      if (summary === null) throw new Error(`${path.join(dir, f)} vanished while reading`);
-      return summaryEvidence(summary, path.join(dir, f));
-    });
+  return summaryStacks(dir).map((stack) => {
+    const summary = readCandidateSummary(dir, stack);
+    if (summary === null) throw new Error(`${summaryFile(dir, stack)} vanished while reading`);
+    return summaryEvidence(summary, summaryFile(dir, stack));
+  });
 }
 
 /** The campaigns' start failures, the newest record of each stack only (a later measurement clears an older failure). */
 function campaignStartFailures(resultsDir: string, warn: (m: string) => void): StartFailure[] {
-  if (!fs.existsSync(resultsDir)) return [];
   const latest = new Map<string, StartFailure | null>();
-  for (const f of fs
-    .readdirSync(resultsDir)
-    .filter((n) => /^campaign-.*\.json$/.test(n))
-    .sort()) {
-    const file = path.join(resultsDir, f);
-    try {
-      const parsed = CampaignFileSchema.safeParse(JSON.parse(fs.readFileSync(file, "utf8")));
-      if (!parsed.success) {
-        warn(`ignoring ${file}: not a campaign summary`);
-        continue;
-      }
-      const failed = new Map(startFailures(parsed.data).map((s) => [s.stack, s]));
-      for (const c of parsed.data.candidates)
-        if (c.status === "measured" || c.status === "skipped" || failed.has(c.stack))
-          latest.set(c.stack, failed.get(c.stack) ?? null);
-    } catch (err) {
-      warn(`ignoring ${file}: ${(err as Error).message}`);
-    }
+  for (const { record } of readCampaignFiles(resultsDir, CampaignFileSchema, warn)) {
+    const failed = new Map(startFailures(record).map((s) => [s.stack, s]));
+    for (const c of record.candidates)
+      if (c.status === "measured" || c.status === "skipped" || failed.has(c.stack))
+        latest.set(c.stack, failed.get(c.stack) ?? null);
   }
   return [...latest.values()].filter((s): s is StartFailure => s !== null);
 }

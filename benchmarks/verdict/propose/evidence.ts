@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { type Measured, measured, missing } from "../../measured";
-import { measureCeiling } from "../../metrics/capacity";
-import { MeasuredCeilingSchema, measuredOf } from "../../result/schema";
+import { type Measured, measured, measuredOf, missing } from "../../measured";
+import { MeasuredCeilingSchema, measureCeiling } from "../../metrics/capacity";
 import type { BenchmarkResult } from "../../result/types";
+import { ModeSchema } from "../mode";
 import { levelThroughput } from "../throughput";
 
 /**
@@ -147,15 +147,21 @@ export function candidateEvidence(result: BenchmarkResult): CandidateEvidence {
   };
 }
 
-/** The fields of a campaign's candidate record (`campaign-<id>.json`) a start failure is read from. */
+/**
+ * A campaign's record (`campaign-<id>.json`, campaign/summary.ts) as its readers read it: the
+ * candidates' outcomes a start failure is read from, and the mode and result files the review takes
+ * lab or cluster from. Loose: the rest of the record is the campaign's.
+ */
 export const CampaignCandidateSchema = z.looseObject({
   stack: z.string(),
   status: z.string(),
   detail: z.string().nullable(),
   changes: z.array(z.string()),
+  resultFile: z.string().nullable(),
 });
 export const CampaignFileSchema = z.looseObject({
   kind: z.literal("vllm-tuner.campaign"),
+  mode: ModeSchema,
   candidates: z.array(CampaignCandidateSchema),
 });
 

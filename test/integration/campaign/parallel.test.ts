@@ -123,7 +123,10 @@ describe("campaign --parallel 2 on a two-GPU lab (baseline, seqs1, seqs2, ctx409
     assert.deepEqual(
       deployments.map((d) => d.metadata?.name),
       ["gemma4-12b"],
-      `${JSON.stringify(leftover)}\n${run.stderr.split("\n").filter((l) => /cleanup|destroy/.test(l)).join("\n")}`,
+      `${JSON.stringify(leftover)}\n${run.stderr
+        .split("\n")
+        .filter((l) => /cleanup|destroy/.test(l))
+        .join("\n")}`,
     );
     const left = fs.readdirSync(path.join(tmp, "project")).filter((f) => /\.s[0-9]+\.yaml$/.test(f));
     assert.deepEqual(left, []);

@@ -57,21 +57,36 @@ describe("propose: start failures and nothing binding", () => {
   it("reads start failures from a campaign's records: up, rollout and wait failures of one knob, not bench failures", () => {
     const campaign = {
       kind: "vllm-tuner.campaign" as const,
+      mode: "lab" as const,
       candidates: [
         {
           stack: "mem095",
           status: "failed",
           detail: "up failed: rollout failed, up cancelled: CrashLoopBackOff",
           changes: ['gpuMemoryUtilization: "0.80" -> "0.95"'],
+          resultFile: null,
         },
-        { stack: "seqs1", status: "failed", detail: "bench failed: socket hang up", changes: ["maxNumSeqs: 4 -> 1"] },
+        {
+          stack: "seqs1",
+          status: "failed",
+          detail: "bench failed: socket hang up",
+          changes: ["maxNumSeqs: 4 -> 1"],
+          resultFile: null,
+        },
         {
           stack: "ctx1024",
           status: "failed",
           detail: "wait failed: never served",
           changes: ["maxModelLen: 8192 -> 1024"],
+          resultFile: null,
         },
-        { stack: "seqs2", status: "measured", detail: null, changes: ["maxNumSeqs: 4 -> 2"] },
+        {
+          stack: "seqs2",
+          status: "measured",
+          detail: null,
+          changes: ["maxNumSeqs: 4 -> 2"],
+          resultFile: "results/seqs2/x.json",
+        },
       ],
     };
     const failures = startFailures(campaign);

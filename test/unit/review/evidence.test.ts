@@ -289,7 +289,11 @@ describe("review --results DIR: raw result files instead of summaries", () => {
       writeResult({ ...measuredRun("seqs2", 3, 5.7), complete: false, startedAt: "2025-06-03T10:00:00.000Z" }, results);
       fs.writeFileSync(
         path.join(results, "campaign-2025-06-01T10-00-00Z.json"),
-        JSON.stringify({ mode: "lab", candidates: [{ resultFile: older }] }),
+        JSON.stringify({
+          kind: "vllm-tuner.campaign",
+          mode: "lab",
+          candidates: [{ stack: "seqs2", status: "measured", detail: null, changes: [], resultFile: older }],
+        }),
       );
       const find = summaryFinder({ kind: "results", dir: results, rule }, dir, () => {});
       const hit = find("seqs2", rawConfigHash(raw("seqs2")));

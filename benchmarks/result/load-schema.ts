@@ -1,0 +1,206 @@
+import { z } from "zod";
+import { RequestSampleSchema } from "../http/chat";
+import { PodIdentitySchema } from "../kube/readiness";
+import { StallSchema } from "../load/stall";
+import { measuredOf } from "../measured";
+import { ConcurrencyCeilingSchema } from "../metrics/capacity";
+import { GpuWindowSchema } from "../metrics/gpu";
+import { PrefixCacheWindowSchema } from "../metrics/prefix-cache";
+import { SummarySchema } from "../stats";
+import { int, nonNegInt, PhaseStatusSchema, PromptSetSchema, phaseBase } from "./common-schema";
+
+/** The load phase of the result file: closed-loop levels, open-loop runs and the rate sweep. */
+
+export const ServerWindowSchema = z.strictObject({
+  url: z.string(),
+  intervalMs: z.number(),
+  scrapes: nonNegInt,
+  failedScrapes: nonNegInt,
+  peakRunning: measuredOf(z.number()),
+  peakWaiting: measuredOf(z.number()),
+  peakKvCacheUsagePercent: measuredOf(z.number()),
+  kvCacheMetric: z.string().nullable(),
+  preemptionsDelta: measuredOf(z.number()),
+  series: z.array(
+    z.strictObject({
+      tEpochMs: z.number(),
+      running: z.number().nullable(),
+      waiting: z.number().nullable(),
+      kvCacheUsagePercent: z.number().nullable(),
+      preemptions: z.number().nullable(),
+    }),
+  ),
+});
+
+/** Outcomes of one part of a level: the window, or the warm-up before it. */
+export const OutcomeCountsSchema = z.strictObject({
+  succeeded: nonNegInt,
+  errored: nonNegInt,
+  incomplete: nonNegInt,
+  /** Errored requests by HTTP status (`none`: no response). */
+  errorsByStatus: z.record(z.string(), nonNegInt),
+});
+
+/** One of vLLM's latency histograms over a level's window, beside the client's figure of the same name. */
+export const ServerLatencyFigureSchema = z.strictObject({
+  /** The histogram, e.g. `vllm:time_to_first_token_seconds`. */
+  metric: z.string(),
+  /** Observations between the window's first and last scrape. */
+  count: nonNegInt,
+  /** sum / count of the delta: exact, unlike the percentiles. */
+  meanMs: z.number().nullable(),
+  /** By linear interpolation inside the bucket (Prometheus's histogram_quantile): as coarse as the buckets. */
+  p50Ms: z.number().nullable(),
+  p95Ms: z.number().nullable(),
+  /**
+   * The client's mean of the same quantity over the same requests: those whose first token (TTFT),
+   * end (e2e) or chunk (ITL) came between the two scrapes; null where the client has none (queue).
+   */
+  clientMeanMs: z.number().nullable(),
+  /** Client mean minus server mean: network, HTTP and client time (positive) or window mismatch. */
+  clientMinusServerMeanMs: z.number().nullable(),
+  /** That difference as a percentage of the server's mean. */
+  clientMinusServerMeanPercent: z.number().nullable(),
+});
+
+/** The server's own view of a level's latencies (vLLM's histograms' window deltas). */
+export const ServerLatencySchema = z.strictObject({
+  ttft: measuredOf(ServerLatencyFigureSchema),
+  e2e: measuredOf(ServerLatencyFigureSchema),
+  /** Time requests waited inside the server before being scheduled. */
+  queue: measuredOf(ServerLatencyFigureSchema),
+  itl: measuredOf(ServerLatencyFigureSchema),
+});
+
+/** What every level has, closed or open loop. */
+const levelShape = {
+  status: PhaseStatusSchema,
+  error: z.string().nullable(),
+  warmupSeconds: z.number(),
+  /** Seconds spent waiting for the server to hold no request before the level began. */
+  idleBeforeSeconds: measuredOf(z.number()),
+  windowStartEpochMs: z.number(),
+  windowEndEpochMs: z.number(),
+  windowSeconds: z.number(),
+  /** Requests that ended inside the window. */
+  counts: OutcomeCountsSchema,
+  /** Requests that ended during the warm-up: shown apart, never in the window's figures. */
+  warmupCounts: OutcomeCountsSchema,
+  /** Successful requests completed inside the window per second. */
+  requestsPerSecond: z.number(),
+  outputTokensPerSecond: z.number(),
+  /** Latency distributions of the window's successful requests; percentiles by linear interpolation. */
+  ttftMs: SummarySchema.nullable(),
+  /** Per-request TPOT, summarised over requests. */
+  tpotMs: SummarySchema.nullable(),
+  /** Every inter-chunk gap of the window's successful requests, pooled (vLLM's ITL). */
+  itlMs: SummarySchema.nullable(),
+  e2eMs: SummarySchema.nullable(),
+  server: ServerWindowSchema,
+  /** Share of the window's prompt tokens vLLM's prefix cache served (pod-scoped counters). */
+  prefixCache: PrefixCacheWindowSchema,
+  serverLatency: ServerLatencySchema,
+  gpu: GpuWindowSchema,
+  podBefore: PodIdentitySchema.nullable(),
+  podAfter: PodIdentitySchema.nullable(),
+  podCheck: z.string(),
+  /** Silences longer than `stallBoundSeconds` with requests in flight (the server stopped answering). */
+  stalls: z.array(StallSchema),
+  stallBoundSeconds: z.number(),
+  /**
+   * False when the pod changed or restarted, requests errored, the server stalled, a scrape failed, or the
+   * window was cut short.
+   */
+  valid: z.boolean(),
+  invalidReasons: z.array(z.string()),
+  /** Every request of the level: `window` false for warm-up ones. */
+  samples: z.array(RequestSampleSchema.extend({ window: z.boolean() })),
+};
+
+/**
+ * The closed loop's throughput with sub-request resolution (`phases/throughput-estimate.ts`): completed
+ * requests plus the share of each edge request's output chunks that arrived inside the window, per second.
+ */
+export const ThroughputEstimateSchema = z.strictObject({
+  method: z.literal("output-progress"),
+  requestsPerSecond: z.number(),
+  /** Standard error ÷ the estimate, by batch means over `batches` equal parts of the window. */
+  relativeStandardError: z.number(),
+  /** Requests' worth of work inside the window: whole + start-edge share + end-edge share. */
+  requests: z.number(),
+  /** Succeeded requests that began and ended inside the window. */
+  wholeRequests: nonNegInt,
+  /** Succeeded requests begun before the window that ended in it, and the share of them inside it. */
+  startEdge: z.strictObject({ requests: nonNegInt, share: z.number() }),
+  /** Requests in flight when the window closed, and their share inside it (a cut one's total chunks estimated). */
+  endEdge: z.strictObject({ requests: nonNegInt, share: z.number() }),
+  batches: int.positive(),
+});
+
+/** A closed-loop level: `concurrency` clients, each sending its next request when the last ends. */
+export const LoadLevelSchema = z.strictObject({
+  concurrency: int.positive(),
+  ...levelShape,
+  /**
+   * Beside `requestsPerSecond` (the count): the throughput estimate the verdict uses, or why there is
+   * none. Absent in results written before it existed (those are judged by the count).
+   */
+  throughputEstimate: measuredOf(ThroughputEstimateSchema).optional(),
+});
+
+/** How an open-loop level's arrivals went; rates in requests per second. */
+export const OpenLoopRunSchema = z.strictObject({
+  targetRatePerSecond: z.number(),
+  arrival: z.enum(["poisson", "constant"]),
+  seed: nonNegInt,
+  maxInFlight: int.positive(),
+  /** Arrivals the seeded schedule put in the window, and that count per second of the window. */
+  scheduledInWindow: nonNegInt,
+  scheduledRatePerSecond: z.number(),
+  /** Arrivals in the window that were sent (not dropped), per second: the achieved request rate. */
+  sentInWindow: nonNegInt,
+  sentRatePerSecond: z.number(),
+  /** Arrivals dropped because `maxInFlight` requests were outstanding: the client refused to queue them. */
+  droppedInWindow: nonNegInt,
+  droppedInWarmup: nonNegInt,
+  peakInFlight: nonNegInt,
+});
+
+/** An open-loop level: arrivals at a rate, independent of completions. */
+export const RateLevelSchema = z.strictObject({ openLoop: OpenLoopRunSchema, ...levelShape });
+
+/** The sweep's verdict on one rate. */
+export const SweepVerdictSchema = z.strictObject({
+  targetRatePerSecond: z.number(),
+  meetsSlo: z.boolean(),
+  /** Why it does not (empty when it does). */
+  reasons: z.array(z.string()),
+});
+
+/** GuideLLM-style sweep: synchronous and throughput rates from two closed-loop levels, rates between. */
+export const SweepResultSchema = z.strictObject({
+  /** req/s of the closed loop at concurrency 1. */
+  synchronousRatePerSecond: measuredOf(z.number()),
+  /** req/s of the closed loop at `throughputConcurrency`. */
+  throughputConcurrency: int.positive(),
+  throughputRatePerSecond: measuredOf(z.number()),
+  ratesPerSecond: z.array(z.number()),
+  slo: z.strictObject({ ttftP95Ms: z.number().optional(), e2eP95Ms: z.number().optional() }),
+  verdicts: z.array(SweepVerdictSchema),
+  /** The highest rate meeting the SLOs. */
+  highestRatePerSecond: measuredOf(z.number()),
+});
+
+export const LoadPhaseSchema = z.strictObject({
+  ...phaseBase,
+  promptTokens: int.nullable(),
+  maxTokens: int,
+  prompts: PromptSetSchema,
+  /** Closed-loop levels (in rate mode: the sweep's two probes, if any). */
+  levels: z.array(LoadLevelSchema),
+  /** Open-loop levels, in the order run. */
+  rateLevels: z.array(RateLevelSchema),
+  sweep: SweepResultSchema.nullable(),
+  /** The concurrency KV capacity and max-num-seqs predict, beside the one the closed loop measured. */
+  concurrencyCeiling: ConcurrencyCeilingSchema,
+});

@@ -1,0 +1,109 @@
+import { z } from "zod";
+import { measuredOf } from "../measured";
+import { ModeSchema } from "./mode";
+import { CandidateEvidenceSchema } from "./propose/evidence";
+
+/**
+ * The verdict's documents as zod schemas, the source of their types: the rule and one candidate's
+ * verdict (rule.ts), and the committed candidate summary (candidate-summary.ts), which is parsed
+ * with it when read back.
+ */
+
+/** The explicit rule that picks a candidate; every threshold is a parameter, none is hidden. */
+const CompareRuleSchema = z.strictObject({
+  /** Operating concurrency: throughput is compared here (the seed chose 4). */
+  targetConcurrency: z.number().int().positive(),
+  /** Upper bound on end-to-end p95 at the target concurrency, ms; undefined: no latency SLO. */
+  sloP95Ms: z.number().optional(),
+  /** Upper bound on TTFT p95 at the target concurrency, ms; undefined: none. */
+  sloTtftP95Ms: z.number().optional(),
+});
+
+/** Which figure a level's throughput was read from: the estimate, or the count for results without one. */
+const ThroughputBasisSchema = z.enum(["estimate", "count"]);
+
+const figure = z.number().nullable();
+
+const CandidateVerdictSchema = z.strictObject({
+  stack: z.string(),
+  file: z.string().nullable(),
+  eligible: z.boolean(),
+  /** Why it is out (empty when eligible). */
+  disqualified: z.array(z.string()),
+  /** Figures the rule could not check (null metrics): reported, not disqualifying. */
+  unverified: z.array(z.string()),
+  /** Throughput at the target, as the rule reads it: the estimate where the result has one, else the count. */
+  requestsPerSecond: figure,
+  /** Which figure `requestsPerSecond` is (`verdict/throughput.ts`); null without a level at the target. */
+  requestsPerSecondBasis: ThroughputBasisSchema.nullable(),
+  /** The count (requests completed in the window ÷ its length), shown beside the estimate. */
+  countRequestsPerSecond: figure,
+  outputTokensPerSecond: figure,
+  e2eP95Ms: figure,
+  ttftP95Ms: figure,
+  peakKvCacheUsagePercent: figure,
+  peakGpuMemoryMiB: figure,
+  /** Prefix-cache hit rate at the target concurrency: near 0 when the prompts were unique, as they should be. */
+  prefixCacheHitPercent: figure,
+  /** Concurrency ceiling predicted from KV capacity and max-num-seqs, and the one the sweep measured ("≥ 8" when none saturated). */
+  ceilingPredicted: figure,
+  ceilingMeasured: z.string().nullable(),
+  /** The open-loop sweep's highest rate meeting its SLOs (`--preset sweep`), req/s; null when none ran. */
+  sweepHighestRatePerSecond: figure,
+  config: z.record(z.string(), z.unknown()),
+});
+
+export const CANDIDATE_SUMMARY_SCHEMA_VERSION = 1;
+export const CANDIDATE_SUMMARY_KIND = "vllm-tuner.candidate-summary";
+
+const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
+
+/**
+ * A candidate's evidence small enough to commit (`summaries/<stack>.json`): what was measured
+ * (config hash, scenario hash), the figures the recommendation rule uses, and where and with
+ * which tool commit it was measured. A pull request that proposes a candidate carries this
+ * instead of the raw samples; `npm run review` compares it with baseline's.
+ */
+export const CandidateSummarySchema = z.strictObject({
+  schemaVersion: z.literal(CANDIDATE_SUMMARY_SCHEMA_VERSION),
+  kind: z.literal(CANDIDATE_SUMMARY_KIND),
+  stack: z.string().min(1),
+  /** sha256 of the candidate config as results record it, secrets and run identity (cacheRunId) left out. */
+  configHash: sha256Hex,
+  /** That config itself, so a reader sees what the hash stands for. */
+  config: z.record(z.string(), z.unknown()),
+  /** The rendered `vllm serve` args the run served with; null when the result does not record them. */
+  args: z.array(z.string()).nullable(),
+  /** sha256 of the scenario; two summaries compare only when it is equal. */
+  scenarioHash: sha256Hex,
+  scenario: z.strictObject({ loadSeconds: z.number(), concurrency: z.array(z.number().int().positive()) }),
+  /** The rule the verdict was judged under (the campaign's target concurrency). */
+  rule: CompareRuleSchema,
+  /** The benchmark rule's figures and eligibility at the target concurrency. */
+  verdict: CandidateVerdictSchema.omit({ config: true, file: true }),
+  /** Relative standard error of the throughput at the target (`throughputNoise`). */
+  throughputNoise: z.number().nullable(),
+  /** Change applied → pod Ready, the downtime a `pulumi up` of this candidate costs. */
+  changeToReadySeconds: measuredOf(z.number()),
+  cacheState: z.enum(["cold", "warm"]).nullable(),
+  /** lab: simulated GPU and vLLM; cluster: a real one; unknown: read from a result file without its campaign. */
+  mode: z.enum([...ModeSchema.options, "unknown"]),
+  kubernetesServer: z.string().nullable(),
+  tool: z.strictObject({ gitCommit: z.string().nullable(), gitDirty: z.boolean().nullable() }),
+  measuredAt: z.string(),
+  complete: z.boolean(),
+  valid: z.boolean(),
+  invalidReasons: z.array(z.string()),
+  /** The raw result it was made from, as the writer saw it (not committed). */
+  resultFile: z.string().nullable(),
+  /**
+   * What `campaign propose` reads (per-level waiting, running, preemptions, KV peak; the KV ceiling; the
+   * knobs; the largest request). Absent from summaries written before proposals existed.
+   */
+  evidence: CandidateEvidenceSchema.optional(),
+});
+
+export type CompareRule = z.infer<typeof CompareRuleSchema>;
+export type ThroughputBasis = z.infer<typeof ThroughputBasisSchema>;
+export type CandidateVerdict = z.infer<typeof CandidateVerdictSchema>;
+export type CandidateSummary = z.infer<typeof CandidateSummarySchema>;
