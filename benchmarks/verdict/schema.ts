@@ -2,6 +2,7 @@ import { z } from "zod";
 import { measuredOf } from "../measured";
 import { ModeSchema } from "./mode";
 import { CandidateEvidenceSchema } from "./propose/evidence";
+import { ThroughputBasisSchema } from "./throughput";
 
 /**
  * The verdict's documents as zod schemas, the source of their types: the rule and one candidate's
@@ -18,9 +19,6 @@ const CompareRuleSchema = z.strictObject({
   /** Upper bound on TTFT p95 at the target concurrency, ms; undefined: none. */
   sloTtftP95Ms: z.number().optional(),
 });
-
-/** Which figure a level's throughput was read from: the estimate, or the count for results without one. */
-const ThroughputBasisSchema = z.enum(["estimate", "count"]);
 
 const figure = z.number().nullable();
 
@@ -104,6 +102,5 @@ export const CandidateSummarySchema = z.strictObject({
 });
 
 export type CompareRule = z.infer<typeof CompareRuleSchema>;
-export type ThroughputBasis = z.infer<typeof ThroughputBasisSchema>;
 export type CandidateVerdict = z.infer<typeof CandidateVerdictSchema>;
 export type CandidateSummary = z.infer<typeof CandidateSummarySchema>;

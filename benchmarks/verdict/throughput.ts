@@ -1,6 +1,9 @@
+import { z } from "zod";
 import type { LoadLevel } from "../result/types";
 
-import type { ThroughputBasis } from "./schema";
+/** Which figure a level's throughput was read from: the estimate, or the count for results without one. */
+export const ThroughputBasisSchema = z.enum(["estimate", "count"]);
+export type ThroughputBasis = z.infer<typeof ThroughputBasisSchema>;
 
 export interface LevelThroughput {
   readonly requestsPerSecond: number;

@@ -3,7 +3,7 @@ import { type Measured, measured, measuredOf, missing } from "../../measured";
 import { MeasuredCeilingSchema, measureCeiling } from "../../metrics/capacity";
 import type { BenchmarkResult } from "../../result/types";
 import { ModeSchema } from "../mode";
-import { levelThroughput } from "../throughput";
+import { levelThroughput, ThroughputBasisSchema } from "../throughput";
 
 /**
  * What the proposal rules read from one candidate's run, small enough to ride in its committed
@@ -19,7 +19,7 @@ export const LevelEvidenceSchema = z.strictObject({
   /** The level's throughput as the recommendation reads it (`levelThroughput`: the estimate, else the count). */
   requestsPerSecond: z.number(),
   /** Which figure `requestsPerSecond` is; summaries written before it existed hold the count. */
-  throughputBasis: z.enum(["estimate", "count"]).default("count"),
+  throughputBasis: ThroughputBasisSchema.default("count"),
   /** The estimate's relative standard error; null when read from the count. */
   throughputRelativeError: z.number().nullable().default(null),
   /** Peaks of vLLM's `num_requests_running` / `num_requests_waiting` over the window. */
