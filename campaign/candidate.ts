@@ -1,10 +1,11 @@
 import { parseStackOutputs, resolveEndpoint } from "../benchmarks/inputs/stack-outputs";
 import { measured, missing } from "../benchmarks/measured";
 import type { BenchmarkResult } from "../benchmarks/result/types";
+import { configChanges } from "../benchmarks/verdict/canonical";
 import { servingName } from "../components/render/names";
 import type { CampaignControl, CampaignDeps, CampaignSettings } from "./deps";
 import { errorLine, type Prepared, prepare } from "./prepare";
-import { configChanges, resumeDecision } from "./resume";
+import { resumeDecision } from "./resume";
 import type { RolloutRef } from "./rollout-watch";
 import { startOf } from "./starts";
 import type { CandidateRecord } from "./summary";

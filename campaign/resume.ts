@@ -1,6 +1,6 @@
 import { redactSecrets } from "../benchmarks/inputs/stack-outputs";
 import type { BenchmarkResult } from "../benchmarks/result/types";
-import { canonicalJson, RUN_IDENTITY_KEYS } from "../benchmarks/verdict/canonical";
+import { canonicalJson, configChanges } from "../benchmarks/verdict/canonical";
 
 /**
  * Resuming: a candidate is skipped when an earlier result already measured the same thing. Pure.
@@ -28,28 +28,6 @@ export interface StoredResult {
 export type ResumeDecision =
   | { readonly skip: true; readonly file: string; readonly result: BenchmarkResult }
   | { readonly skip: false; readonly reason: string };
-
-function withoutRunIdentity(config: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...config };
-  for (const key of RUN_IDENTITY_KEYS) delete out[key];
-  return out;
-}
-
-/** `key: old -> new` for each key whose value differs (run identity keys ignored). */
-export function configChanges(
-  before: Readonly<Record<string, unknown>>,
-  after: Readonly<Record<string, unknown>>,
-): string[] {
-  const a = withoutRunIdentity(before);
-  const b = withoutRunIdentity(after);
-  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
-  return keys
-    .filter((k) => canonicalJson(a[k]) !== canonicalJson(b[k]))
-    .map(
-      (k) =>
-        `${k}: ${a[k] === undefined ? "(unset)" : canonicalJson(a[k])} -> ${b[k] === undefined ? "(unset)" : canonicalJson(b[k])}`,
-    );
-}
 
 /** Why one stored result does not stand for the target; null when it does. */
 export function mismatch(stored: BenchmarkResult, target: ResumeTarget): string | null {

@@ -1,5 +1,5 @@
 import { configHash } from "../benchmarks/verdict/candidate-summary";
-import { configChanges } from "../campaign/resume";
+import { configChanges } from "../benchmarks/verdict/canonical";
 import { renderVllmArgs, type SecretRefs } from "../components/render";
 import {
   BASELINE_STACK,

@@ -14,3 +14,25 @@ export function canonicalJson(value: unknown): string {
       : v,
   );
 }
+
+function withoutRunIdentity(config: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...config };
+  for (const key of RUN_IDENTITY_KEYS) delete out[key];
+  return out;
+}
+
+/** `key: old -> new` for each key whose value differs (run identity keys ignored). */
+export function configChanges(
+  before: Readonly<Record<string, unknown>>,
+  after: Readonly<Record<string, unknown>>,
+): string[] {
+  const a = withoutRunIdentity(before);
+  const b = withoutRunIdentity(after);
+  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+  return keys
+    .filter((k) => canonicalJson(a[k]) !== canonicalJson(b[k]))
+    .map(
+      (k) =>
+        `${k}: ${a[k] === undefined ? "(unset)" : canonicalJson(a[k])} -> ${b[k] === undefined ? "(unset)" : canonicalJson(b[k])}`,
+    );
+}

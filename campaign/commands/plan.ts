@@ -1,8 +1,9 @@
+import { configChanges } from "../../benchmarks/verdict/canonical";
 import { EXIT } from "../../common/exit-codes";
 import type { CampaignDeps, CampaignSettings } from "../deps";
 import type { CliOptions } from "../options";
 import { BASELINE, prepare } from "../prepare";
-import { configChanges, resumeDecision } from "../resume";
+import { resumeDecision } from "../resume";
 import { scheduleSlots, scheduleTurns } from "../slots";
 import { type Io, resolveSettings } from "../world";
 

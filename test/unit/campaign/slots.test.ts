@@ -1,11 +1,11 @@
 import { strict as assert } from "node:assert";
 import { configHash as candidateConfigHash } from "../../../benchmarks/verdict/candidate-summary";
+import { configChanges } from "../../../benchmarks/verdict/canonical";
 import { controlSpread } from "../../../benchmarks/verdict/noise";
 import { recommend } from "../../../benchmarks/verdict/recommend";
 import { compareResults } from "../../../benchmarks/verdict/rule";
 import { prepare } from "../../../campaign/campaign";
 import { parseCliOptions } from "../../../campaign/options";
-import { configChanges } from "../../../campaign/resume";
 import { parseSlotStack, SLOT_KEY, scheduleSlots, slotOverrides, slotStackName } from "../../../campaign/slots";
 import { deploymentObject, serviceObject } from "../../../components/render/objects";
 import { stackOutputs } from "../../../components/render/outputs";
