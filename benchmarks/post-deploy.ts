@@ -22,13 +22,13 @@ import { type CandidateSummary, candidateSummary } from "./verdict/candidate-sum
  * itself succeeded, and failing `up` would mark a healthy server as failed; `measured.valid` says so.
  */
 
-export interface PostDeployOutcome {
+interface PostDeployOutcome {
   readonly code: number;
   /** null when nothing was measured (bad input, endpoint not usable). */
   readonly summary: CandidateSummary | null;
 }
 
-export interface PostDeployDeps {
+interface PostDeployDeps {
   readonly run: (opts: RunOptions) => Promise<BenchmarkResult>;
   readonly progress: Progress;
   readonly signal?: AbortSignal;

@@ -51,7 +51,7 @@ async function upWithWatchdog(
 }
 
 /** What one candidate's turn produced: its record and, when complete, the result the verdict reads. */
-export interface CandidateOutcome {
+interface CandidateOutcome {
   readonly record: CandidateRecord;
   readonly result: { readonly result: BenchmarkResult; readonly file: string } | null;
   /** Its `up` ran (whether or not it succeeded): a slot's stack then has objects to remove. */
@@ -66,7 +66,7 @@ type RecordFields = Partial<CandidateRecord> & Pick<CandidateRecord, "status">;
  * A candidate's turn: `stack` is its stack file, `runStack` the Pulumi stack it runs under (the same
  * for slot 0; `<stack>.s<slot>` in a parallel slot, campaign/slots.ts). `total` is for the progress line.
  */
-export interface Turn {
+interface Turn {
   readonly stack: string;
   readonly runStack: string;
   readonly slot: number;

@@ -10,7 +10,7 @@ import {
   type StackLock,
 } from "./recover";
 
-export interface ClearStaleInput {
+interface ClearStaleInput {
   readonly workDir: string;
   readonly backendUrl: string | undefined;
   readonly project: string;

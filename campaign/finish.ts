@@ -6,7 +6,7 @@ import type { CleanupRecord, RestoreRecord } from "./summary";
 import { verifyBaseline } from "./verify";
 
 /** What baseline's restore is checked against: its parsed config and rendered args. */
-export type BaselineExpectation = Pick<Prepared, "config" | "serving" | "args">;
+type BaselineExpectation = Pick<Prepared, "config" | "serving" | "args">;
 
 /**
  * Restores baseline and verifies it the way the seed's engineer did (step 8), plus the live args.

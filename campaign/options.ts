@@ -55,8 +55,8 @@ export interface CliOptions {
   readonly labEngine: LabEngineName | undefined;
 }
 
-export const LAB_ENGINE_NAMES = ["simulator", "vllm"] as const;
-export type LabEngineName = (typeof LAB_ENGINE_NAMES)[number];
+const LAB_ENGINE_NAMES = ["simulator", "vllm"] as const;
+type LabEngineName = (typeof LAB_ENGINE_NAMES)[number];
 
 export const USAGE = `Usage: campaign <run|plan|recover|propose> [options]
 

@@ -16,14 +16,14 @@ export interface StackDriver {
   destroy(stack: string, opts: DestroyRequest): Promise<void>;
 }
 
-export interface OperationRequest {
+interface OperationRequest {
   /** Receives Pulumi's output, line by line (the campaign writes it to a log file). */
   readonly log: (text: string) => void;
   /** Aborting cancels the operation (only on a second Ctrl-C: a cut `up` leaves pending operations). */
   readonly signal?: AbortSignal | undefined;
 }
 
-export interface UpRequest extends OperationRequest {
+interface UpRequest extends OperationRequest {
   /** Config set on the stack for this run only (full keys, e.g. `vllm-tuner:cacheRunId`); the stack file is put back after. */
   readonly config?: Readonly<Record<string, string>>;
   /**
@@ -33,12 +33,12 @@ export interface UpRequest extends OperationRequest {
   readonly stackFileFrom?: string;
 }
 
-export interface DestroyRequest extends OperationRequest {
+interface DestroyRequest extends OperationRequest {
   /** Also remove the stack and its stack file (a parallel slot's stack, made for the campaign). */
   readonly remove?: boolean;
 }
 
-export interface EnvInput {
+interface EnvInput {
   readonly mode: Mode;
   /** `--backend`, or the lab's default `file://.../pulumi-state`. */
   readonly backendUrl: string | undefined;
@@ -101,7 +101,7 @@ export async function findPulumi(
   });
 }
 
-export interface AutomationSettings {
+interface AutomationSettings {
   /** The project directory Pulumi runs in (the staged copy in the lab, the repo on a cluster). */
   readonly workDir: string;
   readonly envVars: Record<string, string>;

@@ -3,7 +3,7 @@ import * as path from "node:path";
 import type { Mode } from "../benchmarks/verdict/candidate-summary";
 
 /** Where a campaign ran Pulumi: what a by-hand restore needs to reach the same stacks. */
-export interface RecoveryTarget {
+interface RecoveryTarget {
   readonly workDir: string;
   /** undefined: the user's own `pulumi login`. */
   readonly backend: string | undefined | null;

@@ -11,7 +11,7 @@ import { canonicalJson, configChanges } from "../benchmarks/verdict/canonical";
  * run measured a cold start of the same operating point.
  */
 
-export interface ResumeTarget {
+interface ResumeTarget {
   /** The candidate's parsed config (as the stack output `config` records it). */
   readonly config: Readonly<Record<string, unknown>>;
   /** The scenario this campaign runs. */
@@ -25,7 +25,7 @@ export interface StoredResult {
   readonly result: BenchmarkResult;
 }
 
-export type ResumeDecision =
+type ResumeDecision =
   | { readonly skip: true; readonly file: string; readonly result: BenchmarkResult }
   | { readonly skip: false; readonly reason: string };
 

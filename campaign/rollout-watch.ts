@@ -9,7 +9,7 @@ export interface RolloutRef {
   readonly container: string;
 }
 
-export type RolloutSnapshot = Pick<RolloutInput, "deployment" | "replicaSets" | "pods">;
+type RolloutSnapshot = Pick<RolloutInput, "deployment" | "replicaSets" | "pods">;
 
 /** Reads the Deployment, its ReplicaSets and the pods its selector matches. */
 export function rolloutReader(kubeconfig: string | undefined, ref: RolloutRef): () => Promise<RolloutSnapshot> {
@@ -32,7 +32,7 @@ export function rolloutReader(kubeconfig: string | undefined, ref: RolloutRef): 
   };
 }
 
-export interface WatchOptions {
+interface WatchOptions {
   /**
    * `failure`: the watchdog during `up`, returns only a failed state (or the last one when stopped).
    * `ready`: after `up`, returns once the serving pod runs the args.

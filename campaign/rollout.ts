@@ -31,7 +31,7 @@ export interface RolloutInput {
  * Waiting reasons a container does not leave without a change to the pod (kubelet's own words). The
  * first failures (ErrImagePull, a first exit) may be transient; these come after the kubelet retried.
  */
-export const FATAL_WAITING_REASONS = [
+const FATAL_WAITING_REASONS = [
   "CrashLoopBackOff",
   "ImagePullBackOff",
   "InvalidImageName",
@@ -46,7 +46,7 @@ const sameArgs = (a: readonly string[] | undefined, b: readonly string[]) =>
   a !== undefined && a.length === b.length && a.every((x, i) => x === b[i]);
 
 /** The container's own account of why it is not running: waiting reason and message, last termination. */
-export function containerFailure(pod: V1Pod, container: string): string | null {
+function containerFailure(pod: V1Pod, container: string): string | null {
   const status = pod.status?.containerStatuses?.find((c) => c.name === container);
   const waiting = status?.state?.waiting;
   if (!status || !waiting?.reason || !(FATAL_WAITING_REASONS as readonly string[]).includes(waiting.reason))

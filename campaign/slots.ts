@@ -51,7 +51,7 @@ export interface SlotTurn {
   readonly control: boolean;
 }
 
-export interface Schedule {
+interface Schedule {
   readonly parallel: number;
   readonly seed: number;
   /** Each slot's turns, run in order; slots run at the same time. */

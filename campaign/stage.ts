@@ -12,10 +12,10 @@ import { parseDocument } from "yaml";
 export const STAGED_FILES = ["Pulumi.yaml", "index.ts", "package.json", "tsconfig.json"] as const;
 export const STAGED_DIRS = ["components", "config"] as const;
 /** Linked, not copied: large (node_modules) or read at run time from the repo (benchmarks/, scripts/). */
-export const LINKED_DIRS = ["node_modules", "benchmarks", "scripts"] as const;
+const LINKED_DIRS = ["node_modules", "benchmarks", "scripts"] as const;
 
 /** Keys Pulumi writes into a stack file for its secrets provider; they must survive re-staging. */
-export const SECRETS_PROVIDER_KEYS = ["secretsprovider", "encryptedkey", "encryptionsalt"] as const;
+const SECRETS_PROVIDER_KEYS = ["secretsprovider", "encryptedkey", "encryptionsalt"] as const;
 
 /**
  * The stack file to stage: the repo's text, plus the secrets-provider keys an earlier `stack init`
@@ -48,7 +48,7 @@ function link(target: string, linkPath: string): void {
   fs.symlinkSync(target, linkPath, "dir");
 }
 
-export interface StagedProject {
+interface StagedProject {
   readonly dir: string;
   readonly stacks: string[];
 }

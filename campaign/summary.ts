@@ -23,7 +23,7 @@ export const CAMPAIGN_KIND = "vllm-tuner.campaign";
  * failed: deploy, wait or benchmark failed; invalid-config: the stack's config does not parse;
  * not-run: the campaign was stopped first.
  */
-export type CandidateStatus = "measured" | "skipped" | "failed" | "invalid-config" | "not-run";
+type CandidateStatus = "measured" | "skipped" | "failed" | "invalid-config" | "not-run";
 
 export interface CandidateRecord {
   readonly stack: string;

@@ -4,7 +4,7 @@
  * glance: the live Deployment's container args are exactly baseline's rendered args. Pure.
  */
 
-export interface ObservedModel {
+interface ObservedModel {
   readonly id: string;
   readonly maxModelLen: number | null;
 }
@@ -20,7 +20,7 @@ export interface ObservedState {
   };
 }
 
-export interface ExpectedState {
+interface ExpectedState {
   readonly servedModelName: string;
   readonly maxModelLen: number;
   readonly args: readonly string[];

@@ -31,7 +31,7 @@ export interface Io {
 
 export const processIo: Io = { stdout: (s) => process.stdout.write(s), stderr: (s) => process.stderr.write(s) };
 
-export type ResolvedSettings = ReturnType<typeof resolveSettings>;
+type ResolvedSettings = ReturnType<typeof resolveSettings>;
 
 /** Everything `run` and `plan` share: where, what, in which order. */
 export function resolveSettings(opts: CliOptions, repoDir: string, io: Io) {

@@ -34,7 +34,7 @@ export const EXIT_CODES = {
   },
 } as const;
 
-export type ExitName = keyof typeof EXIT_CODES;
+type ExitName = keyof typeof EXIT_CODES;
 
 /** `EXIT.usage` is 2, and so on. */
 export const EXIT = Object.fromEntries(Object.entries(EXIT_CODES).map(([k, v]) => [k, v.code])) as {

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 
 /** Which commit of this tool produced a file; `null` where git or the repository is not there. */
-export interface GitInfo {
+interface GitInfo {
   readonly gitCommit: string | null;
   /** Tracked files differ from the commit (untracked files are ignored). */
   readonly gitDirty: boolean | null;

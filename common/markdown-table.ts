@@ -1,4 +1,4 @@
-export type Align = "left" | "right";
+type Align = "left" | "right";
 
 /** Pipes and newlines inside a cell would break the row. */
 function cell(text: string): string {

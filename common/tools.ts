@@ -33,7 +33,7 @@ export function toolEnvVar(name: string): string {
   return `VLLM_LAB_TOOL_${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}`;
 }
 
-export function isExecutable(file: string): boolean {
+function isExecutable(file: string): boolean {
   try {
     accessSync(file, constants.X_OK);
     return true;
@@ -42,7 +42,7 @@ export function isExecutable(file: string): boolean {
   }
 }
 
-export interface LocatedTool {
+interface LocatedTool {
   readonly path: string;
   readonly source: "override" | "toolchain" | "PATH";
 }

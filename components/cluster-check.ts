@@ -12,13 +12,13 @@ import type { CandidateConfig } from "../config/schema";
  */
 
 /** A vLLM server this project deployed, as found on the cluster. */
-export interface ServerRef {
+interface ServerRef {
   readonly namespace: string;
   readonly name: string;
 }
 
 /** Deployments of this project: `commonLabels` puts both on every Deployment it renders. */
-export const SERVER_SELECTOR = "app.kubernetes.io/name=vllm,app.kubernetes.io/part-of=vllm-tuner";
+const SERVER_SELECTOR = "app.kubernetes.io/name=vllm,app.kubernetes.io/part-of=vllm-tuner";
 
 const CONTEXT_KEY = "kubernetes:context";
 const KUBECONFIG_KEY = "kubernetes:kubeconfig";
@@ -86,7 +86,7 @@ export function identityProblem(
 }
 
 /** Lists this project's Deployments in every namespace, or says why the cluster could not be read. */
-export async function listServers(kc: k8s.KubeConfig, raw: RawConfig): Promise<ServerRef[] | ConfigProblem> {
+async function listServers(kc: k8s.KubeConfig, raw: RawConfig): Promise<ServerRef[] | ConfigProblem> {
   try {
     const list = await kc
       .makeApiClient(k8s.AppsV1Api)

@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { CandidateConfig } from "../config/schema";
 import { cacheClaimObjects } from "./render/objects";
 
-export interface ModelCacheArgs {
+interface ModelCacheArgs {
   readonly config: Pick<
     CandidateConfig,
     "cacheMode" | "cacheClaimName" | "cacheRunId" | "cacheStorageClass" | "cacheSizeGi"

@@ -2,7 +2,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { SHARED_OBJECT_ANNOTATIONS } from "./render/names";
 
-export interface NamespaceArgs {
+interface NamespaceArgs {
   /** The namespace's name (the seed's: gemmaforge). */
   readonly name: string;
 }

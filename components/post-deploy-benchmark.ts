@@ -8,7 +8,7 @@ import {
 } from "../config/post-deploy-input";
 import { type MeasuredOutput, MeasuredOutputSchema, type StackOutputs } from "../config/stack-outputs";
 
-export interface PostDeployBenchmarkArgs {
+interface PostDeployBenchmarkArgs {
   /** The Deployment to measure; the benchmark runs after it is Ready and again when its spec changes. */
   readonly deployment: k8s.apps.v1.Deployment;
   /** Stack outputs the benchmark needs (no secrets). */

@@ -4,7 +4,7 @@ import type { CandidateConfig } from "../config/schema";
 import type { SecretRefs } from "./render/deployment";
 import { deploymentObject, secretMetadata, serviceObject } from "./render/objects";
 
-export interface VllmServerArgs {
+interface VllmServerArgs {
   readonly config: CandidateConfig;
   /** Namespace to deploy into. */
   readonly namespace: pulumi.Input<string>;

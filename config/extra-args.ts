@@ -18,7 +18,7 @@ export const TYPED_FLAGS = [
  * Flags `extraArgs` may not carry although no typed knob renders them, each with why: they would
  * change a knob behind its key's back, or read further flags from where no check reaches.
  */
-export const OVERRIDING_FLAGS: Readonly<Record<string, string>> = {
+const OVERRIDING_FLAGS: Readonly<Record<string, string>> = {
   "--config": "reads more flags from a file, where this check cannot see them",
   "--kv-cache-memory-bytes": "sizes the KV cache directly and makes gpuMemoryUtilization a no-op",
 };
@@ -45,7 +45,7 @@ const LONG_FLAG = /^--([A-Za-z0-9][A-Za-z0-9_-]*)(=.*)?$/s;
  * The flag vLLM's parser would read: its argparse turns `_` into `-` in a flag's name
  * (`--max_num_seqs` is `--max-num-seqs`), so the check compares names in that form.
  */
-export function normalisedFlag(arg: string): string | undefined {
+function normalisedFlag(arg: string): string | undefined {
   const name = LONG_FLAG.exec(arg)?.[1];
   return name === undefined ? undefined : `--${name.replace(/_/g, "-")}`;
 }
@@ -54,7 +54,7 @@ export function normalisedFlag(arg: string): string | undefined {
  * The typed or overriding flag `flag` (normalised) would reach. argparse also accepts any
  * unambiguous prefix of a flag (`--gpu-memory-util`), so a prefix of a typed flag counts too.
  */
-export function shadowedFlag(flag: string): string | undefined {
+function shadowedFlag(flag: string): string | undefined {
   const guarded = [...TYPED_FLAGS, ...Object.keys(OVERRIDING_FLAGS)];
   return guarded.find((g) => g === flag) ?? guarded.find((g) => g.startsWith(flag));
 }

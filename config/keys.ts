@@ -28,7 +28,7 @@ export const FOREIGN_KEYS: Readonly<Record<string, readonly string[]>> = {
 };
 
 /** Every full key a stack may set, `namespace:name`. */
-export function knownKeys(): string[] {
+function knownKeys(): string[] {
   return [
     ...[...FIELD_NAMES, ...SECRET_KEYS].map((k) => `${PROJECT}:${k}`),
     ...Object.entries(FOREIGN_KEYS).flatMap(([ns, names]) => names.map((n) => `${ns}:${n}`)),

@@ -6,7 +6,7 @@ import { type CandidateConfig, PROJECT } from "./schema";
 import type { RawConfig } from "./stack-files";
 
 /** The candidate config plus its secrets, which stay Pulumi secrets all the way to the cluster. */
-export interface LoadedConfig {
+interface LoadedConfig {
   readonly candidate: CandidateConfig;
   /** The whole config as the engine passed it (provider keys included); secrets' values are in it, so never log it. */
   readonly raw: RawConfig;

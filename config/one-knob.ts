@@ -16,7 +16,7 @@ export const KNOB_GROUPS: Readonly<Record<string, readonly FieldName[]>> = {
  * (`compileCache` applies to every stack: it changes how long a start takes, not what the server
  * does once Ready, so it is not a knob a candidate tries).
  */
-export const NOT_CANDIDATE_KEYS: readonly FieldName[] = [
+const NOT_CANDIDATE_KEYS: readonly FieldName[] = [
   "compileCache",
   // The campaign's parallel slot: where a candidate runs this time, not what it is.
   "slot",
@@ -26,7 +26,7 @@ export const NOT_CANDIDATE_KEYS: readonly FieldName[] = [
   "oneKnobExempt",
 ];
 
-export interface KnobDiff {
+interface KnobDiff {
   /** Knob groups whose keys differ from baseline. */
   readonly knobs: string[];
   /** Keys that differ but belong to no knob (a candidate may not change them). */

@@ -21,12 +21,12 @@ export type ParseResult =
 const fullKey = (name: string) => `${PROJECT}:${name}`;
 
 /** How a stack file holds a value set with `--secret`: `{secure: <ciphertext>}`, which stackFileConfig passes on as JSON. */
-export function isSecureValue(value: string): boolean {
+function isSecureValue(value: string): boolean {
   return /^\{"secure":"[^"]*"\}$/.test(value);
 }
 
 /** The keys of `raw` that hold secure values, for config read from stack files rather than from the engine. */
-export function secureKeysOf(raw: Readonly<Record<string, string>>): Set<string> {
+function secureKeysOf(raw: Readonly<Record<string, string>>): Set<string> {
   return new Set(Object.keys(raw).filter((k) => isSecureValue(raw[k] ?? "")));
 }
 

@@ -33,7 +33,7 @@ export type PostDeployInput = z.infer<typeof PostDeployInputSchema>;
 /** `up` can return before the new pod exists: the benchmark waits this long for its rollout and /health. */
 export const POST_DEPLOY_WAIT_READY_SECONDS = 120;
 /** Environment of `pulumi up` that shortens (or lengthens) that wait, e.g. for a test of an unreachable endpoint. */
-export const WAIT_READY_ENV = "VLLM_TUNER_WAIT_READY_SECONDS";
+const WAIT_READY_ENV = "VLLM_TUNER_WAIT_READY_SECONDS";
 
 /** The wait: WAIT_READY_ENV when set, else the default. Throws naming the variable, its value and what is allowed. */
 export function waitReadySeconds(env: Readonly<Record<string, string | undefined>>): number {

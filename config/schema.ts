@@ -14,7 +14,7 @@ import { TYPED_FLAGS } from "./extra-args";
 export const PROJECT = "vllm-tuner";
 
 /** The API server's default --service-node-port-range; a port outside it fails at apply, after the Deployment changed. */
-export const NODE_PORT_RANGE = { min: 30000, max: 32767 } as const;
+const NODE_PORT_RANGE = { min: 30000, max: 32767 } as const;
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const QUANTITY = /^([0-9]+(\.[0-9]+)?)(m|Ki|Mi|Gi|Ti)?$/;
@@ -257,7 +257,7 @@ export const FIELD_NAMES = Object.keys(FIELDS) as FieldName[];
 
 /** Secret keys: read with `requireSecret`/`getSecret`, never through the plain parser. */
 export const SECRET_KEYS = ["hfToken", "apiKey"] as const;
-export type SecretKey = (typeof SECRET_KEYS)[number];
+type SecretKey = (typeof SECRET_KEYS)[number];
 
 /** A key as a stack file and `pulumi config` name it: `stackKey("cacheMode")` is `vllm-tuner:cacheMode`. */
 export const stackKey = (key: FieldName | SecretKey): string => `${PROJECT}:${key}`;

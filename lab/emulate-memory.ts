@@ -12,8 +12,8 @@
  * batch plus CUDA/NCCL memory outside torch. Both are estimates: the figure is the seed's budget
  * approximately, not measured on its card.
  */
-export const SEED_WEIGHTS_GIB = 9.6;
-export const OVERHEAD_GIB = 1.5;
+const SEED_WEIGHTS_GIB = 9.6;
+const OVERHEAD_GIB = 1.5;
 const GIB = 2 ** 30;
 
 /** vLLM's default when a pod sets no --gpu-memory-utilization. */

@@ -24,7 +24,7 @@ export interface ServerEngine {
 }
 
 /** Which start of the container this is, and the GPUs the pod holds. */
-export interface LaunchAttempt {
+interface LaunchAttempt {
   readonly restarts: number;
   /** This machine's indexes of the devices the pod was given (lab/gpus.ts); CUDA_VISIBLE_DEVICES for a real engine. */
   readonly hostDevices: readonly number[];

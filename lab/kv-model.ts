@@ -12,7 +12,7 @@ import { emulatedKvCacheBytes } from "./emulate-memory";
  * card this reproduces what the real engine logged (examples/gpu-campaign-2026-11-30/pod-logs):
  * 22,081 tokens at 0.80/8192, 15,537 at 0.70, 22,045 at 4096, 34,763 at 16384.
  */
-export const GEMMA3_LIKE = {
+const GEMMA3_LIKE = {
   name: "gemma3-like (48 layers, 8 full + 40 sliding-window 1024, 8 KV heads × 256, bf16)",
   blockSize: 16,
   layersPerGroup: 8,
@@ -24,7 +24,7 @@ export const GEMMA3_LIKE = {
   maxNumBatchedTokens: 8192,
 } as const;
 
-export type KvModel = typeof GEMMA3_LIKE;
+type KvModel = typeof GEMMA3_LIKE;
 
 /** What vLLM would report for one pod's KV cache, and what the lab's admission binds on. */
 export interface KvPool {
@@ -49,7 +49,7 @@ export function blocksForTokens(tokens: number, model: KvModel = GEMMA3_LIKE): n
 }
 
 /** Bytes of one block of the shared pool (a page of every layer slot of a group). */
-export const blockBytes = (model: KvModel = GEMMA3_LIKE) =>
+const blockBytes = (model: KvModel = GEMMA3_LIKE) =>
   model.blockSize * model.layersPerGroup * model.bytesPerTokenPerLayer;
 
 /** vLLM's start-up refusal, with its own words: the pod must fail to start with it. */

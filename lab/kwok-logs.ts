@@ -45,7 +45,7 @@ export class KwokLogs {
 }
 
 /** The Logs object for one pod's `vllm` container. */
-export function logsObject(
+function logsObject(
   namespace: string,
   pod: string,
   files: { current: string; previous: string | undefined },

@@ -102,7 +102,7 @@ export function provisionedVolume(claim: V1PersistentVolumeClaim, node: string):
   };
 }
 
-export type PodPhaseStep = "started" | "ready" | "crashed";
+type PodPhaseStep = "started" | "ready" | "crashed";
 
 /**
  * The status a kubelet would report for a single-container pod at each step. `startedAt` is when

@@ -81,7 +81,7 @@ export const LabOptionsSchema = z.object({
 });
 
 /** The card the simulator lab emulates unless told otherwise: the seed's 24 GiB RTX 4090. */
-export const LAB_DEFAULT_CARD_GIB = 24;
+const LAB_DEFAULT_CARD_GIB = 24;
 
 /** The card whose KV pool the simulator lab emulates, or undefined when the emulation is off. */
 export function simCardGib(options: LabOptions): number | undefined {

@@ -12,7 +12,7 @@ export interface ClaimHolder {
 }
 
 /** A ReadWriteOnce claim a pod wants that pods on another node hold. */
-export interface MultiAttach {
+interface MultiAttach {
   readonly claim: string;
   readonly heldBy: readonly string[];
 }

@@ -1,16 +1,17 @@
 import { BOOLEAN_FLAGS } from "./vllm-command";
+
 /**
  * Turns a vLLM pod's `vllm serve` args into llm-d-inference-sim flags, so a candidate behaves in
  * the lab as its config says: seqs1 runs one request at a time, ctx4096 rejects what 8192 takes.
  * Flags with no simulator counterpart (dtype, memory budget, revision, multimodal limits) are
  * dropped and listed, so a report can say what the lab did not model.
  */
-export interface SimTranslation {
+interface SimTranslation {
   readonly args: string[];
   readonly ignored: string[];
 }
 
-export interface SimTiming {
+interface SimTiming {
   readonly port: number;
   readonly timeToFirstTokenMs: number;
   readonly interTokenLatencyMs: number;

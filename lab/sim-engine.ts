@@ -27,7 +27,7 @@ const VLLM_DEFAULT_MAX_NUM_SEQS = 256;
 const MODEL_MAX_MODEL_LEN = 131072;
 
 /** The value of `--flag v` or `--flag=v` in a pod's args, or undefined. */
-export function argOf(podArgs: readonly string[], flag: string): string | undefined {
+function argOf(podArgs: readonly string[], flag: string): string | undefined {
   for (let i = 0; i < podArgs.length; i++) {
     const token = podArgs[i]!;
     if (token === flag) return podArgs[i + 1];

@@ -6,7 +6,7 @@
  */
 
 /** The module `vllm serve` is (the image's entrypoint); run with the Python that has vLLM. */
-export const VLLM_CLI_MODULE = "vllm.entrypoints.cli.main";
+const VLLM_CLI_MODULE = "vllm.entrypoints.cli.main";
 
 /**
  * Set for every vLLM the lab starts, after the pod's env: the lab machine has no network
@@ -28,7 +28,7 @@ export const LAB_VLLM_ENV: Readonly<Record<string, string>> = {
  * `containerDir` (the same for every start of one pod's container), so vLLM's env, which it hashes
  * into its compile-cache key, is the same across restarts; the lab empties the directory per start.
  */
-export function containerCacheEnv(containerDir: string): Record<string, string> {
+function containerCacheEnv(containerDir: string): Record<string, string> {
   return {
     XDG_CACHE_HOME: `${containerDir}/cache`,
     XDG_CONFIG_HOME: `${containerDir}/config`,
@@ -45,7 +45,7 @@ export interface LocalModel {
   readonly hasWeights: boolean;
 }
 
-export interface VllmCommandOptions {
+interface VllmCommandOptions {
   /** Loopback port this vLLM listens on (the lab forwards the pod's endpoint to it). */
   readonly port: number;
   readonly localModel?: LocalModel;
@@ -53,7 +53,7 @@ export interface VllmCommandOptions {
   readonly kvCacheMemoryBytes?: number;
 }
 
-export interface VllmCommand {
+interface VllmCommand {
   /** Everything after the Python executable. */
   readonly args: string[];
   /** The pod's flags the lab replaced or dropped, as `--flag value`, for the lab's event log. */

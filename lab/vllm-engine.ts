@@ -8,7 +8,7 @@ import { LAB_DIR, type LabOptions } from "./options";
 import { type LocalModel, type ResolvedEnvVar, vllmCommandFor, vllmEnvFor } from "./vllm-command";
 
 /** Reads a key of a Secret; what the kubelet does for `secretKeyRef`. */
-export type SecretReader = (namespace: string, name: string, key: string) => Promise<string | undefined>;
+type SecretReader = (namespace: string, name: string, key: string) => Promise<string | undefined>;
 
 /**
  * A real `vllm serve` per pod on this machine's GPU, with the pod's own args and env, on a free
@@ -58,7 +58,7 @@ export function vllmEngine(
  * left out, a missing required one stops the start as CreateContainerConfigError would).
  * Field and resource references are not needed by the stacks and are left out.
  */
-export async function resolveEnv(
+async function resolveEnv(
   env: readonly k8s.V1EnvVar[],
   namespace: string,
   readSecret: SecretReader,

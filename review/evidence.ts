@@ -10,7 +10,7 @@ import { BASELINE_STACK } from "../config";
  */
 
 /** What a reviewer needs to know about one summary, and where it came from. */
-export interface SummaryRef {
+interface SummaryRef {
   readonly source: string;
   readonly mode: CandidateSummary["mode"];
   readonly measuredAt: string;
@@ -45,7 +45,7 @@ export interface FoundSummary {
   readonly source: string;
 }
 
-export function summaryRef(f: FoundSummary): SummaryRef {
+function summaryRef(f: FoundSummary): SummaryRef {
   const s = f.summary;
   return {
     source: f.source,
@@ -62,7 +62,7 @@ export function summaryRef(f: FoundSummary): SummaryRef {
 }
 
 /** Why a summary does not stand for the config under review; null when it does. */
-export function staleness(found: FoundSummary | null, stack: string, currentHash: string): string | null {
+function staleness(found: FoundSummary | null, stack: string, currentHash: string): string | null {
   if (found === null) return `no measured result for ${stack}`;
   if (found.summary.configHash !== currentHash)
     return `${found.source} measured another config of ${stack} (config hash ${found.summary.configHash.slice(0, 12)}, now ${currentHash.slice(0, 12)})`;
@@ -70,7 +70,7 @@ export function staleness(found: FoundSummary | null, stack: string, currentHash
   return null;
 }
 
-export interface EvidenceInput {
+interface EvidenceInput {
   readonly stack: string;
   readonly candidate: FoundSummary | null;
   readonly baseline: FoundSummary | null;

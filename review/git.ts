@@ -7,7 +7,7 @@ import { UsageError } from "../common/usage-error";
 /** How a stack file differs between the merge base and the working tree. */
 export type FileChange = "added" | "modified" | "removed";
 
-export interface ChangedFile {
+interface ChangedFile {
   readonly file: string;
   readonly change: FileChange;
 }
@@ -44,7 +44,7 @@ export function mergeBase(repoDir: string, baseCommit: string): string {
 }
 
 /** Pure: `git diff --name-status --no-renames` lines and untracked paths to changes of top-level Pulumi files. */
-export function parseChanges(nameStatus: string, untracked: string): ChangedFile[] {
+function parseChanges(nameStatus: string, untracked: string): ChangedFile[] {
   const isProjectFile = (f: string) => /^Pulumi(\.[^/]+)?\.yaml$/.test(f);
   const out = new Map<string, FileChange>();
   for (const line of nameStatus.split("\n")) {

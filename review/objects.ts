@@ -6,7 +6,7 @@ import type { CandidateConfig } from "../config";
  * components use, and a field-by-field diff of two renderings. Pure.
  */
 
-export interface RenderedObject {
+interface RenderedObject {
   readonly kind: "Deployment" | "PersistentVolumeClaim" | "Service";
   /** `namespace/name`. */
   readonly id: string;
@@ -31,7 +31,7 @@ export function renderObjects(c: CandidateConfig, stack: string, secrets: Secret
 }
 
 /** One leaf that differs; a value is JSON text, undefined when the field is absent on that side. */
-export interface FieldChange {
+interface FieldChange {
   readonly path: string;
   readonly before: string | undefined;
   readonly after: string | undefined;

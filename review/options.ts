@@ -4,7 +4,7 @@ import { SUMMARY_DIR } from "../benchmarks/verdict/candidate-summary";
 import { UsageError } from "../common/usage-error";
 import type { SummarySource } from "./summaries";
 
-export interface ReviewCliOptions {
+interface ReviewCliOptions {
   /** The branch, tag or commit the pull request merges into. */
   readonly base: string;
   readonly evidence: SummarySource;

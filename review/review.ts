@@ -16,7 +16,7 @@ import { changedProjectFiles, checkoutFiles, mergeBase, resolveCommit } from "./
 import { rawConfigHash, reviewStack, type StackReview } from "./stack-review";
 
 /** A stack this branch does not touch but that fails the checks once Pulumi.yaml or baseline changed under it. */
-export interface OtherStack {
+interface OtherStack {
   readonly stack: string;
   readonly problem: string;
 }
@@ -40,7 +40,7 @@ function configIn(dir: string, stack: string): RawConfig {
   return stack === BASELINE_STACK ? baselineConfig(dir) : mergedStackConfig(dir, stack);
 }
 
-export interface ReviewOptions {
+interface ReviewOptions {
   readonly repoDir: string;
   readonly baseRef: string;
   readonly findSummary: (stack: string, configHash: string | null) => FoundSummary | null;

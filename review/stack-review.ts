@@ -62,7 +62,7 @@ export interface StackReview {
 }
 
 /** Pure: values that differ between two merged configs, secrets left out (their presence is per stack, not a knob). */
-export function keyChanges(before: RawConfig, after: RawConfig): KeyChange[] {
+function keyChanges(before: RawConfig, after: RawConfig): KeyChange[] {
   const secret = new Set<string>(SECRET_KEYS.map((k) => `${PROJECT}:${k}`));
   const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((k) => !secret.has(k)).sort();
   return keys
@@ -75,7 +75,7 @@ export function keyChanges(before: RawConfig, after: RawConfig): KeyChange[] {
 }
 
 /** Which secrets a stack file sets (by key only; their ciphertexts are never read). */
-export const secretRefs = (raw: RawConfig): SecretRefs => ({
+const secretRefs = (raw: RawConfig): SecretRefs => ({
   hfToken: `${PROJECT}:hfToken` in raw,
   apiKey: `${PROJECT}:apiKey` in raw,
 });
@@ -89,7 +89,7 @@ export function rawConfigHash(raw: RawConfig): string | null {
   return parsed.ok ? configHash(asRecord(parsed.config)) : null;
 }
 
-export interface ReviewInput {
+interface ReviewInput {
   readonly stack: string;
   readonly change: FileChange;
   /** Baseline in this branch (merged with Pulumi.yaml's defaults). */
@@ -181,7 +181,7 @@ export function reviewStack(input: ReviewInput): StackReview {
  * Restart, new claims, and the downtime from the newest fitting measurement: this config's own
  * run, else (warm candidates only) baseline's warm start; a cold start is never estimated from a warm one.
  */
-export function upEffect(
+function upEffect(
   objects: readonly ObjectDiff[],
   c: Pick<CandidateConfig, "cacheMode"> & Partial<Pick<CandidateConfig, "compileCache">>,
   summaries: ReviewInput["summaries"],

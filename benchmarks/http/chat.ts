@@ -60,7 +60,7 @@ interface ChunkShape {
 }
 
 /** What one streamed chunk carries: generated text (answer or reasoning) and, in the last one, usage. */
-export interface StreamChunk {
+interface StreamChunk {
   readonly text: string;
   readonly usage: { readonly promptTokens: number | null; readonly completionTokens: number | null } | null;
 }

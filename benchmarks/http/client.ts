@@ -16,7 +16,7 @@ export class TransportError extends Error {
 }
 
 /** The server answered with a status the caller did not accept. */
-export class HttpStatusError extends Error {
+class HttpStatusError extends Error {
   constructor(
     readonly status: number,
     readonly url: string,
@@ -27,7 +27,7 @@ export class HttpStatusError extends Error {
   }
 }
 
-export interface HttpResponse {
+interface HttpResponse {
   readonly status: number;
   readonly text: string;
   readonly elapsedMs: number;
@@ -58,7 +58,7 @@ export function classifyError(err: unknown, url: string): TransportError {
   return new TransportError("protocol", url, `${url}: ${e.message ?? String(err)}`);
 }
 
-export interface ApiClientOptions {
+interface ApiClientOptions {
   /** Base URL without trailing slash, e.g. http://127.0.0.1:8100 */
   readonly endpoint: string;
   /** Sent as `Authorization: Bearer`; read from VLLM_API_KEY by the CLI, never written anywhere. */

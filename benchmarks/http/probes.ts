@@ -6,7 +6,7 @@ import { type ApiClient, errorMessageOf, TransportError, type TransportFailure }
  * campaign's readiness wait and baseline verification). Probes never throw: they say what went wrong.
  */
 
-export interface HealthProbe {
+interface HealthProbe {
   /** HTTP status, or null when no answer came. */
   readonly status: number | null;
   readonly elapsedMs: number | null;
@@ -32,7 +32,7 @@ export async function probeHealth(client: ApiClient, timeoutMs: number, signal?:
 }
 
 /** One entry of `/v1/models`; vLLM adds `root` (the checkpoint) and `max_model_len`. */
-export interface ServedModelInfo {
+interface ServedModelInfo {
   readonly id: string;
   readonly root: string | null;
   readonly maxModelLen: number | null;
@@ -54,7 +54,7 @@ export function parseModels(body: unknown): ServedModelInfo[] | null {
     }));
 }
 
-export interface ModelsProbe {
+interface ModelsProbe {
   readonly models: ServedModelInfo[] | null;
   /** Why `models` is null: the status and server message (401 names VLLM_API_KEY), or the transport failure. */
   readonly error: string | null;

@@ -3,17 +3,16 @@ import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 
 /** The seed's short prompt ("summarise three advantages of Kubernetes"), sent verbatim. */
-export const SEED_SHORT_PROMPT = "Kubernetes의 장점을 세 가지로 요약해줘.";
+const SEED_SHORT_PROMPT = "Kubernetes의 장점을 세 가지로 요약해줘.";
 /** The seed's filler sentence; payloads are this repeated (trailing space included). */
 export const SEED_SENTENCE = "Kubernetes GPU serving reliability test. ";
 
 export const PHASES = ["readiness", "identity", "sequential", "context", "load", "inputLength"] as const;
-export type Phase = (typeof PHASES)[number];
 
 const positiveInt = z.number().int().positive();
 
 /** Latency bounds a rate must meet in the sweep; an absent bound is not checked. */
-export const SweepSloSchema = z
+const SweepSloSchema = z
   .object({
     ttftP95Ms: z.number().positive().optional(),
     e2eP95Ms: z.number().positive().optional(),
@@ -25,7 +24,7 @@ export const SweepSloSchema = z
  * `throughputConcurrency` (the throughput rate), then `steps` rates evenly spaced between them;
  * the pick is the highest rate meeting the SLOs.
  */
-export const SweepSchema = z
+const SweepSchema = z
   .object({
     steps: positiveInt.min(2).max(50).default(6),
     throughputConcurrency: positiveInt.max(1024).default(8),
@@ -34,7 +33,7 @@ export const SweepSchema = z
   .strict();
 
 /** The open loop: arrivals at a rate, independent of completions (`vllm bench serve --request-rate`). */
-export const OpenLoopSchema = z
+const OpenLoopSchema = z
   .object({
     /** Request rates to run, requests per second; ignored by a sweep, which computes its own. */
     ratesPerSecond: z.array(z.number().positive().max(100_000)).nonempty().default([1, 2, 4]),
@@ -166,7 +165,7 @@ export const SHORT_PRESET: ScenarioInput = {
 };
 
 /** Open loop: the highest request rate meeting the SLOs, found as GuideLLM's sweep does. */
-export const SWEEP_PRESET: ScenarioInput = {
+const SWEEP_PRESET: ScenarioInput = {
   load: { mode: "rate", openLoop: { sweep: { steps: 6, throughputConcurrency: 8, slo: {} } } },
 };
 
@@ -181,7 +180,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** Deep merge where arrays and scalars of `over` replace those of `base`. */
-export function mergeDeep(base: unknown, over: unknown): unknown {
+function mergeDeep(base: unknown, over: unknown): unknown {
   if (!isPlainObject(base) || !isPlainObject(over)) return over === undefined ? base : over;
   const out: Record<string, unknown> = { ...base };
   for (const [k, v] of Object.entries(over)) out[k] = mergeDeep(base[k], v);

@@ -46,7 +46,7 @@ function parseJson(text: string, source: string): unknown {
   }
 }
 
-export interface OutputsSource {
+interface OutputsSource {
   readonly outputsFile?: string;
   readonly outputsJson?: string;
   readonly stack?: string;

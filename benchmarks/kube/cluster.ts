@@ -75,7 +75,7 @@ export function kubernetesServer(kubeconfigPath: string | undefined): string | n
 }
 
 /** What the live Deployment runs in one container. */
-export interface LiveContainer {
+interface LiveContainer {
   readonly args: string[];
   readonly image: string | null;
 }

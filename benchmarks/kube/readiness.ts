@@ -53,7 +53,7 @@ function condition(pod: V1Pod, type: string): string | null {
   return iso(c?.lastTransitionTime);
 }
 
-export function revisionOf(obj: { metadata?: { annotations?: Record<string, string> } }): number {
+function revisionOf(obj: { metadata?: { annotations?: Record<string, string> } }): number {
   return Number(obj.metadata?.annotations?.[REVISION] ?? "0");
 }
 
@@ -147,7 +147,7 @@ export function changeAppliedAt(
   };
 }
 
-export interface ReadinessInput {
+interface ReadinessInput {
   readonly deployment: V1Deployment;
   readonly replicaSets: readonly V1ReplicaSet[];
   readonly pod: V1Pod;

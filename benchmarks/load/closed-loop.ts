@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { MeasurementWindow, nowEpoch, type WindowOptions, type WindowResult } from "./window";
 
-export interface ClosedLoopOptions extends WindowOptions {
+interface ClosedLoopOptions extends WindowOptions {
   readonly concurrency: number;
   /** Pause after a request that got no HTTP status, so a dead endpoint is not hammered. */
   readonly transportBackoffMs?: number;

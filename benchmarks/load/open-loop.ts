@@ -1,7 +1,7 @@
 import { type Arrival, arrivalSchedule } from "./arrivals";
 import { MeasurementWindow, nowEpoch, type WindowOptions, type WindowResult } from "./window";
 
-export interface OpenLoopOptions extends WindowOptions {
+interface OpenLoopOptions extends WindowOptions {
   readonly ratePerSecond: number;
   readonly arrival: Arrival;
   readonly seed: number;
@@ -9,7 +9,7 @@ export interface OpenLoopOptions extends WindowOptions {
   readonly maxInFlight: number;
 }
 
-export interface OpenLoopResult extends WindowResult {
+interface OpenLoopResult extends WindowResult {
   /** Arrivals the schedule put inside the window (sent or dropped). */
   readonly scheduledInWindow: number;
   /** Arrivals inside the window that were sent. */

@@ -3,7 +3,7 @@ import type { ScrapeSeries } from "../metrics/scraper";
 
 /** A gap inside the window with requests in flight and not one byte received on any of them. */
 export const StallSchema = z.strictObject({ startEpochMs: z.number(), seconds: z.number() });
-export type Stall = z.infer<typeof StallSchema>;
+type Stall = z.infer<typeof StallSchema>;
 
 const nowEpoch = () => performance.timeOrigin + performance.now();
 

@@ -54,7 +54,7 @@ export function kvCapacity(
 }
 
 /** The concurrency above which requests must wait, from capacity alone. */
-export const PredictedCeilingSchema = z.strictObject({
+const PredictedCeilingSchema = z.strictObject({
   /** min(kvLimit, maxNumSeqs) */
   concurrency: z.number(),
   limitedBy: z.enum(["kv-cache", "max-num-seqs"]),
@@ -66,7 +66,7 @@ export const PredictedCeilingSchema = z.strictObject({
   /** `--max-num-seqs` of the candidate, or null when the stack outputs do not say. */
   maxNumSeqs: z.number().nullable(),
 });
-export type PredictedCeiling = z.infer<typeof PredictedCeilingSchema>;
+type PredictedCeiling = z.infer<typeof PredictedCeilingSchema>;
 
 /** Pure: the concurrency above which requests must wait, from capacity alone. */
 export function predictCeiling(
@@ -108,7 +108,7 @@ export const MeasuredCeilingSchema = z.strictObject({
   /** First level whose req/s gained less than half of the ideal gain over the level below, or null. */
   firstFlatAt: z.number().nullable(),
 });
-export type MeasuredCeiling = z.infer<typeof MeasuredCeilingSchema>;
+type MeasuredCeiling = z.infer<typeof MeasuredCeilingSchema>;
 
 /** Throughput counts as scaling when it gains at least this share of the ideal (linear) gain. */
 const SCALING_SHARE = 0.5;

@@ -16,8 +16,8 @@ export interface GpuSourceOptions {
   readonly utilQuery?: string | undefined;
 }
 
-export const DEFAULT_MEMORY_QUERY = 'max(DCGM_FI_DEV_FB_USED{namespace="{namespace}",pod="{pod}"})';
-export const DEFAULT_UTIL_QUERY = 'max(DCGM_FI_DEV_GPU_UTIL{namespace="{namespace}",pod="{pod}"})';
+const DEFAULT_MEMORY_QUERY = 'max(DCGM_FI_DEV_FB_USED{namespace="{namespace}",pod="{pod}"})';
+const DEFAULT_UTIL_QUERY = 'max(DCGM_FI_DEV_GPU_UTIL{namespace="{namespace}",pod="{pod}"})';
 
 export interface GpuPoint {
   readonly memoryUsedMiB: number | null;
@@ -63,7 +63,7 @@ export function gpuUnavailable(reason: string): GpuWindow {
   return { source: null, peakMemoryUsedMiB: missing(reason), peakUtilPercent: missing(reason), series: [] };
 }
 
-export function fillQuery(template: string, namespace: string, pod: string): string {
+function fillQuery(template: string, namespace: string, pod: string): string {
   return template.replaceAll("{namespace}", namespace).replaceAll("{pod}", pod);
 }
 

@@ -12,7 +12,7 @@ export const PrefixCacheWindowSchema = z.strictObject({
   /** cachedPromptTokens / promptTokens × 100. */
   hitRatePercent: measuredOf(z.number()),
 });
-export type PrefixCacheWindow = z.infer<typeof PrefixCacheWindowSchema>;
+type PrefixCacheWindow = z.infer<typeof PrefixCacheWindowSchema>;
 
 /**
  * Pure: the window's prefix-cache hit rate from the two counters of the same scrapes (the current pod's).

@@ -3,7 +3,7 @@ import { type Measured, measured, missing } from "../measured";
 import { type MetricSample, parseExposition } from "./exposition";
 
 /** One scrape reduced to the values a window keeps. */
-export interface ScrapePoint<T> {
+interface ScrapePoint<T> {
   readonly tEpochMs: number;
   readonly values: T;
 }

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { type MetricSample, select } from "./exposition";
 
 /** vLLM's metric names, newest first where a metric was renamed. */
-export const VLLM_METRICS = {
+const VLLM_METRICS = {
   running: ["vllm:num_requests_running"],
   waiting: ["vllm:num_requests_waiting"],
   /** A 0..1 fraction despite "perc"; `gpu_cache_usage_perc` is the pre-v0.10 name. */
@@ -79,7 +79,7 @@ export function cacheConfigInfo(all: readonly MetricSample[]): Record<string, st
 }
 
 /** KV capacity as `vllm:cache_config_info` publishes it (labels `kv_cache_size_tokens`, `kv_cache_max_concurrency`). */
-export interface KvCapacityMetrics {
+interface KvCapacityMetrics {
   readonly kvCacheTokens: number;
   /** For max_model_len tokens per request, as vLLM computes it; unrounded. */
   readonly maxConcurrency: number | null;

@@ -96,7 +96,7 @@ async function startSimulator(bin: string, connections: number): Promise<{ url: 
   }
 }
 
-export interface ClientMeasurement {
+interface ClientMeasurement {
   readonly name: string;
   readonly requests: number;
   readonly errors: number;
@@ -129,7 +129,7 @@ async function measure(
   };
 }
 
-export interface LoadgenOptions {
+interface LoadgenOptions {
   readonly durationSeconds: number;
   readonly connections: number;
   readonly tokens: number;
@@ -198,9 +198,9 @@ async function compareOn(server: string, url: string, opts: LoadgenOptions) {
   };
 }
 
-export type ServerChoice = "stub" | "simulator" | "both";
+type ServerChoice = "stub" | "simulator" | "both";
 
-export async function compareLoadgen(opts: LoadgenOptions & { readonly server: ServerChoice }) {
+async function compareLoadgen(opts: LoadgenOptions & { readonly server: ServerChoice }) {
   const runs: Array<Awaited<ReturnType<typeof compareOn>> | { server: string; skipped: string }> = [];
   if (opts.server !== "simulator") {
     const { url, child } = await startStub(opts.tokens);

@@ -11,7 +11,7 @@ export function mentionsContextLength(message: string | null): boolean {
 }
 
 /** The first `w` words of the sentence repeated forever: a prompt that grows a word at a time. */
-export function wordsPrompt(sentence: string, w: number): string {
+function wordsPrompt(sentence: string, w: number): string {
   const words = sentence.trim().split(/\s+/);
   const out: string[] = [];
   for (let i = 0; i < w; i++) out.push(words[i % words.length]!);
@@ -163,7 +163,7 @@ export async function contextPhase(ctx: PhaseContext, maxModelLenFromModels: num
 }
 
 /** Every probe whose answer broke the rule, or whose `/tokenize` count differs from the usage. */
-export function violationsOf(probes: readonly ContextProbe[]): string[] {
+function violationsOf(probes: readonly ContextProbe[]): string[] {
   const out: string[] = [];
   for (const p of probes) {
     if (!p.asExpected) {

@@ -6,7 +6,7 @@ import { cacheConfigInfo, type KvCapacityLog, parseKvCapacityLog } from "../metr
 import type { IdentityPhase, ModelInfo } from "../result/types";
 import { nowIso, type PhaseContext } from "./shared";
 
-export interface IdentityInputs {
+interface IdentityInputs {
   readonly metricsUrl: string;
   /** The pod log, or why it cannot be read (no cluster, kwok pods run no containers, ...). */
   readonly podLog: () => Promise<Measured<string>>;

@@ -80,7 +80,7 @@ function serverWindow(series: ScrapeSeries<VllmSnapshot>): ServerWindow {
 }
 
 /** Pure: pod identity before vs after a window; any change invalidates the window. */
-export function podChange(
+function podChange(
   before: Measured<PodIdentity>,
   after: Measured<PodIdentity>,
 ): { check: string; invalid: string | null } {
@@ -107,7 +107,7 @@ export function podChange(
 const IDLE_TIMEOUT_MS = 120_000;
 
 /** The request sender, window hooks and progress a loop driver gets from `measureLevel`. */
-export interface LevelHooks {
+interface LevelHooks {
   /** Sends one request, watched for stalls. */
   readonly send: (signal: AbortSignal) => Promise<RequestSample>;
   readonly onWindowStart: () => Promise<void>;

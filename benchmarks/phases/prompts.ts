@@ -40,7 +40,7 @@ export function equalCostSymbols(counts: ReadonlyMap<string, number>): { symbols
 }
 
 /** What a phase records about the prompts it sent. */
-export interface PromptSetInfo {
+interface PromptSetInfo {
   /** True when every request started with its own tag (scenario `prompts.uniquePrefix`). */
   readonly uniquePrefix: boolean;
   /** Tokens of every prompt of the set by `/tokenize` (chat template included), or null when it could not count. */

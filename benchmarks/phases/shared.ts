@@ -69,7 +69,7 @@ export class Tokenizer {
   }
 }
 
-export interface ChatOutcome {
+interface ChatOutcome {
   readonly status: number | null;
   readonly elapsedMs: number;
   readonly message: string | null;

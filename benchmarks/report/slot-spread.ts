@@ -5,7 +5,7 @@ import type { Recommendation } from "../verdict/recommend";
 /** A placement as a campaign record holds it: a value, or null with the reason. */
 type Placed = { readonly value: string | null; readonly reason: string | null } | undefined;
 
-export interface SlotRow {
+interface SlotRow {
   readonly stack: string;
   readonly slot?: number;
   readonly node?: Placed;

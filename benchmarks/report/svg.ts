@@ -2,7 +2,7 @@ import type { BenchmarkResult } from "../result/types";
 
 const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
 
-export interface ChartSeries {
+interface ChartSeries {
   readonly name: string;
   /** [concurrency, value] pairs, value null where not measured (the line breaks there). */
   readonly points: ReadonlyArray<readonly [number, number | null]>;

@@ -10,7 +10,6 @@ export { RESULT_KIND, SCHEMA_VERSION } from "./schema";
  * produces (a request sample, a readiness report, a GPU window...) are that module's schema, which
  * `schema.ts` composes; so each shape is written once.
  */
-export type PhaseStatus = z.infer<typeof C.PhaseStatusSchema>;
 export type PhaseBase = z.infer<typeof C.PhaseBaseSchema>;
 export type ModelInfo = z.infer<typeof S.ModelInfoSchema>;
 export type IdentityPhase = z.infer<typeof S.IdentityPhaseSchema>;
@@ -26,7 +25,6 @@ export type LoadLevel = z.infer<typeof L.LoadLevelSchema>;
 export type ThroughputEstimate = z.infer<typeof L.ThroughputEstimateSchema>;
 /** The fields every level has; closed-loop levels add `concurrency` and `throughputEstimate`, open-loop ones `openLoop`. */
 export type LevelBase = Omit<LoadLevel, "concurrency" | "throughputEstimate">;
-export type OpenLoopRun = z.infer<typeof L.OpenLoopRunSchema>;
 export type RateLevel = z.infer<typeof L.RateLevelSchema>;
 export type SweepVerdict = z.infer<typeof L.SweepVerdictSchema>;
 export type SweepResult = z.infer<typeof L.SweepResultSchema>;

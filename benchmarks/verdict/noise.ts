@@ -24,11 +24,10 @@ export function throughputNoise(result: BenchmarkResult, concurrency: number): n
 }
 
 /** Relative gap between two throughputs (of the larger). */
-export const relativeGap = (a: number, b: number): number =>
-  Math.max(a, b) === 0 ? 0 : Math.abs(a - b) / Math.max(a, b);
+const relativeGap = (a: number, b: number): number => (Math.max(a, b) === 0 ? 0 : Math.abs(a - b) / Math.max(a, b));
 
 /** A measured control (a stack with baseline's exact args) and the parallel slot it ran in. */
-export interface SlotControl {
+interface SlotControl {
   readonly stack: string;
   readonly slot: number;
   readonly requestsPerSecond: number;

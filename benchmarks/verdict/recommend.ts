@@ -15,11 +15,11 @@ import type { Comparison } from "./rule";
  */
 
 /** Below this relative gap two throughputs are never told apart, whatever the control says. */
-export const MIN_TOLERANCE = 0.05;
+const MIN_TOLERANCE = 0.05;
 /** Standard errors a gap must exceed to count (about 95 % two-sided). */
 export const Z = 2;
 
-export interface RecommendInput {
+interface RecommendInput {
   readonly stack: string;
   /** Config changes against baseline (`key: old -> new`); empty for baseline and its controls. */
   readonly changes: readonly string[];

@@ -3,9 +3,9 @@ import type { LoadLevel } from "../result/types";
 
 /** Which figure a level's throughput was read from: the estimate, or the count for results without one. */
 export const ThroughputBasisSchema = z.enum(["estimate", "count"]);
-export type ThroughputBasis = z.infer<typeof ThroughputBasisSchema>;
+type ThroughputBasis = z.infer<typeof ThroughputBasisSchema>;
 
-export interface LevelThroughput {
+interface LevelThroughput {
   readonly requestsPerSecond: number;
   readonly basis: ThroughputBasis;
   /** The estimate's relative standard error; null when read from the count. */

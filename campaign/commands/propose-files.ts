@@ -41,7 +41,7 @@ export function renderProposalStackFile(p: Proposal, targetConcurrency: number):
   ].join("\n");
 }
 
-export interface WriteOutcome {
+interface WriteOutcome {
   readonly stack: string;
   readonly file: string;
   readonly action: "written" | "overwritten" | "kept" | "refused";
@@ -116,7 +116,7 @@ function campaignStartFailures(resultsDir: string, warn: (m: string) => void): S
   return [...latest.values()].filter((s): s is StartFailure => s !== null);
 }
 
-export interface EvidenceSource {
+interface EvidenceSource {
   /** Raw results (`<dir>/<stack>/*.json`) and campaign summaries (`<dir>/campaign-*.json`). */
   readonly resultsDir: string;
   /** Committed candidate summaries instead of raw results; start failures still come from `resultsDir`. */

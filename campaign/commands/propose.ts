@@ -6,7 +6,7 @@ import { EXIT } from "../../common/exit-codes";
 import { UsageError } from "../../common/usage-error";
 import { loadProposeEvidence, writeProposalStackFiles } from "./propose-files";
 
-export const PROPOSE_USAGE = `Usage: campaign propose [options]
+const PROPOSE_USAGE = `Usage: campaign propose [options]
 
   Reads measurements (deploys nothing) and proposes the next candidates: each one knob moved from
   baseline's value, by the rules in docs/tuning.md "Proposals", with the figures that suggested it.
@@ -23,7 +23,7 @@ Options:
   --overwrite             with --write: replace a stack file that exists (default: keep it and say so)
   --json                  print the outcome (proposals, bounds, what binds above the target) as JSON on stdout`;
 
-export interface ProposeCliOptions {
+interface ProposeCliOptions {
   readonly resultsDir: string;
   readonly summariesDir: string | undefined;
   readonly propose: ProposeOptions;
@@ -54,7 +54,7 @@ function integerFlag(value: string | undefined, flag: string, min: number, max: 
 }
 
 /** Pure: argv (after `propose`) to options; paths resolved against `repoDir`. */
-export function parseProposeOptions(argv: readonly string[], repoDir: string): ProposeCliOptions {
+function parseProposeOptions(argv: readonly string[], repoDir: string): ProposeCliOptions {
   let values: ReturnType<typeof parseArgs<{ options: typeof FLAGS }>>["values"];
   try {
     values = parseArgs({ args: [...argv], options: FLAGS, strict: true, allowPositionals: false }).values;
@@ -95,7 +95,7 @@ interface Io {
 }
 
 /** `campaign propose`: exit 0 with or without proposals (none is an answer); 1 when a stack file was refused. */
-export function proposeCommand(opts: ProposeCliOptions, io: Io): number {
+function proposeCommand(opts: ProposeCliOptions, io: Io): number {
   const warn = (m: string) => io.stderr(`warning: ${m}\n`);
   const evidence = loadProposeEvidence({ resultsDir: opts.resultsDir, summariesDir: opts.summariesDir }, warn);
   const outcome = propose(evidence, opts.propose);

@@ -6,13 +6,13 @@ import * as fs from "node:fs";
  * its index, its current branch) is never touched. Every promotion is one commit there.
  */
 
-export type GitRunner = (cwd: string, args: readonly string[]) => string;
+type GitRunner = (cwd: string, args: readonly string[]) => string;
 
 export const runGit: GitRunner = (cwd, args) =>
   execFileSync("git", [...args], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
 
 /** The checked-out branch of `repoDir`; null when HEAD is detached. */
-export function currentBranch(repoDir: string, git: GitRunner = runGit): string | null {
+function currentBranch(repoDir: string, git: GitRunner = runGit): string | null {
   try {
     return git(repoDir, ["symbolic-ref", "--quiet", "--short", "HEAD"]);
   } catch {

@@ -14,7 +14,7 @@ import { type StepFigure, TUNE_KIND, TUNE_SCHEMA_VERSION, type TuneState, type T
 /** A proposal (benchmarks/verdict/propose.ts) as the loop measures and promotes it. */
 export type TuneProposal = Proposal;
 
-export interface TuneProposals {
+interface TuneProposals {
   readonly proposals: readonly TuneProposal[];
   readonly noProposal: string | null;
 }
@@ -53,7 +53,7 @@ export interface TuneSettings {
 }
 
 /** The step's figures under the rule, with each candidate's result file. Pure. */
-export function stepFigures(s: CampaignSummary): StepFigure[] {
+function stepFigures(s: CampaignSummary): StepFigure[] {
   return (s.comparison?.candidates ?? []).map((c) => ({
     stack: c.stack,
     requestsPerSecond: c.requestsPerSecond,

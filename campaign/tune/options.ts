@@ -2,7 +2,7 @@ import { UsageError } from "../../common/usage-error";
 import { type CliOptions, parseCliOptions } from "../options";
 
 /** `campaign tune` options: the campaign's own (where, what scenario, --target-concurrency) plus these. */
-export interface TuneOptions {
+interface TuneOptions {
   readonly campaign: CliOptions;
   readonly objective: "throughput";
   readonly sloE2eP95Ms: number | undefined;

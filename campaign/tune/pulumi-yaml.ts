@@ -14,7 +14,7 @@ import { writeFileAtomic } from "../../common/atomic-write";
 const STRING_KEYS = new Set(["gpuMemoryUtilization"]);
 
 /** The default as Pulumi.yaml spells it: a decimal string with two places, or an integer. Pure. */
-export function defaultValue(key: string, value: number): string | number {
+function defaultValue(key: string, value: number): string | number {
   return STRING_KEYS.has(key) ? value.toFixed(2) : value;
 }
 

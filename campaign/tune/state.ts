@@ -50,7 +50,7 @@ const StepSchema = z.object({
   commit: z.string().nullable(),
 });
 
-export const TuneStateSchema = z.object({
+const TuneStateSchema = z.object({
   kind: z.literal(TUNE_KIND),
   schemaVersion: z.literal(TUNE_SCHEMA_VERSION),
   branch: z.string(),
@@ -69,7 +69,6 @@ export const TuneStateSchema = z.object({
 export type TuneState = z.infer<typeof TuneStateSchema>;
 export type TuneStep = z.infer<typeof StepSchema>;
 export type StepFigure = z.infer<typeof FigureSchema>;
-export type RecordedProposal = z.infer<typeof ProposalSchema>;
 
 export const tuneStateFile = (resultsDir: string, branch: string): string =>
   path.join(resultsDir, `tune-${safeName(branch.replace(/\//g, "-"))}.json`);

@@ -1,7 +1,7 @@
 import type * as k8s from "@pulumi/kubernetes";
 import type { CandidateConfig } from "../../config/schema";
 
-export type CacheRole = "warm" | "cold";
+type CacheRole = "warm" | "cold";
 
 /** The spec of a model-cache claim; warm and cold claims differ only in name and lifetime. */
 export function cacheClaimSpec(

@@ -25,8 +25,8 @@ export interface SecretRefs {
   readonly apiKey: boolean;
 }
 
-export const CONTAINER_NAME = "vllm";
-export const STARTUP_PROBE_PERIOD_SECONDS = 10;
+const CONTAINER_NAME = "vllm";
+const STARTUP_PROBE_PERIOD_SECONDS = 10;
 
 /** The probes: startup covers the whole budget (a cold download), then readiness and liveness take over. */
 export function probes(c: Pick<CandidateConfig, "startupBudgetSeconds">): {
@@ -61,7 +61,7 @@ export function containerEnv(c: CandidateConfig, secrets: SecretRefs): EnvVarInp
 }
 
 /** `compileCache: claim` points vLLM's cache root at the claim; `none` leaves vLLM's default in the container. */
-export function compileCacheEnv(c: Pick<CandidateConfig, "compileCache">): EnvVarInput[] {
+function compileCacheEnv(c: Pick<CandidateConfig, "compileCache">): EnvVarInput[] {
   switch (c.compileCache) {
     case "claim":
       return [{ name: "VLLM_CACHE_ROOT", value: VLLM_CACHE_ROOT }];
@@ -75,7 +75,7 @@ export function compileCacheEnv(c: Pick<CandidateConfig, "compileCache">): EnvVa
 }
 
 /** The mounts: the Hugging Face cache at the claim's root, shm, and with `claim` the compile cache beside it. */
-export function containerMounts(c: Pick<CandidateConfig, "compileCache">): VolumeMountInput[] {
+function containerMounts(c: Pick<CandidateConfig, "compileCache">): VolumeMountInput[] {
   return [
     { name: "model-cache", mountPath: HF_HOME },
     ...(c.compileCache === "claim"

@@ -16,7 +16,7 @@ export const VLLM_CACHE_SUBPATH = "vllm-cache";
  * for all stacks means applying baseline removes whatever a candidate set and baseline does not
  * declare (SSA drops fields a manager stops sending), which is what "restore" has to mean.
  */
-export const FIELD_MANAGER = "vllm-tuner";
+const FIELD_MANAGER = "vllm-tuner";
 
 /** Annotations that make an apply take the shared objects back from whoever changed them. */
 export const SHARED_OBJECT_ANNOTATIONS: Readonly<Record<string, string>> = {
@@ -25,7 +25,7 @@ export const SHARED_OBJECT_ANNOTATIONS: Readonly<Record<string, string>> = {
 };
 
 /** The config a serving object's name is derived from: the server's name and the campaign's slot. */
-export type ServingNameInput = Pick<CandidateConfig, "deploymentName" | "slot">;
+type ServingNameInput = Pick<CandidateConfig, "deploymentName" | "slot">;
 
 /**
  * The Deployment's and Service's name: `deploymentName` for slot 0 (the real server), and

@@ -21,13 +21,13 @@ import { serviceSpec } from "./service";
 
 type Meta<N> = { name: string; namespace: N; labels: Record<string, string>; annotations: Record<string, string> };
 
-export interface WholeObject<N, S> {
+interface WholeObject<N, S> {
   readonly metadata: Meta<N>;
   readonly spec: S;
 }
 
 /** The annotation that says which stack last applied the shared Deployment. */
-export const STACK_ANNOTATION = "vllm-tuner/stack";
+const STACK_ANNOTATION = "vllm-tuner/stack";
 
 const servingMeta = <N>(c: CandidateConfig, namespace: N, name: string): Meta<N> => ({
   name,

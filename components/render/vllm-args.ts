@@ -1,7 +1,7 @@
 import type { CandidateConfig } from "../../config/schema";
 
 /** What the arguments of `vllm serve` depend on. */
-export type VllmArgsInput = Pick<
+type VllmArgsInput = Pick<
   CandidateConfig,
   | "model"
   | "revision"
@@ -52,7 +52,7 @@ export function formatUtilization(value: number): string {
 }
 
 /** `{"image": 0, "audio": 0}`: the JSON spacing vLLM's docs and the seed use. */
-export function formatModalityLimits(limits: Readonly<Record<string, number>>): string {
+function formatModalityLimits(limits: Readonly<Record<string, number>>): string {
   const entries = Object.entries(limits).map(([modality, count]) => `${JSON.stringify(modality)}: ${count}`);
   return `{${entries.join(", ")}}`;
 }

@@ -14,7 +14,7 @@ export interface SwitchRound {
   readonly noChangeUpS: number;
 }
 
-export interface SwitchSummary {
+interface SwitchSummary {
   /** Per round: the switch there and back, by Pulumi and by kubectl, and the no-change up. */
   readonly rounds: ReadonlyArray<{ readonly pulumiS: number; readonly kubectlS: number; readonly noChangeS: number }>;
   readonly medianPulumiS: number;

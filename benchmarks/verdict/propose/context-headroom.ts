@@ -1,9 +1,9 @@
 import { boundText, crosses, measuredKv, notFired, proposal, type RuleInput, type RuleResult } from "./rule-kit";
 
 /** "Far below": the largest request at most this share of maxModelLen. */
-export const HEADROOM_SHARE = 0.5;
+const HEADROOM_SHARE = 0.5;
 /** The schema's lower limit of `maxModelLen` (config/schema.ts). */
-export const MIN_MODEL_LEN = 256;
+const MIN_MODEL_LEN = 256;
 
 const nextPowerOfTwo = (n: number) => 2 ** Math.ceil(Math.log2(Math.max(1, n)));
 

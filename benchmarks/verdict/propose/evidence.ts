@@ -13,7 +13,7 @@ import { levelThroughput, ThroughputBasisSchema } from "../throughput";
 
 const int = z.number().int();
 
-export const LevelEvidenceSchema = z.strictObject({
+const LevelEvidenceSchema = z.strictObject({
   concurrency: int.positive(),
   valid: z.boolean(),
   /** The level's throughput as the recommendation reads it (`levelThroughput`: the estimate, else the count). */
@@ -152,7 +152,7 @@ export function candidateEvidence(result: BenchmarkResult): CandidateEvidence {
  * candidates' outcomes a start failure is read from, and the mode and result files the review takes
  * lab or cluster from. Loose: the rest of the record is the campaign's.
  */
-export const CampaignCandidateSchema = z.looseObject({
+const CampaignCandidateSchema = z.looseObject({
   stack: z.string(),
   status: z.string(),
   detail: z.string().nullable(),

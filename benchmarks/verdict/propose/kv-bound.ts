@@ -14,9 +14,9 @@ import {
 } from "./rule-kit";
 
 /** A KV-cache peak at or above this share of the pool counts as the pool binding. */
-export const KV_PEAK_PERCENT = 90;
+const KV_PEAK_PERCENT = 90;
 /** How far one proposal moves gpuMemoryUtilization. */
-export const MEMORY_STEP = 0.05;
+const MEMORY_STEP = 0.05;
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
 

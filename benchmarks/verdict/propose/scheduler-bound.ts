@@ -12,7 +12,7 @@ import {
 } from "./rule-kit";
 
 /** The schema's upper limit of `maxNumSeqs` (config/schema.ts). */
-export const MAX_NUM_SEQS_LIMIT = 1024;
+const MAX_NUM_SEQS_LIMIT = 1024;
 
 /**
  * Scheduler-bound: at or below the target concurrency requests waited, or req/s stopped scaling (the
