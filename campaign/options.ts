@@ -1,5 +1,6 @@
 import * as path from "node:path";
 import { parseArgs } from "node:util";
+import { RESULTS_DIR } from "../benchmarks/result/store";
 import type { Mode } from "../benchmarks/verdict/candidate-summary";
 import { UsageError } from "../common/usage-error";
 import { ORDER_MODES, type OrderMode } from "./order";
@@ -184,7 +185,7 @@ export function parseCliOptions(argv: readonly string[], repoDir: string): CliOp
     mode,
     kubeconfig: values.kubeconfig === undefined ? undefined : resolve(values.kubeconfig),
     endpoint: values.endpoint?.replace(/\/+$/, ""),
-    resultsDir: resolve(values.results ?? (mode === "lab" ? "results/lab" : "results")),
+    resultsDir: resolve(values.results ?? (mode === "lab" ? path.join(RESULTS_DIR, "lab") : RESULTS_DIR)),
     backendUrl,
     workDir,
     stage: workDir !== path.resolve(repoDir),

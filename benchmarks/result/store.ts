@@ -223,3 +223,7 @@ export function writeSummaryFile(dir: string, stack: string, summary: unknown): 
   writeFileAtomic(file, jsonText(summary));
   return file;
 }
+
+/** `tune-<branch>.json`: a tune's recorded state beside its campaigns (the branch's slashes as dashes). */
+export const tuneStateFile = (resultsDir: string, branch: string): string =>
+  path.join(resultsDir, `tune-${safeName(branch.replace(/\//g, "-"))}.json`);

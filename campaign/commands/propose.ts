@@ -1,6 +1,7 @@
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { renderProposals } from "../../benchmarks/report/proposals";
+import { RESULTS_DIR } from "../../benchmarks/result/store";
 import { DEFAULT_PROPOSE_OPTIONS, type ProposeOptions, propose } from "../../benchmarks/verdict/propose";
 import { EXIT } from "../../common/exit-codes";
 import { UsageError } from "../../common/usage-error";
@@ -73,7 +74,7 @@ function parseProposeOptions(argv: readonly string[], repoDir: string): ProposeC
   if (values.overwrite && !values.write) throw new UsageError("--overwrite applies only with --write");
   const resolve = (p: string) => path.resolve(repoDir, p);
   return {
-    resultsDir: resolve(values.results ?? "results"),
+    resultsDir: resolve(values.results ?? RESULTS_DIR),
     summariesDir: values.summaries === undefined ? undefined : resolve(values.summaries),
     propose: {
       targetConcurrency:

@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { readResult } from "../../benchmarks/result/files";
+import { readResult, tuneStateFile } from "../../benchmarks/result/store";
 import { SUMMARY_DIR, writeCandidateSummaries } from "../../benchmarks/verdict/candidate-summary";
 import { candidateEvidence, propose } from "../../benchmarks/verdict/propose";
 import { writeFileAtomic } from "../../common/atomic-write";
@@ -18,7 +18,7 @@ import { parseTuneOptions } from "./options";
 import { sameBaselineProject } from "./original";
 import { promoteDefault } from "./pulumi-yaml";
 import { renderTuning } from "./report";
-import { readTuneState, tuneStateFile, writeTuneState } from "./state";
+import { readTuneState, writeTuneState } from "./state";
 
 /**
  * `campaign tune`: the loop (loop.ts) wired to the world. The steps are measured as campaigns on a

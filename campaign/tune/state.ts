@@ -1,7 +1,5 @@
 import * as fs from "node:fs";
-import * as path from "node:path";
 import { z } from "zod";
-import { safeName } from "../../benchmarks/result/files";
 import { writeFileAtomic } from "../../common/atomic-write";
 
 /**
@@ -69,9 +67,6 @@ const TuneStateSchema = z.object({
 export type TuneState = z.infer<typeof TuneStateSchema>;
 export type TuneStep = z.infer<typeof StepSchema>;
 export type StepFigure = z.infer<typeof FigureSchema>;
-
-export const tuneStateFile = (resultsDir: string, branch: string): string =>
-  path.join(resultsDir, `tune-${safeName(branch.replace(/\//g, "-"))}.json`);
 
 /** The recorded state, or null when the branch has never been tuned here; throws naming the file when unreadable. */
 export function readTuneState(file: string): TuneState | null {

@@ -10,7 +10,7 @@ import { streamChat } from "../../../benchmarks/http/stream";
 import { buildScenario, SHORT_PRESET } from "../../../benchmarks/inputs/scenario";
 import { runClosedLoop } from "../../../benchmarks/load/closed-loop";
 import { writeResult } from "../../../benchmarks/report/write";
-import { readResult } from "../../../benchmarks/result/files";
+import { readResult } from "../../../benchmarks/result/store";
 import { runBenchmark } from "../../../benchmarks/run";
 import { EXIT } from "../../../common/exit-codes";
 import { type FakeVllm, startFakeVllm } from "./fake-vllm";

@@ -1,7 +1,7 @@
 import * as assert from "node:assert/strict";
 import * as path from "node:path";
 import { measured } from "../../../benchmarks/measured";
-import { readResult } from "../../../benchmarks/result/files";
+import { readResult } from "../../../benchmarks/result/store";
 import type { BenchmarkResult, ThroughputEstimate } from "../../../benchmarks/result/types";
 import { candidateEvidence, DEFAULT_PROPOSE_OPTIONS, propose } from "../../../benchmarks/verdict/propose";
 import { PROJECT_DIR } from "../helpers/program";

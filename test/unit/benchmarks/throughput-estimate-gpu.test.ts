@@ -2,7 +2,7 @@ import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { closedLoopThroughput } from "../../../benchmarks/phases/throughput-estimate";
-import { readResult } from "../../../benchmarks/result/files";
+import { readResult } from "../../../benchmarks/result/store";
 import type { BenchmarkResult } from "../../../benchmarks/result/types";
 import { judge } from "../../../benchmarks/verdict/rule";
 

@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { clientMeanBetween } from "../../../benchmarks/phases/server-latency";
 import { renderComparison } from "../../../benchmarks/report/comparison";
-import { readResult } from "../../../benchmarks/result/files";
+import { readResult } from "../../../benchmarks/result/store";
 import { compareResults, judge } from "../../../benchmarks/verdict/rule";
 
 /**

@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { readResult } from "../../../benchmarks/result/files";
+import { readResult } from "../../../benchmarks/result/store";
 import { candidateSummary } from "../../../benchmarks/verdict/candidate-summary";
 import { propose } from "../../../benchmarks/verdict/propose";
 import { main } from "../../../campaign/cli";
