@@ -2,7 +2,7 @@ import { emulatedKvCacheBytes } from "./emulate-memory";
 
 /**
  * The KV pool a simulated pod would get, sized as vLLM 0.24 sizes it for the gemma3-like model of
- * /work/shared/vllm-0.24/recipe/models/gemma3 (the model the GPU campaign served): 48 layers, every
+ * ../shared/vllm-0.24/recipe/models/gemma3 (the model the GPU campaign served): 48 layers, every
  * 6th one full attention and the rest a 1024-token sliding window, 8 KV heads of 256 dims in bf16.
  * vLLM's hybrid allocator puts the layers in groups of 8 (1 full + 5 sliding groups) that share
  * one block pool, each block 16 tokens × 8 layers × 8 KiB = 1 MiB. A request of L tokens needs

@@ -16,7 +16,7 @@ import { kvProxyConfigFor, simulatorEngine } from "../../../lab/sim-engine";
 
 describe("lab KV model: the pool vLLM 0.24 reports for the gemma3-like model", () => {
   // Every figure below is what real vLLM 0.24 logged (examples/gpu-campaign-2026-11-30/pod-logs,
-  // /work/shared/vllm-0.24/captures/kv-lines.txt).
+  // ../shared/vllm-0.24/captures/kv-lines.txt).
   it("reproduces the emulated 24 GiB card's pools of the GPU campaign exactly", () => {
     const cases: Array<[number, number, number]> = [
       [0.8, 8192, 22081],
