@@ -9,6 +9,7 @@ import { UsageError } from "../../common/usage-error";
 import { BASELINE, type CampaignControl, type CampaignSettings, runCampaign } from "../campaign";
 import { writeProposalStackFiles } from "../commands/propose-files";
 import { campaignId, writeSummary } from "../files";
+import { ownedStacks } from "../slots";
 import { stageProject } from "../stage";
 import type { CampaignSummary } from "../summary";
 import { type Io, openCampaignWorld, resolveSettings } from "../world";
@@ -16,6 +17,7 @@ import { checkBranch, closeWorktree, commitFiles, openWorktree, runGit } from ".
 import { runTune, type TuneProposal } from "./loop";
 import { parseTuneOptions } from "./options";
 import { sameBaselineProject } from "./original";
+import { candidateOf, type StepSlots } from "./parallel";
 import { promoteDefault } from "./pulumi-yaml";
 import { renderTuning } from "./report";
 import { readTuneState, writeTuneState } from "./state";
@@ -38,18 +40,26 @@ export async function tuneMain(argv: readonly string[], repoDir: string, io: Io)
   const campaignOpts = { ...c, stacks: [BASELINE], workDir, stage: true };
   const resolved = resolveSettings(campaignOpts, repoDir, io);
   const prior = readTuneState(stateFile);
-  const world = await openCampaignWorld(campaignOpts, repoDir, io, resolved, [BASELINE]);
+  const world = await openCampaignWorld(campaignOpts, repoDir, io, resolved, ownedStacks([BASELINE], c.parallel));
+  const { parallel, ...oneAtATime } = world.settings;
   const slo = {
     ...(opts.sloE2eP95Ms !== undefined ? { sloP95Ms: opts.sloE2eP95Ms } : {}),
     ...(opts.sloTtftP95Ms !== undefined ? { sloTtftP95Ms: opts.sloTtftP95Ms } : {}),
   };
   const rule = { targetConcurrency: c.targetConcurrency, ...slo };
   let measurements = 0;
-  const campaign = async (src: string, stacks: readonly string[], control: CampaignControl) => {
+  // A campaign in slots is `campaign run --parallel`'s (runCampaign's slots, controls, noise and slot cleanup).
+  const campaign = async (
+    src: string,
+    stacks: readonly string[],
+    control: CampaignControl,
+    slots: StepSlots | null,
+  ) => {
     stageProject(src, workDir);
     measurements += 1;
     const settings: CampaignSettings = {
-      ...world.settings,
+      ...oneAtATime,
+      ...(slots !== null && parallel !== undefined ? { parallel: { ...parallel, ...slots } } : {}),
       id: `${campaignId(new Date())}-tune${measurements}`,
       stacks: [...stacks],
       slo,
@@ -71,9 +81,10 @@ export async function tuneMain(argv: readonly string[], repoDir: string, io: Io)
         maxCandidates: opts.maxCandidates,
         maxMinutes: opts.maxMinutes,
         apply: opts.apply,
+        parallel: parallel === undefined ? null : { slots: parallel.slots, seed: parallel.seed },
       },
       {
-        measure: (stacks, ctl) => campaign(worktree, stacks, ctl),
+        measure: (stacks, ctl, slots) => campaign(worktree, stacks, ctl, slots),
         propose: (file) => {
           const outcome = propose(
             { baseline: candidateEvidence(readResult(file)), candidates: [], startFailures: [] },
@@ -92,7 +103,8 @@ export async function tuneMain(argv: readonly string[], repoDir: string, io: Io)
           // Nothing promoted and the last campaign's restore verified the same project: that was the original.
           if (last?.restore?.verification?.ok === true && sameBaselineProject(worktree, repoDir))
             return "original baseline restored and verified (by the last campaign's restore: the branch's baseline is the original's)";
-          const s = await campaign(repoDir, [], ctl);
+          // One slot: with slots, a campaign runs baseline in each as its control before restoring.
+          const s = await campaign(repoDir, [], ctl, null);
           const v = s.restore?.verification;
           return s.restore?.error
             ? `original baseline NOT restored: ${s.restore.error}`
@@ -133,7 +145,7 @@ function promote(
   promoteDefault(worktree, p.knob, p.to);
   const written = writeCandidateSummaries(
     path.join(worktree, SUMMARY_DIR),
-    measured.candidates.filter((r) => r.stack === BASELINE || r.stack === p.stack),
+    measured.candidates.filter((r) => r.stack === BASELINE || candidateOf(r.stack) === p.stack),
     rule,
     mode,
     repoDir,

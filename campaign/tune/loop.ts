@@ -2,6 +2,7 @@ import type { Proposal } from "../../benchmarks/verdict/propose";
 import type { CampaignControl } from "../campaign";
 import { BASELINE } from "../campaign";
 import type { CampaignSummary } from "../summary";
+import { candidateOf, type StepSlots, slotsLine, stepSlots, stepStacks } from "./parallel";
 import { type StepFigure, TUNE_KIND, TUNE_SCHEMA_VERSION, type TuneState, type TuneStep } from "./state";
 
 /**
@@ -20,8 +21,16 @@ interface TuneProposals {
 }
 
 export interface TuneDeps {
-  /** A campaign over `stacks` on the tune's working copy; it ends by restoring and verifying the current baseline. */
-  readonly measure: (stacks: readonly string[], control: CampaignControl) => Promise<CampaignSummary>;
+  /**
+   * A campaign over `stacks` on the tune's working copy; it ends by restoring and verifying the
+   * current baseline (and removing its slots beside it, unless --keep-slots). `slots`: run it
+   * `campaign run --parallel` style; null: one at a time.
+   */
+  readonly measure: (
+    stacks: readonly string[],
+    control: CampaignControl,
+    slots: StepSlots | null,
+  ) => Promise<CampaignSummary>;
   readonly propose: (baselineResultFile: string) => TuneProposals;
   /** Writes the proposal's stack file into the working copy; returns its path relative to it. */
   readonly writeProposal: (proposal: TuneProposal) => string;
@@ -50,6 +59,8 @@ export interface TuneSettings {
   readonly maxMinutes: number;
   /** Leave the promoted baseline deployed instead of restoring the original. */
   readonly apply: boolean;
+  /** `--parallel N` > 1: the slots each step's proposals are measured in, and the assignment's seed; null: one at a time. */
+  readonly parallel: StepSlots | null;
 }
 
 /** The step's figures under the rule, with each candidate's result file. Pure. */
@@ -122,7 +133,7 @@ export async function runTune(
       save();
     };
     deps.progress(`tune step ${n}: measuring baseline`);
-    const base = await deps.measure([BASELINE], control);
+    const base = await deps.measure([BASELINE], control, null);
     last = base;
     const record = base.candidates.find((c) => c.stack === BASELINE);
     if (control.stop.aborted) continue;
@@ -150,15 +161,22 @@ export async function runTune(
     const files = new Map(proposals.map((p) => [p.stack, deps.writeProposal(p)]));
     // Earlier winners have the current baseline's args: controls whose gap to baseline measures the noise.
     const controls = state.steps.flatMap((s) => (s.promoted ? [s.promoted.stack] : []));
+    const stacks = stepStacks(
+      controls,
+      proposals.map((p) => p.stack),
+    );
+    const slots = stepSlots(settings.parallel, n);
     deps.progress(
       `tune step ${n}: measuring ${proposals.map((p) => `${p.stack} (${p.knob} ${p.from} -> ${p.to}, ${p.rule})`).join(", ")}` +
-        (controls.length > 0 ? `; controls ${controls.join(", ")}` : ""),
+        (controls.length > 0 ? `; controls ${controls.join(", ")}` : "") +
+        slotsLine(stacks, slots),
     );
-    const measured = await deps.measure([BASELINE, ...controls, ...proposals.map((p) => p.stack)], control);
+    const measured = await deps.measure(stacks, control, slots);
     last = measured;
     if (control.stop.aborted) continue;
     const rec = measured.recommendation;
-    const winner = proposals.find((p) => p.stack === rec.stack) ?? null;
+    // In a slot > 0 the recommendation names the slot's stack (seqs8.s1): the proposal is its candidate.
+    const winner = proposals.find((p) => rec.stack !== null && p.stack === candidateOf(rec.stack)) ?? null;
     const common = {
       baselineResult: record.resultFile,
       proposals: proposals.map(recorded),

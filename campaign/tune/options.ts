@@ -27,7 +27,9 @@ export const TUNE_USAGE = `  tune   a bounded hill-climb: measure baseline, prop
          --max-candidates N       proposals measured in all (default 6); --max-minutes N (default 60)
          --memory-cap F           highest gpuMemoryUtilization proposed (default 0.90)
          --min-context N          smallest maxModelLen proposed (default: maxModelLen is not lowered)
-         --apply                  leave the promoted baseline deployed (default: restore the original)`;
+         --apply                  leave the promoted baseline deployed (default: restore the original)
+         --parallel N             measure each step's proposals N at a time in campaign run's slots
+                                  (baseline in every slot; --keep-slots keeps slots 1..N-1 after)`;
 
 const VALUED = [
   "objective",

@@ -118,6 +118,7 @@ const settings = (over: Partial<TuneSettings> = {}): TuneSettings => ({
   maxCandidates: 6,
   maxMinutes: 60,
   apply: false,
+  parallel: null,
   ...over,
 });
 const running = (): CampaignControl => ({ stop: new AbortController().signal, cancel: new AbortController().signal });
@@ -186,8 +187,8 @@ describe("campaign tune: the hill-climb (injected fakes)", () => {
       settings(),
       {
         ...first.deps,
-        measure: async (st, c) => {
-          const r = await first.deps.measure(st, c);
+        measure: async (st, c, slots) => {
+          const r = await first.deps.measure(st, c, slots);
           if (first.measured.length === 3) stop.abort();
           return r;
         },

@@ -1,0 +1,45 @@
+import { BASELINE } from "../prepare";
+import { parseSlotStack, scheduleSlots } from "../slots";
+
+/**
+ * `campaign tune --parallel N`: which of a step's measurements run in slots, and with which seed.
+ * The slots are `campaign run --parallel`'s (campaign/slots.ts): the step's campaign deals its
+ * proposals and controls over them and runs baseline in every slot as that slot's control, so the
+ * slot-to-slot spread joins the step's noise exactly as in a campaign. Pure.
+ */
+
+/** A step's campaign in slots: how many, and the seed of the candidates' assignment to them. */
+export interface StepSlots {
+  readonly slots: number;
+  readonly seed: number;
+}
+
+/**
+ * The slots of step `step`'s proposals campaign: null with one slot (`--parallel 1` changes
+ * nothing). The seed moves with the step, so a knob proposed again after a promotion does not land
+ * on the slot it had: over a tune no knob always runs on the same GPU. The baseline-alone
+ * measurement that opens a step is never in slots: it feeds the proposer, not the verdict, and
+ * would only occupy the other GPUs.
+ */
+export function stepSlots(parallel: StepSlots | null, step: number): StepSlots | null {
+  return parallel === null || parallel.slots <= 1 ? null : { slots: parallel.slots, seed: parallel.seed + step - 1 };
+}
+
+/** The step's campaign stacks in run order: baseline, the earlier winners (controls), the proposals. */
+export function stepStacks(controls: readonly string[], proposals: readonly string[]): string[] {
+  return [BASELINE, ...controls, ...proposals];
+}
+
+/** What the step's progress line says of its slots: each slot's turns in order; empty without slots. */
+export function slotsLine(stacks: readonly string[], slots: StepSlots | null): string {
+  if (slots === null) return "";
+  const schedule = scheduleSlots(stacks, slots.slots, slots.seed);
+  const each = schedule.slots.map((turns, s) => `slot ${s}: ${turns.map((t) => t.stack).join(", ")}`);
+  return ` in ${slots.slots} slots (seed ${slots.seed}; ${each.join("; ")})`;
+}
+
+/**
+ * The candidate (stack file) a measured stack stands for: in a slot > 0 the campaign names its
+ * result after the slot's stack (`seqs8.s1`), and the proposal is `seqs8`.
+ */
+export const candidateOf = (runStack: string): string => parseSlotStack(runStack).stack;

@@ -1,0 +1,160 @@
+import { strict as assert } from "node:assert";
+import { recommend } from "../../../../benchmarks/verdict/recommend";
+import { compareResults } from "../../../../benchmarks/verdict/rule";
+import type { CampaignControl } from "../../../../campaign/campaign";
+import { scheduleSlots, scheduleTurns } from "../../../../campaign/slots";
+import type { CampaignSummary } from "../../../../campaign/summary";
+import { runTune, type TuneDeps, type TuneSettings } from "../../../../campaign/tune/loop";
+import { candidateOf, type StepSlots, slotsLine, stepSlots, stepStacks } from "../../../../campaign/tune/parallel";
+import { level, result } from "../../benchmarks/sample-result";
+
+const TARGET = 8;
+
+describe("campaign tune --parallel: a step's schedule (pure)", () => {
+  it("puts only the proposals campaign in slots, with a seed that moves with the step", () => {
+    assert.equal(stepSlots(null, 1), null);
+    assert.equal(stepSlots({ slots: 1, seed: 7 }, 3), null);
+    assert.deepEqual(stepSlots({ slots: 2, seed: 7 }, 1), { slots: 2, seed: 7 });
+    assert.deepEqual(stepSlots({ slots: 2, seed: 7 }, 3), { slots: 2, seed: 9 });
+  });
+
+  it("runs baseline in every slot and deals the earlier winners and the proposals over the slots", () => {
+    const stacks = stepStacks(["seqs8"], ["seqs16", "ctx4096"]);
+    assert.deepEqual(stacks, ["baseline", "seqs8", "seqs16", "ctx4096"]);
+    const schedule = scheduleSlots(stacks, 2, 5);
+    const turns = scheduleTurns(schedule);
+    assert.deepEqual(
+      turns.filter((t) => t.control).map((t) => [t.runStack, t.slot]),
+      [
+        ["baseline", 0],
+        ["baseline.s1", 1],
+      ],
+    );
+    assert.deepEqual(turns.map((t) => t.stack).sort(), ["baseline", "baseline", "ctx4096", "seqs16", "seqs8"]);
+    const line = slotsLine(stacks, { slots: 2, seed: 5 });
+    const each = schedule.slots.map((ts, s) => `slot ${s}: ${ts.map((t) => t.stack).join(", ")}`).join("; ");
+    assert.equal(line, ` in 2 slots (seed 5; ${each})`);
+    assert.equal(slotsLine(stacks, null), "");
+  });
+
+  it("names the candidate a slot's stack stands for", () => {
+    assert.equal(candidateOf("seqs8.s1"), "seqs8");
+    assert.equal(candidateOf("seqs8"), "seqs8");
+  });
+});
+
+/**
+ * The tune's world with each campaign replaced by the schedule and the real rule and recommendation
+ * over modelled results: `rpsOf(candidate, slot)` is what the candidate measures in that slot.
+ */
+function slotted(rpsOf: (candidate: string, slot: number) => number) {
+  const calls: { stacks: string[]; slots: StepSlots | null }[] = [];
+  let campaigns = 0;
+  let promoted = 0;
+  const deps: TuneDeps = {
+    measure: async (stacks, _control, slots) => {
+      calls.push({ stacks: [...stacks], slots });
+      campaigns += 1;
+      const turns = scheduleTurns(scheduleSlots(stacks, slots?.slots ?? 1, slots?.seed ?? 0));
+      const file = (stack: string) => `/results/${stack}/${campaigns}.json`;
+      const results = turns.map((t) => ({
+        result: result(t.runStack, [level(TARGET, rpsOf(t.stack, t.slot), 1700, 0, 0)]),
+        file: file(t.runStack),
+      }));
+      const comparison = compareResults(results, { targetConcurrency: TARGET });
+      const args = (candidate: string) =>
+        candidate === "baseline" ? ["--max-num-seqs", "4"] : ["--max-num-seqs", "8"];
+      const records = turns.map((t) => ({
+        stack: t.runStack,
+        slot: t.slot,
+        changes: t.stack === "baseline" ? [] : ["maxNumSeqs: 4 -> 8"],
+        args: args(t.stack),
+      }));
+      return {
+        id: `campaign-${campaigns}`,
+        candidates: turns.map((t) => ({
+          stack: t.runStack,
+          resultFile: file(t.runStack),
+          resultValid: true,
+          detail: null,
+        })),
+        comparison,
+        recommendation: recommend(comparison, records, args("baseline")),
+        restore: { upSeconds: 1, error: null, verification: { ok: true, checks: [] } },
+      } as unknown as CampaignSummary;
+    },
+    propose: () =>
+      promoted > 0
+        ? { proposals: [], noProposal: "nothing left" }
+        : {
+            proposals: [
+              { stack: "seqs8", knob: "maxNumSeqs", from: 4, to: 8, rule: "scheduler-bound", evidence: ["4 waiting"] },
+            ],
+            noProposal: null,
+          },
+    writeProposal: (p) => `Pulumi.${p.stack}.yaml`,
+    promote: () => {
+      promoted += 1;
+      return "c0ffee".padEnd(40, "0");
+    },
+    restoreOriginal: async () => "original baseline restored and verified",
+    saveState: () => undefined,
+    progress: () => undefined,
+    now: () => Date.parse("2026-12-02T10:00:00Z"),
+  };
+  return { deps, calls };
+}
+
+const settings: TuneSettings = {
+  branch: "tune/test",
+  baseCommit: "abc",
+  objective: "throughput",
+  targetConcurrency: TARGET,
+  maxCandidates: 1,
+  maxMinutes: 60,
+  apply: false,
+  parallel: { slots: 2, seed: 12 },
+};
+const running = (): CampaignControl => ({ stop: new AbortController().signal, cancel: new AbortController().signal });
+
+describe("campaign tune --parallel: the step's noise has the slot spread (injected campaign)", () => {
+  it("promotes seqs8 measured in slot 1 (as seqs8.s1), when it beats baseline beyond the slot spread", async () => {
+    // Seed 12 deals seqs8 to slot 1, so the recommendation names seqs8.s1.
+    assert.equal(scheduleTurns(scheduleSlots(["baseline", "seqs8"], 2, 12)).find((t) => t.stack === "seqs8")?.slot, 1);
+    // Slots 1 % apart; seqs8 twice baseline's throughput.
+    const f = slotted((c, slot) => (c === "baseline" ? 2.36 * (slot === 0 ? 1 : 0.99) : 4.72));
+    const s = await runTune(settings, f.deps, running(), null);
+    assert.deepEqual(
+      f.calls.map((c) => [c.stacks, c.slots]),
+      [
+        [["baseline"], null],
+        [["baseline", "seqs8"], { slots: 2, seed: 12 }],
+      ],
+    );
+    assert.deepEqual(
+      s.steps.map((x) => [x.verdict, x.promoted?.stack ?? null]),
+      [["promoted", "seqs8"]],
+    );
+    assert.deepEqual(
+      s.steps[0]?.figures.map((x) => [x.stack, x.requestsPerSecond]),
+      [
+        ["baseline", 2.36],
+        ["baseline.s1", 2.3364],
+        ["seqs8.s1", 4.72],
+      ],
+    );
+    assert.match(s.steps[0]?.reason ?? "", /slot-to-slot spread 1\.0 %/);
+  });
+
+  it("keeps baseline when seqs8's gain is within the spread between the slots' baselines", async () => {
+    // Slot 1's GPU is 20 % slower; seqs8 8 % above the faster slot's baseline.
+    const f = slotted((c, slot) => (c === "baseline" ? (slot === 0 ? 2.5 : 2.0) : 2.7));
+    const s = await runTune(settings, f.deps, running(), null);
+    assert.deepEqual(
+      s.steps.map((x) => x.verdict),
+      ["kept"],
+    );
+    assert.equal(s.stopped, "no proposal beat baseline beyond noise (step 1)");
+    assert.match(s.steps[0]?.reason ?? "", /slot-to-slot spread 20\.0 %, tolerance at least 20\.0 %/);
+  });
+});
