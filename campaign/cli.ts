@@ -11,6 +11,7 @@ import { proposeMain } from "./commands/propose";
 import { runCommand } from "./commands/run";
 import { detachedPulumi } from "./detach";
 import { type CliOptions, parseCliOptions, USAGE } from "./options";
+import { checkPlacement } from "./placement";
 import { BASELINE, prepare } from "./prepare";
 import { observe, waitServing } from "./probe";
 import { automationDriver, findPulumi, pulumiEnv } from "./pulumi";
@@ -89,8 +90,11 @@ export async function main(argv: readonly string[], repoDir = process.cwd(), io:
   const [command, ...rest] = argv;
   try {
     switch (command) {
-      case "run":
-        return await runCommand(parseCliOptions(rest, repoDir), repoDir, io);
+      case "run": {
+        const opts = parseCliOptions(rest, repoDir);
+        await checkPlacement(opts, opts.stage ? repoDir : opts.workDir, repoDir);
+        return await runCommand(opts, repoDir, io);
+      }
       case "plan":
         return planCommand(parseCliOptions(rest, repoDir), repoDir, io);
       case "recover":

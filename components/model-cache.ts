@@ -6,7 +6,7 @@ import { cacheClaimObjects } from "./render/objects";
 interface ModelCacheArgs {
   readonly config: Pick<
     CandidateConfig,
-    "cacheMode" | "cacheClaimName" | "cacheRunId" | "cacheStorageClass" | "cacheSizeGi"
+    "cacheMode" | "cacheClaimName" | "cacheRunId" | "cacheStorageClass" | "cacheSizeGi" | "cacheAccessMode"
   >;
   /** Namespace the claims live in. */
   readonly namespace: pulumi.Input<string>;

@@ -166,6 +166,11 @@ export const FIELDS = {
     text(DNS_LABEL, 63),
     "Storage class of the cache claims (k3s ships local-path).",
   ),
+  cacheAccessMode: field(
+    "ReadWriteOnce (pods of one node mount the cache, e.g. local-path) or ReadWriteMany (pods of every node do; needs a cacheStorageClass that offers it, e.g. NFS or CephFS)",
+    oneOf(["ReadWriteOnce", "ReadWriteMany"]),
+    "Access mode of the cache claims: ReadWriteOnce (one node's pods, e.g. local-path) or ReadWriteMany (every node's, for campaign --parallel over several GPU nodes; the storage class must offer it).",
+  ),
   cacheSizeGi: field(
     "an integer number of GiB from 1 to 4096",
     integer(1, 4096),

@@ -100,7 +100,8 @@ export function summaryEvidence(summary: CandidateSummary, file: string): Candid
  */
 export function writeCandidateSummaries(
   dir: string,
-  candidates: ReadonlyArray<{ readonly resultFile: string | null }>,
+  /** `summaryName`: the file's stack name when not the result's (a tune's winner measured in a parallel slot). */
+  candidates: ReadonlyArray<{ readonly resultFile: string | null; readonly summaryName?: string }>,
   rule: CompareRule,
   mode: Mode,
   repoDir: string,
@@ -111,7 +112,7 @@ export function writeCandidateSummaries(
     const result = readResult(c.resultFile);
     if (!result.complete) continue;
     const summary = candidateSummary(result, rule, mode, path.relative(repoDir, c.resultFile));
-    written.push(writeSummaryFile(dir, result.stack, summary));
+    written.push(writeSummaryFile(dir, c.summaryName ?? result.stack, summary));
   }
   return written;
 }

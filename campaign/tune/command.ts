@@ -9,6 +9,7 @@ import { UsageError } from "../../common/usage-error";
 import { BASELINE, type CampaignControl, type CampaignSettings, runCampaign } from "../campaign";
 import { writeProposalStackFiles } from "../commands/propose-files";
 import { campaignId, writeSummary } from "../files";
+import { checkPlacement } from "../placement";
 import { ownedStacks } from "../slots";
 import { stageProject } from "../stage";
 import type { CampaignSummary } from "../summary";
@@ -32,6 +33,8 @@ export async function tuneMain(argv: readonly string[], repoDir: string, io: Io)
   const branchProblem = checkBranch(repoDir, opts.branch);
   if (branchProblem !== null) throw new UsageError(branchProblem);
   const c = opts.campaign;
+  // The branch starts from this checkout: its baseline's cache is every step's.
+  await checkPlacement({ ...c, stacks: [BASELINE] }, repoDir, repoDir);
   fs.mkdirSync(c.resultsDir, { recursive: true });
   const stateFile = tuneStateFile(c.resultsDir, opts.branch);
   const worktree = stateFile.replace(/\.json$/, "-worktree");
@@ -145,7 +148,10 @@ function promote(
   promoteDefault(worktree, p.knob, p.to);
   const written = writeCandidateSummaries(
     path.join(worktree, SUMMARY_DIR),
-    measured.candidates.filter((r) => r.stack === BASELINE || candidateOf(r.stack) === p.stack),
+    // Named by the candidate, so a winner measured in slot 1 (seqs8.s1) is summaries/seqs8.json, as with one slot.
+    measured.candidates
+      .filter((r) => r.stack === BASELINE || candidateOf(r.stack) === p.stack)
+      .map((r) => ({ ...r, summaryName: candidateOf(r.stack) })),
     rule,
     mode,
     repoDir,

@@ -5,11 +5,12 @@ type CacheRole = "warm" | "cold";
 
 /** The spec of a model-cache claim; warm and cold claims differ only in name and lifetime. */
 export function cacheClaimSpec(
-  c: Pick<CandidateConfig, "cacheStorageClass" | "cacheSizeGi">,
+  c: Pick<CandidateConfig, "cacheStorageClass" | "cacheSizeGi" | "cacheAccessMode">,
 ): k8s.types.input.core.v1.PersistentVolumeClaimSpec {
   return {
-    // local-path volumes live on one node's disk: one writer, the node the pod runs on.
-    accessModes: ["ReadWriteOnce"],
+    // ReadWriteOnce (local-path: one node's disk) is mounted by the pods of one node; parallel slots
+    // the scheduler spreads over several nodes need ReadWriteMany from a class that offers it.
+    accessModes: [c.cacheAccessMode],
     storageClassName: c.cacheStorageClass,
     resources: { requests: { storage: `${c.cacheSizeGi}Gi` } },
   };

@@ -63,7 +63,7 @@ export function secretMetadata<N>(c: CandidateConfig, namespace: N, which: "hfTo
 
 type ClaimConfig = Pick<
   CandidateConfig,
-  "cacheMode" | "cacheClaimName" | "cacheRunId" | "cacheStorageClass" | "cacheSizeGi"
+  "cacheMode" | "cacheClaimName" | "cacheRunId" | "cacheStorageClass" | "cacheSizeGi" | "cacheAccessMode"
 >;
 type ClaimObject<N> = WholeObject<N, k8s.types.input.core.v1.PersistentVolumeClaimSpec>;
 

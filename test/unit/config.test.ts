@@ -44,6 +44,7 @@ describe("config parsing", () => {
       cacheMode: "warm",
       cacheClaimName: "gemma4-model-cache",
       cacheStorageClass: "local-path",
+      cacheAccessMode: "ReadWriteOnce",
       cacheSizeGi: 40,
       cacheRunId: "",
       compileCache: "claim",

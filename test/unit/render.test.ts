@@ -199,6 +199,18 @@ describe("rendered cache claims and Service", () => {
     });
   });
 
+  it("claims ReadWriteMany from the named class for a cache every node mounts (cacheAccessMode)", () => {
+    const config = stackConfig("baseline", { cacheAccessMode: "ReadWriteMany", cacheStorageClass: "nfs-client" });
+    assert.deepEqual(render.cacheClaimSpec(config), {
+      accessModes: ["ReadWriteMany"],
+      storageClassName: "nfs-client",
+      resources: { requests: { storage: "40Gi" } },
+    });
+    const claims = render.cacheClaimObjects({ ...config, cacheMode: "cold", cacheRunId: "r1" }, "gemmaforge");
+    assert.deepEqual(claims.cold?.spec?.accessModes, ["ReadWriteMany"]);
+    assert.deepEqual(claims.warm.spec?.accessModes, ["ReadWriteMany"]);
+  });
+
   it("is a ClusterIP Service by default and a NodePort on request", () => {
     assert.deepEqual(render.serviceSpec(stackConfig("baseline")), {
       type: "ClusterIP",
