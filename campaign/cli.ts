@@ -1,6 +1,5 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { parseStackOutputs, resolveEndpoint } from "../benchmarks/inputs/stack-outputs";
 import { EXIT } from "../common/exit-codes";
 import { UsageError } from "../common/usage-error";
 import { PROJECT, stackKey } from "../config";
@@ -10,15 +9,17 @@ import { planCommand } from "./commands/plan";
 import { proposeMain } from "./commands/propose";
 import { runCommand } from "./commands/run";
 import { detachedPulumi } from "./detach";
+import { recoverBaseline } from "./finish";
 import { type CliOptions, parseCliOptions, USAGE } from "./options";
 import { checkPlacement } from "./placement";
 import { BASELINE, prepare } from "./prepare";
 import { observe, waitServing } from "./probe";
+import { streamProgress } from "./progress";
 import { automationDriver, findPulumi, pulumiEnv } from "./pulumi";
 import { ownedStacks, parseSlotStack } from "./slots";
 import { tuneMain } from "./tune/command";
 import { TUNE_USAGE } from "./tune/options";
-import { renderVerification, verifyBaseline } from "./verify";
+import { renderVerification } from "./verify";
 import { type Io, processIo, reportStale, resolveSettings } from "./world";
 
 /**
@@ -51,38 +52,38 @@ async function recoverCommand(opts: CliOptions, repoDir: string, io: Io): Promis
   const driver = automationDriver({ workDir: opts.workDir, envVars, pulumiCommand });
   const logFile = settings.logFile.replace(/\.log$/, "-recover.log");
   fs.mkdirSync(path.dirname(logFile), { recursive: true });
-  const log = (text: string) => fs.appendFileSync(logFile, text);
   say(`restoring baseline (pulumi up --stack ${BASELINE}); Pulumi output: ${logFile}`);
-  const outputs = parseStackOutputs(await driver.up(BASELINE, { log }), `stack ${BASELINE}`);
-  const endpoint = settings.endpoint ?? resolveEndpoint(outputs, undefined);
   const apiKey = process.env["VLLM_API_KEY"] || undefined;
-  await waitServing({ endpoint, apiKey }, base.serving, opts.readyTimeoutSeconds).catch(() => undefined);
-  const observed = await observe({ endpoint, apiKey }, settings.kubeconfig, {
-    namespace: outputs.namespace,
-    deploymentName: outputs.deploymentName,
-  });
-  const verification = verifyBaseline(observed, {
-    servedModelName: base.serving.servedModelName,
-    maxModelLen: base.serving.maxModelLen,
-    args: base.args,
-    image: typeof base.config["image"] === "string" ? base.config["image"] : "",
-  });
-  io.stderr(`baseline verification: ${verification.ok ? "ok" : "FAILED"}\n${renderVerification(verification)}\n`);
-  if (!verification.ok) return EXIT.baselineNotRestored;
   const slots = stale.existing.filter((s) => parseSlotStack(s).slot > 0);
   const cold = stale.existing.filter(
     (s) => s !== BASELINE && !slots.includes(s) && readConfig(s)[stackKey("cacheMode")] === "cold",
   );
-  for (const stack of opts.keepCold ? [] : cold) {
-    say(`destroying ${stack} (its cold cache claim); --keep-cold keeps it`);
-    await driver.destroy(stack, { log });
+  // The campaign's own restore, verification and cleanup (finish.ts), with recover's world.
+  const { restore, cleanup } = await recoverBaseline(
+    { ...settings, logFile },
+    {
+      driver,
+      progress: streamProgress(io.stderr),
+      pulumiLog: (text) => fs.appendFileSync(logFile, text),
+      now: Date.now,
+      waitServing: (endpoint, want, signal) =>
+        waitServing({ endpoint, apiKey }, want, opts.readyTimeoutSeconds, signal),
+      observe: (endpoint, ref) => observe({ endpoint, apiKey }, settings.kubeconfig, ref),
+    },
+    base,
+    { cold, slots, keepCold: opts.keepCold, keepSlots: opts.keepSlots },
+  );
+  if (restore.verification !== null)
+    io.stderr(
+      `baseline verification: ${restore.verification.ok ? "ok" : "FAILED"}\n${renderVerification(restore.verification)}\n`,
+    );
+  if (restore.error !== null || restore.verification?.ok !== true) {
+    say(`baseline NOT restored${restore.error !== null ? `: ${restore.error}` : " (its verification failed)"}`);
+    return EXIT.baselineNotRestored;
   }
-  for (const stack of opts.keepSlots ? [] : slots) {
-    say(`destroying and removing ${stack} (a parallel slot's copy); --keep-slots keeps it`);
-    await driver.destroy(stack, { log, remove: true });
-  }
+  for (const c of cleanup) say(`${c.stack}: ${c.action} (${c.detail})`);
   say("baseline restored and verified");
-  return EXIT.ok;
+  return cleanup.some((c) => c.action === "kept" && !c.detail.startsWith("--keep-")) ? EXIT.error : EXIT.ok;
 }
 
 /** Entry point with the repository directory passed in, so the CLI is testable in-process. */

@@ -8,13 +8,19 @@ import { verifyBaseline } from "./verify";
 /** What baseline's restore is checked against: its parsed config and rendered args. */
 type BaselineExpectation = Pick<Prepared, "config" | "serving" | "args">;
 
+/** The part of the campaign's world a restore and a cleanup touch (`campaign recover` has no more). */
+type FinishDeps = Pick<
+  CampaignDeps,
+  "driver" | "progress" | "pulumiLog" | "now" | "waitServing" | "observe" | "endpointOf"
+>;
+
 /**
  * Restores baseline and verifies it the way the seed's engineer did (step 8), plus the live args.
  * Never throws: a failed `up` is the record's `error`.
  */
 export async function restoreBaseline(
   settings: CampaignSettings,
-  deps: CampaignDeps,
+  deps: FinishDeps,
   base: BaselineExpectation,
   cancel: AbortSignal,
   total: number,
@@ -69,7 +75,7 @@ export async function restoreBaseline(
  * null; `what` says what the destroy removes, for the record.
  */
 export async function destroyRunStacks(
-  deps: CampaignDeps,
+  deps: Pick<FinishDeps, "driver" | "progress" | "pulumiLog" | "now">,
   stacks: readonly {
     readonly stack: string;
     readonly keep: string | null;
@@ -117,4 +123,45 @@ export async function destroyRunStacks(
     }
   }
   return cleanup;
+}
+
+/** What `campaign recover` found a killed campaign left beside baseline. */
+interface Leftovers {
+  /** Cold candidates' stacks (their claims go once baseline is back). */
+  readonly cold: readonly string[];
+  /** Parallel slots' stacks (`<stack>.s<s>`), removed with their stack files. */
+  readonly slots: readonly string[];
+  readonly keepCold: boolean;
+  readonly keepSlots: boolean;
+}
+
+/**
+ * `campaign recover`'s end of a campaign, on the campaign's own path: baseline restored and verified
+ * (`restoreBaseline`), then, only when it verified, the leftover cold and slot stacks destroyed
+ * (`destroyRunStacks`). Never throws; nothing to cancel (recover has no Ctrl-C protocol of its own).
+ */
+export async function recoverBaseline(
+  settings: CampaignSettings,
+  deps: FinishDeps,
+  base: BaselineExpectation,
+  leftovers: Leftovers,
+): Promise<{ readonly restore: RestoreRecord; readonly cleanup: CleanupRecord[] }> {
+  const never = new AbortController().signal;
+  const restore = await restoreBaseline(settings, deps, base, never, 0);
+  if (restore.error !== null || restore.verification?.ok !== true) return { restore, cleanup: [] };
+  const stacks = [
+    ...leftovers.cold.map((stack) => ({
+      stack,
+      keep: leftovers.keepCold ? "--keep-cold" : null,
+      what: "cold stack and its claim destroyed",
+      remove: false,
+    })),
+    ...leftovers.slots.map((stack) => ({
+      stack,
+      keep: leftovers.keepSlots ? "--keep-slots" : null,
+      what: "a parallel slot's server and stack removed",
+      remove: true,
+    })),
+  ];
+  return { restore, cleanup: await destroyRunStacks(deps, stacks, restore, never, 0) };
 }
