@@ -93,7 +93,7 @@ export async function main(argv: readonly string[], repoDir = process.cwd(), io:
     switch (command) {
       case "run": {
         const opts = parseCliOptions(rest, repoDir);
-        await checkPlacement(opts, opts.stage ? repoDir : opts.workDir, repoDir);
+        await checkPlacement(opts, opts.stage ? repoDir : opts.workDir, repoDir, (m) => io.stderr(`warning: ${m}\n`));
         return await runCommand(opts, repoDir, io);
       }
       case "plan":

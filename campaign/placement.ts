@@ -58,7 +58,7 @@ export function cacheReachProblem(input: PlacementInput): string | null {
   );
 }
 
-/** The nodes' GPUs and the live warm claims, read from the cluster. */
+/** The nodes' GPUs and the live warm claims, read from the cluster; throws when the nodes cannot be listed. */
 async function readPlacement(
   kubeconfig: string | undefined,
   namespace: string,
@@ -73,7 +73,7 @@ async function readPlacement(
     const liveClaims = new Map(claims.map((c) => [c.metadata?.name ?? "", c.spec?.accessModes ?? []]));
     return { gpuNodes, liveClaims };
   } catch (err) {
-    throw new Error(`cannot read the cluster's GPU nodes to place --parallel slots: ${apiErrorMessage(err)}`);
+    throw new Error(apiErrorMessage(err));
   }
 }
 
@@ -81,7 +81,12 @@ async function readPlacement(
  * `--parallel N` > 1: refuses up front (throws the problem) when the cache cannot be mounted from
  * every GPU node. `projectDir` holds the stack files (the user's checkout; the tune's branch starts from it).
  */
-export async function checkPlacement(opts: CliOptions, projectDir: string, repoDir: string): Promise<void> {
+export async function checkPlacement(
+  opts: CliOptions,
+  projectDir: string,
+  repoDir: string,
+  warn: (message: string) => void,
+): Promise<void> {
   if (opts.parallel <= 1) return;
   const known = new Set(stackNames(projectDir));
   // A stack that does not exist or does not parse is the campaign's own error to report, later.
@@ -94,11 +99,17 @@ export async function checkPlacement(opts: CliOptions, projectDir: string, repoD
   if (namespace === undefined) return;
   const kubeconfig =
     opts.kubeconfig ?? (opts.mode === "lab" ? runningLabState(labStateFile(repoDir)).kubeconfig : undefined);
-  const problem = cacheReachProblem({
-    parallel: opts.parallel,
-    stacks,
-    ...(await readPlacement(kubeconfig, namespace)),
-  });
+  let cluster: Pick<PlacementInput, "gpuNodes" | "liveClaims">;
+  try {
+    cluster = await readPlacement(kubeconfig, namespace);
+  } catch (err) {
+    // Listing nodes is cluster-scoped: a namespace's user may not be allowed to. Say what goes unchecked.
+    warn(
+      `--parallel ${opts.parallel}: the GPU nodes could not be read (${(err as Error).message}), so whether every node can mount the model cache is not checked; a slot placed on another node than a ReadWriteOnce claim stays Pending`,
+    );
+    return;
+  }
+  const problem = cacheReachProblem({ parallel: opts.parallel, stacks, ...cluster });
   // The user's setup to change before anything is deployed, as a bad flag is: exit 2, nothing changed.
   if (problem !== null) throw new UsageError(problem);
 }

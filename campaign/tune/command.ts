@@ -34,7 +34,7 @@ export async function tuneMain(argv: readonly string[], repoDir: string, io: Io)
   if (branchProblem !== null) throw new UsageError(branchProblem);
   const c = opts.campaign;
   // The branch starts from this checkout: its baseline's cache is every step's.
-  await checkPlacement({ ...c, stacks: [BASELINE] }, repoDir, repoDir);
+  await checkPlacement({ ...c, stacks: [BASELINE] }, repoDir, repoDir, (m) => io.stderr(`warning: ${m}\n`));
   fs.mkdirSync(c.resultsDir, { recursive: true });
   const stateFile = tuneStateFile(c.resultsDir, opts.branch);
   const worktree = stateFile.replace(/\.json$/, "-worktree");
