@@ -5,7 +5,7 @@ import * as k8s from "@kubernetes/client-node";
 import { EXIT } from "../common/exit-codes";
 import { UsageError } from "../common/usage-error";
 import { type PostDeployInput, PostDeployInputSchema } from "../config/post-deploy-input";
-import { buildScenario, formatIssues, PRESETS, readScenarioFile } from "./inputs/scenario";
+import { buildScenario, formatIssues, PRESETS, readScenarioFile, type Scenario } from "./inputs/scenario";
 import { type Progress, stderrProgress } from "./progress";
 import { writeResult } from "./report/write";
 import { RESULTS_DIR } from "./result/store";
@@ -59,15 +59,20 @@ function kubeconfigFor(context: string, kubeconfig: string | undefined): string 
   return file;
 }
 
+/** The scenario `bench post-deploy` runs: the seed's, with the file (relative to `cwd`, or absolute) over it. */
+export function postDeployScenario(file: string, cwd: string): Scenario {
+  return buildScenario(
+    [PRESETS.default, ...(file !== "" ? [readScenarioFile(path.resolve(cwd, file))] : [])],
+    file !== "" ? `scenario ${file}` : "scenario",
+  );
+}
+
 export async function postDeploy(
   input: PostDeployInput,
   cwd: string,
   deps: PostDeployDeps,
 ): Promise<PostDeployOutcome> {
-  const scenario = buildScenario(
-    [PRESETS.default, ...(input.scenario !== "" ? [readScenarioFile(path.resolve(cwd, input.scenario))] : [])],
-    input.scenario !== "" ? `scenario ${input.scenario}` : "scenario",
-  );
+  const scenario = postDeployScenario(input.scenario, cwd);
   const kubeconfig = input.kubeContext ? kubeconfigFor(input.kubeContext, input.kubeconfig) : input.kubeconfig;
   let result: BenchmarkResult;
   try {
@@ -95,7 +100,8 @@ export async function postDeploy(
   }
   const files = writeResult(result, path.resolve(cwd, RESULTS_DIR));
   const resultFile = path.relative(cwd, files.json);
-  const summary = candidateSummary(result, { targetConcurrency: input.targetConcurrency }, "unknown", resultFile);
+  // Under the rule and mode the document names: the campaign's own with --via-deploy, so the two agree.
+  const summary = candidateSummary(result, { targetConcurrency: input.targetConcurrency }, input.mode, resultFile);
   deps.progress.log(`result: ${resultFile}`);
   if (!result.complete) return { code: EXIT.interrupted, summary };
   if (!summary.valid)
