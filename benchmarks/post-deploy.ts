@@ -59,6 +59,12 @@ function kubeconfigFor(context: string, kubeconfig: string | undefined): string 
   return file;
 }
 
+/**
+ * The repository of the code that measures, for the commit the result records: a staged project
+ * (the lab's `.lab/project`, campaign/stage.ts) links benchmarks/ from it and is no git checkout itself.
+ */
+const toolRepoDir = (): string => fs.realpathSync(path.join(__dirname, ".."));
+
 /** The scenario `bench post-deploy` runs: the seed's, with the file (relative to `cwd`, or absolute) over it. */
 export function postDeployScenario(file: string, cwd: string): Scenario {
   return buildScenario(
@@ -86,7 +92,7 @@ export async function postDeploy(
       waitReadySeconds: input.waitReadySeconds,
       signal: deps.signal,
       progress: deps.progress,
-      cwd,
+      cwd: toolRepoDir(),
     });
   } catch (err) {
     if (!(err instanceof PreflightError)) throw err;

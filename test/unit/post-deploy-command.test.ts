@@ -9,6 +9,7 @@ import type { RunOptions } from "../../benchmarks/run";
 import { runBenchmark } from "../../benchmarks/run";
 import { candidateSummary } from "../../benchmarks/verdict/candidate-summary";
 import { ModeSchema } from "../../benchmarks/verdict/mode";
+import { gitInfo } from "../../common/git-info";
 import {
   BENCHMARK_COMMAND,
   benchmarkInput,
@@ -155,6 +156,10 @@ describe("post-deploy benchmark: one JSON document in, the candidate summary out
         [],
       );
       assert.notEqual(summary.verdict.requestsPerSecond, null);
+      // Run from a project that is no git checkout (a staged copy), it records the commit of the code that measured.
+      const repo = gitInfo(path.resolve(__dirname, "../.."));
+      assert.notEqual(repo.gitCommit, null);
+      assert.deepEqual(summary.tool, repo);
     } finally {
       await server.close();
     }
