@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { clusterProblems, ModelCache, Namespace, PostDeployBenchmark, VllmServer } from "./components";
 import { stackOutputs } from "./components/render/outputs";
 import { failWith, loadConfig } from "./config";
-import { waitReadySeconds } from "./config/post-deploy-input";
+import { postDeployRule, waitReadySeconds } from "./config/post-deploy-input";
 
 /**
  * The program. Everything is checked before the first resource is registered, so a bad value,
@@ -17,6 +17,8 @@ export = async () => {
   const problems = await clusterProblems(raw, candidate);
   if (problems.length > 0) failWith(problems);
   const waitReady = candidate.benchmarkOnDeploy ? waitReadySeconds(process.env) : undefined;
+  // The rule and mode `measured` is made under (`campaign run --via-deploy` sets its own).
+  const rule = candidate.benchmarkOnDeploy ? postDeployRule(process.env) : undefined;
 
   const ns = new Namespace("vllm", { name: candidate.namespace });
   const cache = new ModelCache("model-cache", { config: candidate, namespace: ns.name });
@@ -48,6 +50,8 @@ export = async () => {
           kubeconfigKey !== undefined && fs.existsSync(kubeconfigKey) ? kubeconfigKey : process.env.KUBECONFIG,
         kubeContext: raw["kubernetes:context"],
         waitReadySeconds: waitReady,
+        targetConcurrency: rule?.targetConcurrency,
+        mode: rule?.mode,
       });
 
   return {

@@ -5,7 +5,7 @@ import * as k8s from "@kubernetes/client-node";
 import { EXIT } from "../common/exit-codes";
 import { UsageError } from "../common/usage-error";
 import { type PostDeployInput, PostDeployInputSchema } from "../config/post-deploy-input";
-import { buildScenario, formatIssues, PRESETS, readScenarioFile } from "./inputs/scenario";
+import { buildScenario, formatIssues, PRESETS, readScenarioFile, type Scenario } from "./inputs/scenario";
 import { type Progress, stderrProgress } from "./progress";
 import { writeResult } from "./report/write";
 import { RESULTS_DIR } from "./result/store";
@@ -59,15 +59,26 @@ function kubeconfigFor(context: string, kubeconfig: string | undefined): string 
   return file;
 }
 
+/**
+ * The repository of the code that measures, for the commit the result records: a staged project
+ * (the lab's `.lab/project`, campaign/stage.ts) links benchmarks/ from it and is no git checkout itself.
+ */
+const toolRepoDir = (): string => fs.realpathSync(path.join(__dirname, ".."));
+
+/** The scenario `bench post-deploy` runs: the seed's, with the file (relative to `cwd`, or absolute) over it. */
+export function postDeployScenario(file: string, cwd: string): Scenario {
+  return buildScenario(
+    [PRESETS.default, ...(file !== "" ? [readScenarioFile(path.resolve(cwd, file))] : [])],
+    file !== "" ? `scenario ${file}` : "scenario",
+  );
+}
+
 export async function postDeploy(
   input: PostDeployInput,
   cwd: string,
   deps: PostDeployDeps,
 ): Promise<PostDeployOutcome> {
-  const scenario = buildScenario(
-    [PRESETS.default, ...(input.scenario !== "" ? [readScenarioFile(path.resolve(cwd, input.scenario))] : [])],
-    input.scenario !== "" ? `scenario ${input.scenario}` : "scenario",
-  );
+  const scenario = postDeployScenario(input.scenario, cwd);
   const kubeconfig = input.kubeContext ? kubeconfigFor(input.kubeContext, input.kubeconfig) : input.kubeconfig;
   let result: BenchmarkResult;
   try {
@@ -81,7 +92,7 @@ export async function postDeploy(
       waitReadySeconds: input.waitReadySeconds,
       signal: deps.signal,
       progress: deps.progress,
-      cwd,
+      cwd: toolRepoDir(),
     });
   } catch (err) {
     if (!(err instanceof PreflightError)) throw err;
@@ -95,7 +106,8 @@ export async function postDeploy(
   }
   const files = writeResult(result, path.resolve(cwd, RESULTS_DIR));
   const resultFile = path.relative(cwd, files.json);
-  const summary = candidateSummary(result, { targetConcurrency: input.targetConcurrency }, "unknown", resultFile);
+  // Under the rule and mode the document names: the campaign's own with --via-deploy, so the two agree.
+  const summary = candidateSummary(result, { targetConcurrency: input.targetConcurrency }, input.mode, resultFile);
   deps.progress.log(`result: ${resultFile}`);
   if (!result.complete) return { code: EXIT.interrupted, summary };
   if (!summary.valid)

@@ -9,6 +9,7 @@ import { resumeDecision } from "./resume";
 import type { RolloutRef } from "./rollout-watch";
 import { startOf } from "./starts";
 import type { CandidateRecord } from "./summary";
+import { deployMeasurement, viaDeployOverrides } from "./via-deploy";
 
 /**
  * `pulumi up` with the rollout watchdog beside it: a rollout that cannot succeed cancels the `up` (the
@@ -19,6 +20,7 @@ async function upWithWatchdog(
   deps: CampaignDeps,
   turn: Turn,
   prep: Prepared,
+  config: Record<string, string>,
   ref: RolloutRef,
   cancel: AbortSignal,
 ): Promise<Record<string, unknown>> {
@@ -36,7 +38,7 @@ async function upWithWatchdog(
     ) ?? Promise.resolve();
   try {
     return await deps.driver.up(turn.runStack, {
-      config: prep.overrides,
+      config,
       ...(turn.slot > 0 ? { stackFileFrom: turn.stack } : {}),
       log: deps.pulumiLog,
       signal: AbortSignal.any([cancel, stopUp.signal]),
@@ -159,8 +161,10 @@ export async function runCandidate(
   let waitSeconds: number | null = null;
   let benchSeconds: number | null = null;
   let step = "up";
+  const via = settings.viaDeploy;
   try {
-    p.phase("up");
+    // With --via-deploy the benchmark runs inside this up (campaign/via-deploy.ts).
+    p.phase(via === undefined ? "up" : "up+bench");
     const t0 = deps.now();
     const ref = {
       namespace: String(prep.config["namespace"]),
@@ -170,7 +174,11 @@ export async function runCandidate(
       }),
       container: "vllm",
     };
-    const rawOutputs = await upWithWatchdog(deps, turn, prep, ref, control.cancel);
+    const config = {
+      ...prep.overrides,
+      ...(via === undefined ? {} : viaDeployOverrides(settings.endpoint, via.scenarioFile)),
+    };
+    const rawOutputs = await upWithWatchdog(deps, turn, prep, config, ref, control.cancel);
     upSeconds = seconds(t0);
     p.took(upSeconds);
     const outputs = parseStackOutputs(rawOutputs, `stack ${stack}`);
@@ -186,19 +194,34 @@ export async function runCandidate(
         gpu: state.gpu ? measured(state.gpu) : missing(GPU_UNKNOWN),
       };
     }
-    const endpoint =
-      settings.endpoint ?? (await deps.endpointOf?.(outputs, control.stop)) ?? resolveEndpoint(outputs, undefined);
-    if (control.stop.aborted) throw new Error("campaign stopped (Ctrl-C) after deploying, before the benchmark");
-    step = "wait";
-    const t1 = deps.now();
-    waitSeconds = await deps.waitServing(endpoint, prep.serving, control.stop);
-    step = "bench";
-    p.phase("bench");
-    const t2 = deps.now();
-    const result = await deps.benchmark({ stack, outputs, endpoint, signal: control.stop });
-    benchSeconds = seconds(t2);
-    p.took(benchSeconds);
-    waitSeconds = waitSeconds ?? seconds(t1);
+    let result: BenchmarkResult;
+    if (via !== undefined) {
+      step = "reading measured";
+      const m = deployMeasurement(rawOutputs, {
+        stack,
+        workDir: settings.workDir,
+        upStartedMs: t0,
+        scenario: settings.scenario,
+      });
+      result = m.result;
+      // The up held the deploy and the benchmark: each is recorded as its own part (the readiness wait is the benchmark's).
+      upSeconds = m.deploySeconds;
+      benchSeconds = m.benchSeconds;
+    } else {
+      const endpoint =
+        settings.endpoint ?? (await deps.endpointOf?.(outputs, control.stop)) ?? resolveEndpoint(outputs, undefined);
+      if (control.stop.aborted) throw new Error("campaign stopped (Ctrl-C) after deploying, before the benchmark");
+      step = "wait";
+      const t1 = deps.now();
+      waitSeconds = await deps.waitServing(endpoint, prep.serving, control.stop);
+      step = "bench";
+      p.phase("bench");
+      const t2 = deps.now();
+      result = await deps.benchmark({ stack, outputs, endpoint, signal: control.stop });
+      benchSeconds = seconds(t2);
+      p.took(benchSeconds);
+      waitSeconds = waitSeconds ?? seconds(t1);
+    }
     const file = deps.writeResult(result);
     const detail = !result.complete
       ? "incomplete: stopped"

@@ -90,6 +90,12 @@ export interface CampaignSettings {
    * them, and whether the slots beside the real server outlive the campaign. Absent: one slot.
    */
   readonly parallel?: { readonly slots: number; readonly seed: number; readonly keepSlots: boolean };
+  /**
+   * `campaign run --via-deploy` (campaign/via-deploy.ts): each candidate measures itself inside its
+   * `pulumi up` with this scenario file (the campaign's scenario, written for the run). Absent: the
+   * campaign calls the benchmark.
+   */
+  readonly viaDeploy?: { readonly scenarioFile: string };
   /** Leave the cold stack (and its claim) after the campaign instead of destroying it. */
   readonly keepCold: boolean;
   readonly logFile: string;

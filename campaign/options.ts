@@ -54,6 +54,11 @@ export interface CliOptions {
   readonly keepSlots: boolean;
   /** With --lab: the engine the running lab must use (undefined: whichever it runs). */
   readonly labEngine: LabEngineName | undefined;
+  /**
+   * Measure each candidate through `benchmarkOnDeploy` (the benchmark inside its own `pulumi up`,
+   * the result read from the stack output `measured`) instead of calling the benchmark from here.
+   */
+  readonly viaDeploy: boolean;
 }
 
 const LAB_ENGINE_NAMES = ["simulator", "vllm"] as const;
@@ -99,6 +104,9 @@ Options:
   --verbose               also show the benchmark's own progress
   --write-summary         also write summaries/<stack>.json per measured candidate, small enough to commit
                           with the PR that proposes it (npm run review reads them)
+  --via-deploy            measure each candidate inside its own pulumi up (benchmarkOnDeploy, set for that
+                          run only), the result read from the stack output measured, as a user's own up
+                          would; not with --parallel > 1 (docs/post-deploy.md)
 
 Ctrl-C once: finish the current step, restore baseline, write the partial summary. Twice: cancel
 the running Pulumi operation and leave baseline unrestored (then: campaign recover, same options).`;
@@ -132,6 +140,7 @@ const FLAGS = {
   verbose: { type: "boolean", default: false },
   "write-summary": { type: "boolean", default: false },
   engine: { type: "string" },
+  "via-deploy": { type: "boolean", default: false },
 } as const;
 
 /** parseArgs with a UsageError (naming the flag) for anything it rejects. */
@@ -176,6 +185,12 @@ export function parseCliOptions(argv: readonly string[], repoDir: string): CliOp
     throw new UsageError(
       `--parallel ${parallel} needs each slot's own endpoint (its Service's NodePort), but --endpoint ${values.endpoint} reaches one server; leave out --endpoint or use --parallel 1`,
     );
+  // A slot's server answers on its own Service, known only once its up is done; the benchmark inside
+  // that up needs its endpoint before (benchmarkEndpoint), so slots cannot measure themselves.
+  if (values["via-deploy"] && parallel > 1)
+    throw new UsageError(
+      `--via-deploy measures each candidate inside its own pulumi up, one at a time; it does not run with --parallel ${parallel} (a slot's endpoint is known only after its up): use --parallel 1, or leave out --via-deploy`,
+    );
   return {
     stacks,
     order: values.order as OrderMode,
@@ -199,5 +214,6 @@ export function parseCliOptions(argv: readonly string[], repoDir: string): CliOp
     verbose: values.verbose,
     writeSummary: values["write-summary"],
     labEngine: values.engine as LabEngineName | undefined,
+    viaDeploy: values["via-deploy"],
   };
 }

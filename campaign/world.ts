@@ -9,6 +9,7 @@ import { EXIT } from "../common/exit-codes";
 import { gitInfo } from "../common/git-info";
 import { UsageError } from "../common/usage-error";
 import { mergedStackConfig, PROJECT, stackNames } from "../config";
+import { postDeployEnv } from "../config/post-deploy-input";
 import { labStateFile, readServiceEndpoint, runningLabState } from "../lab/state";
 import { type ClearStaleReport, clearStaleState } from "./clear-stale";
 import type { CampaignDeps, CampaignSettings } from "./deps";
@@ -129,10 +130,17 @@ export async function openCampaignWorld(
   const realPulumi = await findPulumi();
   const settings: CampaignSettings = { ...resolved.settings, pulumi: realPulumi.command };
   const pulumiCommand = await detachedPulumi(realPulumi, (m) => io.stderr(`warning: ${m}\n`));
-  const envVars = pulumiEnv(
-    { mode: opts.mode, backendUrl: opts.backendUrl, kubeconfig: settings.kubeconfig },
-    process.env,
-  );
+  const envVars = {
+    ...pulumiEnv({ mode: opts.mode, backendUrl: opts.backendUrl, kubeconfig: settings.kubeconfig }, process.env),
+    // --via-deploy: the benchmark inside `up` judges under this campaign's rule and mode, and waits as long.
+    ...(opts.viaDeploy
+      ? postDeployEnv({
+          targetConcurrency: opts.targetConcurrency,
+          mode: opts.mode,
+          waitReadySeconds: opts.readyTimeoutSeconds,
+        })
+      : {}),
+  };
   if (opts.backendUrl?.startsWith("file://"))
     fs.mkdirSync(opts.backendUrl.slice("file://".length), { recursive: true });
   fs.mkdirSync(opts.resultsDir, { recursive: true });

@@ -28,6 +28,10 @@ interface PostDeployBenchmarkArgs {
   readonly kubeContext?: string;
   /** How long the benchmark waits for this generation's rollout and /health (default 120 s). */
   readonly waitReadySeconds?: number;
+  /** The concurrency `measured` is judged at (default 4, the seed's; config/post-deploy-input.ts). */
+  readonly targetConcurrency?: number;
+  /** Where it measures, as `measured` records it (default `unknown`). */
+  readonly mode?: PostDeployInput["mode"];
 }
 
 /**
@@ -46,6 +50,8 @@ export function benchmarkInput(a: {
   kubeconfig?: string;
   kubeContext?: string;
   waitReadySeconds?: number;
+  targetConcurrency?: number;
+  mode?: PostDeployInput["mode"];
   apiKey?: string;
 }): PostDeployInput {
   return {
@@ -56,7 +62,8 @@ export function benchmarkInput(a: {
     ...(a.kubeconfig ? { kubeconfig: a.kubeconfig } : {}),
     ...(a.kubeContext ? { kubeContext: a.kubeContext } : {}),
     waitReadySeconds: a.waitReadySeconds ?? POST_DEPLOY_WAIT_READY_SECONDS,
-    targetConcurrency: POST_DEPLOY_TARGET_CONCURRENCY,
+    targetConcurrency: a.targetConcurrency ?? POST_DEPLOY_TARGET_CONCURRENCY,
+    mode: a.mode ?? "unknown",
     ...(a.apiKey !== undefined ? { apiKey: a.apiKey } : {}),
   };
 }
@@ -113,6 +120,8 @@ export class PostDeployBenchmark extends pulumi.ComponentResource {
         kubeconfig: args.kubeconfig,
         kubeContext: args.kubeContext,
         waitReadySeconds: args.waitReadySeconds,
+        targetConcurrency: args.targetConcurrency,
+        mode: args.mode,
       }),
     );
     // Indented, so a changed value shows on its own line; a secret (the whole of it) when it holds the key.

@@ -1,8 +1,16 @@
 /**
- * Config keys that identify a run rather than describe the operating point: a cold run's claim, and
- * the parallel slot the campaign ran the candidate in (which server copy, not which config).
+ * Config keys that identify a run rather than describe the operating point: a cold run's claim, the
+ * parallel slot the campaign ran the candidate in (which server copy, not which config), and how
+ * the run was measured (inside `pulumi up` with `benchmarkOnDeploy`, from where, with which scenario
+ * file: `campaign run --via-deploy` sets them for one run, and the scenario is compared on its own).
  */
-export const RUN_IDENTITY_KEYS = ["cacheRunId", "slot"] as const;
+export const RUN_IDENTITY_KEYS = [
+  "cacheRunId",
+  "slot",
+  "benchmarkOnDeploy",
+  "benchmarkEndpoint",
+  "benchmarkScenario",
+] as const;
 
 /** JSON with object keys sorted, so equal data compares equal whatever its key order. */
 export function canonicalJson(value: unknown): string {

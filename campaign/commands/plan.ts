@@ -5,6 +5,7 @@ import type { CliOptions } from "../options";
 import { BASELINE, prepare } from "../prepare";
 import { resumeDecision } from "../resume";
 import { scheduleSlots, scheduleTurns } from "../slots";
+import { measuringPath } from "../via-deploy";
 import { type Io, resolveSettings } from "../world";
 
 export interface PlannedCandidate {
@@ -54,11 +55,15 @@ export function planCampaign(
 export function planCommand(opts: CliOptions, repoDir: string, io: Io): number {
   const { settings, readConfig, stored } = resolveSettings(opts, repoDir, io);
   const plan = planCampaign(settings, { readConfig, storedResults: stored });
-  if (opts.json) io.stdout(`${JSON.stringify({ order: settings.order, stacks: settings.stacks, plan })}\n`);
+  if (opts.json)
+    io.stdout(
+      `${JSON.stringify({ order: settings.order, stacks: settings.stacks, measuredBy: opts.viaDeploy ? "deploy" : "campaign", plan })}\n`,
+    );
   else {
     const slots = settings.parallel?.slots ?? 1;
     io.stdout(
       `order ${settings.order.mode} (seed ${settings.order.seed}); ${settings.mode} mode; work dir ${settings.workDir}\n` +
+        `${measuringPath(opts)}\n` +
         (slots > 1
           ? `${slots} slots at once, assigned with seed ${settings.parallel?.seed}; baseline runs in every slot as its control\n`
           : ""),

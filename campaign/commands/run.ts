@@ -4,6 +4,7 @@ import { SUMMARY_DIR, writeCandidateSummaries } from "../../benchmarks/verdict/c
 import { throughputNoise } from "../../benchmarks/verdict/noise";
 import { recommend } from "../../benchmarks/verdict/recommend";
 import { compareResults } from "../../benchmarks/verdict/rule";
+import { UsageError } from "../../common/usage-error";
 import { runCandidate } from "../candidate";
 import type { CampaignControl, CampaignDeps, CampaignSettings } from "../deps";
 import { writeSummary } from "../files";
@@ -24,6 +25,7 @@ import {
   recommendationLine,
 } from "../summary";
 import { renderVerification } from "../verify";
+import { measuringPath, writeViaDeployScenario } from "../via-deploy";
 import { type Io, openCampaignWorld, resolveSettings } from "../world";
 
 /** Every candidate in turn, then baseline restored and verified, then the run's own stacks destroyed. */
@@ -182,19 +184,38 @@ export async function runCampaign(
   return finish();
 }
 
+/** `--via-deploy` on a lab whose engine records what the benchmark inside `up` does not: refused, naming why. */
+function refuseViaDeploy(settings: { readonly labEngine?: string }): void {
+  if (settings.labEngine !== undefined)
+    throw new UsageError(
+      `--via-deploy: the running lab serves real vLLM (${settings.labEngine}); the benchmark inside pulumi up does not record its dummy weights or emulated card, so its results would read as a real GPU's. Leave out --via-deploy, or run the lab with the simulator (npm run lab:down && npm run lab:up)`,
+    );
+}
+
 /** `campaign run`: the world opened, the campaign run, its summary (and candidate summaries) written. */
 export async function runCommand(opts: CliOptions, repoDir: string, io: Io): Promise<number> {
   const resolved = resolveSettings(opts, repoDir, io);
-  const { settings, deps, stop, cancel, close } = await openCampaignWorld(
+  if (opts.viaDeploy) refuseViaDeploy(resolved.settings);
+  const opened = await openCampaignWorld(
     opts,
     repoDir,
     io,
     resolved,
     ownedStacks(resolved.settings.stacks, opts.parallel),
   );
+  const { deps, stop, cancel, close } = opened;
+  const settings: CampaignSettings = opts.viaDeploy
+    ? {
+        ...opened.settings,
+        viaDeploy: {
+          scenarioFile: writeViaDeployScenario(opts.resultsDir, opened.settings.id, opened.settings.scenario),
+        },
+      }
+    : opened.settings;
   io.stderr(
     `campaign ${settings.id}: ${settings.stacks.length} candidates, order ${settings.order.mode} (seed ${settings.order.seed}): ${settings.stacks.join(", ")}\n` +
-      `  ${settings.mode} mode, work dir ${settings.workDir}, endpoint ${settings.endpoint ?? "each stack's NodePort"}, results ${opts.resultsDir}\n`,
+      `  ${settings.mode} mode, work dir ${settings.workDir}, endpoint ${settings.endpoint ?? "each stack's NodePort"}, results ${opts.resultsDir}\n` +
+      `  ${measuringPath(opts)}\n`,
   );
   try {
     const summary = await runCampaign(settings, deps, { stop: stop.signal, cancel: cancel.signal });

@@ -8,13 +8,21 @@ import { silentProgress } from "../../benchmarks/progress";
 import type { RunOptions } from "../../benchmarks/run";
 import { runBenchmark } from "../../benchmarks/run";
 import { candidateSummary } from "../../benchmarks/verdict/candidate-summary";
+import { ModeSchema } from "../../benchmarks/verdict/mode";
+import { gitInfo } from "../../common/git-info";
 import {
   BENCHMARK_COMMAND,
   benchmarkInput,
   parseMeasured,
   visibleInputs,
 } from "../../components/post-deploy-benchmark";
-import { type PostDeployInput, waitReadySeconds } from "../../config/post-deploy-input";
+import {
+  POST_DEPLOY_MODES,
+  type PostDeployInput,
+  postDeployEnv,
+  postDeployRule,
+  waitReadySeconds,
+} from "../../config/post-deploy-input";
 import { MeasuredOutputSchema } from "../../config/stack-outputs";
 import { startFakeVllm } from "./benchmarks/fake-vllm";
 
@@ -73,6 +81,7 @@ describe("post-deploy benchmark: one JSON document in, the candidate summary out
       kubeContext: "k3s",
       waitReadySeconds: 120,
       targetConcurrency: 4,
+      mode: "unknown",
       apiKey: "sk-SENTINEL",
     });
     assert.deepEqual(parsePostDeployInput(JSON.stringify(doc)), doc);
@@ -87,6 +96,73 @@ describe("post-deploy benchmark: one JSON document in, the candidate summary out
       () => waitReadySeconds({ VLLM_TUNER_WAIT_READY_SECONDS: "-1" }),
       /VLLM_TUNER_WAIT_READY_SECONDS = "-1": expected an integer from 0 to 3600 \(seconds\)/,
     );
+  });
+
+  it("the rule and mode of the summary: the seed's 4 and unknown, or the environment's; a bad value is named", () => {
+    assert.deepEqual(postDeployRule({}), { targetConcurrency: 4, mode: "unknown" });
+    assert.deepEqual(postDeployRule({ VLLM_TUNER_TARGET_CONCURRENCY: "", VLLM_TUNER_MODE: "" }), {
+      targetConcurrency: 4,
+      mode: "unknown",
+    });
+    assert.deepEqual(postDeployRule({ VLLM_TUNER_TARGET_CONCURRENCY: "2", VLLM_TUNER_MODE: "lab" }), {
+      targetConcurrency: 2,
+      mode: "lab",
+    });
+    assert.throws(
+      () => postDeployRule({ VLLM_TUNER_TARGET_CONCURRENCY: "0" }),
+      /^Error: VLLM_TUNER_TARGET_CONCURRENCY = "0": expected an integer from 1 to 1024 \(the concurrency the verdict is judged at\)$/,
+    );
+    assert.throws(
+      () => postDeployRule({ VLLM_TUNER_MODE: "gpu" }),
+      /^Error: VLLM_TUNER_MODE = "gpu": expected one of lab, cluster, unknown$/,
+    );
+    // The campaign's environment reads back as its rule and mode; the wait is capped at what the program accepts.
+    const env = postDeployEnv({ targetConcurrency: 8, mode: "cluster", waitReadySeconds: 5000 });
+    assert.deepEqual(env, {
+      VLLM_TUNER_TARGET_CONCURRENCY: "8",
+      VLLM_TUNER_MODE: "cluster",
+      VLLM_TUNER_WAIT_READY_SECONDS: "3600",
+    });
+    assert.deepEqual(postDeployRule(env), { targetConcurrency: 8, mode: "cluster" });
+    assert.equal(waitReadySeconds(env), 3600);
+    // config/ cannot import the verdict's modes: the two lists are kept equal here.
+    assert.deepEqual(POST_DEPLOY_MODES, [...ModeSchema.options, "unknown"]);
+  });
+
+  it("the summary is judged under the document's target and records its mode", async () => {
+    const server = await startFakeVllm({});
+    const cwd = project(
+      "phases: [sequential, load]\nsequential: {runs: 1}\nload: {concurrency: [1, 2], durationSeconds: 1, warmupSeconds: 0, promptRepeats: 8}\n",
+    );
+    try {
+      const { code, summary } = await postDeploy(
+        input({
+          endpoint: server.url,
+          kubeconfig: path.join(cwd, "no-such-kubeconfig"),
+          targetConcurrency: 2,
+          mode: "lab",
+        }),
+        cwd,
+        { run: runBenchmark, progress },
+      );
+      assert.equal(code, 0);
+      assert.ok(summary);
+      assert.deepEqual({ rule: summary.rule, mode: summary.mode }, { rule: { targetConcurrency: 2 }, mode: "lab" });
+      const result = JSON.parse(fs.readFileSync(path.join(cwd, summary.resultFile!), "utf8"));
+      assert.deepEqual(summary, candidateSummary(result, { targetConcurrency: 2 }, "lab", summary.resultFile));
+      // Judged at 2, a level the scenario ran: no "no load level at concurrency 4".
+      assert.deepEqual(
+        summary.verdict.disqualified.filter((r) => /no load level/.test(r)),
+        [],
+      );
+      assert.notEqual(summary.verdict.requestsPerSecond, null);
+      // Run from a project that is no git checkout (a staged copy), it records the commit of the code that measured.
+      const repo = gitInfo(path.resolve(__dirname, "../.."));
+      assert.notEqual(repo.gitCommit, null);
+      assert.deepEqual(summary.tool, repo);
+    } finally {
+      await server.close();
+    }
   });
 
   it("refuses a bad document naming the field, without echoing its values", () => {

@@ -2,6 +2,7 @@ import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { writeCandidateSummaries } from "../../../benchmarks/verdict/candidate-summary";
 import { main } from "../../../campaign/cli";
 import type { CampaignSummary } from "../../../campaign/summary";
 import { render } from "../../../components";
@@ -40,13 +41,17 @@ const API_KEY = "sk-campaign-it-key";
  * readiness and baseline checks included). `before` runs the campaign and then its plan; each
  * `it` only reads what they left, so any one of them can run alone.
  */
-describe("campaign on the lab (baseline, seqs1, cold) with an API key", function () {
+describe("campaign on the lab (baseline, seqs1, cold) with an API key, then baseline and seqs1 via deploy", function () {
   this.timeout(15 * 60_000);
   let tmp: string;
   let proxy: KeyProxy;
   let run: { code: number; stdout: string; stderr: string };
   let plan: { code: number; stdout: string; stderr: string };
   let summary: CampaignSummary;
+  /** `--via-deploy` after it: baseline and seqs1 measured inside their own pulumi up. */
+  let via: { code: number; stdout: string; stderr: string };
+  let viaPlan: { code: number; stdout: string; stderr: string };
+  let viaSummary: CampaignSummary;
   const before0 = repoStackFiles();
   let after0: Record<string, string>;
   const keyBefore = process.env["VLLM_API_KEY"];
@@ -85,6 +90,22 @@ describe("campaign on the lab (baseline, seqs1, cold) with an API key", function
     plan = await campaign(["plan", ...common, "--json"]);
     after0 = repoStackFiles();
     summary = JSON.parse(run.stdout || "null") as CampaignSummary;
+    // The stacks hold no apiKey, so the benchmark inside up sends none: straight to the simulator.
+    delete process.env["VLLM_API_KEY"];
+    const viaArgs = [
+      "--lab",
+      "--endpoint",
+      lab.endpoint,
+      "--stacks",
+      "baseline,seqs1",
+      ...common.slice(common.indexOf("--scenario"), common.indexOf("--results")),
+      "--results",
+      path.join(tmp, "results-via"),
+      "--via-deploy",
+    ];
+    via = await campaign(["run", ...viaArgs, "--fresh", "--json"]);
+    viaPlan = await campaign(["plan", ...viaArgs]);
+    viaSummary = JSON.parse(via.stdout || "null") as CampaignSummary;
   });
   after(async () => {
     if (keyBefore === undefined) delete process.env["VLLM_API_KEY"];
@@ -166,5 +187,57 @@ describe("campaign on the lab (baseline, seqs1, cold) with an API key", function
       ],
       JSON.stringify(parsed.plan),
     );
+  });
+
+  it("--via-deploy: both candidates measured inside their own up, valid, the records and summaries shaped as the default path's", () => {
+    assert.equal(via.code, 0, via.stderr);
+    assert.match(via.stderr, /measured by each candidate's own pulumi up \(benchmarkOnDeploy for that run/);
+    assert.match(via.stderr, /^\[2\/2\] seqs1 +up\+bench \.\.\. [0-9.]+s {2}ok$/m);
+    assert.deepEqual(
+      viaSummary.candidates.map((c) => [c.stack, c.status, c.resultValid]),
+      [
+        ["baseline", "measured", true],
+        ["seqs1", "measured", true],
+      ],
+    );
+    assert.equal(viaSummary.restore?.verification?.ok, true, JSON.stringify(viaSummary.restore));
+    const shape = (value: unknown): unknown =>
+      value === null || typeof value === "number"
+        ? "figure"
+        : Array.isArray(value)
+          ? value.length === 0
+            ? []
+            : [shape(value[0])]
+          : typeof value === "object"
+            ? Object.fromEntries(
+                Object.entries(value as Record<string, unknown>)
+                  .sort(([a], [b]) => a.localeCompare(b))
+                  .map(([k, v]) => [k, shape(v)]),
+              )
+            : typeof value;
+    const record = (s: CampaignSummary, stack: string) => s.candidates.find((c) => c.stack === stack)!;
+    const dir = fs.mkdtempSync(path.join(tmp, "summaries-"));
+    for (const stack of ["baseline", "seqs1"]) {
+      const [byCampaign, byDeploy] = [record(summary, stack), record(viaSummary, stack)];
+      assert.deepEqual(shape(byDeploy), shape(byCampaign), stack);
+      assert.deepEqual(byDeploy.changes, byCampaign.changes);
+      // The campaign's copy is the result file the benchmark inside up wrote in the project, read back whole.
+      const inProject = path.join(tmp, "project", "results", stack, path.basename(byDeploy.resultFile!));
+      const copy = JSON.parse(fs.readFileSync(byDeploy.resultFile!, "utf8"));
+      assert.deepEqual(copy, JSON.parse(fs.readFileSync(inProject, "utf8")));
+      assert.equal(copy.outputs.config.benchmarkOnDeploy, true);
+      assert.equal(copy.phases.readiness.status, "ok", JSON.stringify(copy.phases.readiness));
+      const rule = { targetConcurrency: 2 };
+      const [a] = writeCandidateSummaries(path.join(dir, "campaign"), [byCampaign], rule, "lab", PROJECT_DIR);
+      const [b] = writeCandidateSummaries(path.join(dir, "deploy"), [byDeploy], rule, "lab", PROJECT_DIR);
+      const [sa, sb] = [a!, b!].map((f) => JSON.parse(fs.readFileSync(f, "utf8")));
+      assert.deepEqual(shape({ ...sb, evidence: null }), shape({ ...sa, evidence: null }), stack);
+      // How it was measured is not the candidate: the same config hash, the same scenario.
+      assert.deepEqual([sb.configHash, sb.scenarioHash], [sa.configHash, sa.scenarioHash], stack);
+    }
+    // benchmarkOnDeploy was set for those ups only: not in the staged stack file after.
+    assert.equal(fs.readFileSync(path.join(tmp, "project", "Pulumi.seqs1.yaml"), "utf8").includes("benchmark"), false);
+    assert.equal(viaPlan.code, 0, viaPlan.stderr);
+    assert.match(viaPlan.stdout, /measured by each candidate's own pulumi up/);
   });
 });

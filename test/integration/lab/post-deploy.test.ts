@@ -97,7 +97,12 @@ describe("post-deploy benchmark inside pulumi up (lab, command plugin)", functio
       "phases: [readiness, identity, sequential]\nsequential: {runs: 2}\n",
     );
     // Long enough for a rollout that `up` returned before (lab pods are Ready within seconds).
-    stack = await sandbox.stack("seqs1", { VLLM_TUNER_WAIT_READY_SECONDS: "60" });
+    // The rule and mode `measured` is made under, as `campaign run --via-deploy` sets them.
+    stack = await sandbox.stack("seqs1", {
+      VLLM_TUNER_WAIT_READY_SECONDS: "60",
+      VLLM_TUNER_TARGET_CONCURRENCY: "2",
+      VLLM_TUNER_MODE: "lab",
+    });
     await stack.setAllConfig({
       "vllm-tuner:benchmarkOnDeploy": { value: "true" },
       "vllm-tuner:benchmarkEndpoint": { value: proxy.url },
@@ -143,6 +148,7 @@ describe("post-deploy benchmark inside pulumi up (lab, command plugin)", functio
       { stack: m.stack, complete: m.complete, valid: m.valid, invalidReasons: m.invalidReasons },
       { stack: "seqs1", complete: true, valid: true, invalidReasons: [] },
     );
+    assert.deepEqual({ rule: m.rule, mode: m.mode }, { rule: { targetConcurrency: 2 }, mode: "lab" });
     assert.equal(first.outputs.measured?.secret, false);
     assert.deepEqual(resultFiles(), [path.basename(m.resultFile!)]);
     const result = JSON.parse(fs.readFileSync(path.join(sandbox.workDir, m.resultFile!), "utf8"));
