@@ -80,6 +80,10 @@ function positive(value: string | undefined, flag: string, what: "integer" | "nu
 export function parseTuneOptions(argv: readonly string[], repoDir: string): TuneOptions {
   const { tune, apply, rest } = split(argv);
   const campaign = parseCliOptions(rest, repoDir);
+  if (campaign.viaDeploy)
+    throw new UsageError(
+      "--via-deploy applies to campaign run only: tune measures each step's candidates through the campaign's own benchmark",
+    );
   if (tune.branch === undefined || tune.branch.trim() === "")
     throw new UsageError(
       "--branch NAME is required: the branch the tune commits its steps on, e.g. --branch tune/2026-12-01",

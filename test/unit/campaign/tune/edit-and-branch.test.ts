@@ -126,6 +126,10 @@ describe("campaign tune: options", () => {
       () => parse("--branch", "t", "--slo-tpot-p95-ms", "20"),
       /--slo-tpot-p95-ms 20: the benchmark's rule has no TPOT bound/,
     );
+    assert.throws(
+      () => parse("--branch", "t", "--via-deploy"),
+      (e: Error) => e instanceof UsageError && /^--via-deploy applies to campaign run only/.test(e.message),
+    );
   });
   it("passes the campaign's options through", () => {
     const o = parse(
