@@ -79,7 +79,8 @@ status=$?
 set -e
 
 say "campaign done in $((SECONDS - T0)) s (exit code $status)"
-RESULTS=results
+# Where the campaign wrote: with --lab its default is results/lab (campaign/options.ts), unless --results.
+RESULTS=results/lab
 for ((i = 0; i < ${#CAMPAIGN_ARGS[@]}; i++)); do
   [[ "${CAMPAIGN_ARGS[$i]}" == --results ]] && RESULTS="${CAMPAIGN_ARGS[$((i + 1))]:-results}"
 done

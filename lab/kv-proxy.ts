@@ -68,6 +68,9 @@ export class KvProxy {
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    // Watched before the first wait: a close during /tokenize or the submit chain has fired by the
+    // time the request would queue, and a listener added then never runs.
+    const client = watchClient(res);
     const body = await readAll(req);
     const path = (req.url ?? "/").split("?")[0]!;
     if (req.method === "GET" && path === "/metrics") {
@@ -83,7 +86,7 @@ export class KvProxy {
       return;
     }
     if (req.method !== "POST" || !GENERATE.has(path)) {
-      this.forward(req, res, body, undefined);
+      this.forward(req, res, body, client);
       return;
     }
     const tokens = this.tokensOf(path, body);
@@ -91,19 +94,21 @@ export class KvProxy {
     const submitted = (async () => {
       const total = await tokens;
       await prev;
+      // A client gone before its turn to queue never queues: a waiting count nobody waits behind.
+      if (client.gone()) return "left";
       return total === null ? undefined : this.scheduler.submit(total);
     })();
     this.lastSubmit = submitted.catch(() => undefined);
     const admission = await submitted;
+    if (admission === "left") return;
     if (admission) {
       // A client that leaves while waiting leaves the queue; the wait ends either way.
-      const left = new Promise<"left">((resolve) => res.once("close", () => resolve("left")));
-      if ((await Promise.race([admission.admitted, left])) === "left" || res.destroyed) {
+      if ((await Promise.race([admission.admitted, client.left])) === "left" || client.gone()) {
         admission.release();
         return;
       }
     }
-    this.forward(req, res, body, admission);
+    this.forward(req, res, body, client, admission);
   }
 
   /**
@@ -147,7 +152,13 @@ export class KvProxy {
     return this.config.pool.maxModelLen;
   }
 
-  private forward(req: http.IncomingMessage, res: http.ServerResponse, body: Buffer, admission?: Admission): void {
+  private forward(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    body: Buffer,
+    client: ClientWatch,
+    admission?: Admission,
+  ): void {
     const upstream = http.request(
       {
         host: "127.0.0.1",
@@ -160,14 +171,21 @@ export class KvProxy {
       (answer) => {
         answer.once("end", () => admission?.release());
         answer.once("close", () => admission?.release());
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-        // A client that left mid-answer: read the rest and drop it (see the class comment).
-        res.once("close", () => {
-          if (answer.complete) return;
+        // A client that left: read the rest and drop it (see the class comment). Piped into a
+        // closed response, the answer would stop at its first full buffer and never end, holding
+        // its slot for good: the client may have left before the simulator's first byte, and an
+        // answer complete but still buffered ends only once read.
+        const drop = () => {
           answer.unpipe(res);
           answer.resume();
-        });
+        };
+        if (client.gone()) {
+          drop();
+          return;
+        }
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+        client.left.then(drop);
       },
     );
     upstream.once("error", (error) => {
@@ -199,6 +217,25 @@ export class KvProxy {
       r.end(body);
     });
   }
+}
+
+/** Whether the client has left: its connection closed before its answer was sent in full. */
+interface ClientWatch {
+  readonly gone: () => boolean;
+  /** Resolves when it leaves; never when the answer ends first. */
+  readonly left: Promise<"left">;
+}
+
+function watchClient(res: http.ServerResponse): ClientWatch {
+  let gone = false;
+  const left = new Promise<"left">((resolve) =>
+    res.once("close", () => {
+      if (res.writableFinished) return;
+      gone = true;
+      resolve("left");
+    }),
+  );
+  return { gone: () => gone || res.destroyed, left };
 }
 
 function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {

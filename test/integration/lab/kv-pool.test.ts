@@ -1,7 +1,11 @@
 import * as assert from "node:assert/strict";
 import { request } from "undici";
+import { ApiClient } from "../../../benchmarks/http/client";
+import { streamChat } from "../../../benchmarks/http/stream";
+import { runClosedLoop } from "../../../benchmarks/load/closed-loop";
 import { parseExposition } from "../../../benchmarks/metrics/exposition";
 import { cacheConfigInfo, vllmSnapshot } from "../../../benchmarks/metrics/vllm";
+import { waitForIdle } from "../../../benchmarks/phases/drain";
 import { type LabState, startLab, stopLab } from "../../../lab";
 import { kvPoolFor } from "../../../lab/kv-model";
 import { pulumiSandbox } from "../helpers";
@@ -97,6 +101,33 @@ describe("lab KV pool: the knobs bind on the simulator lab", function () {
     const { statuses, peak } = await peaksDuring(lab.endpoint, load);
     assert.deepEqual(statuses, [200, 200, 200]);
     assert.deepEqual(peak, { running: 2, waiting: 1 });
+  });
+
+  it("requests the benchmark cuts at a window's end leave the pool: the next level finds it idle", async () => {
+    // The benchmark's own closed loop at c=8 on baseline (4 run, 4 wait), answers of ~1 s, cut at
+    // the end of a 3 s window; then the wait the next level makes. Before the fix a request cut
+    // before the simulator's first byte held its slot for good: "server still busy".
+    const client = new ApiClient({ endpoint: lab.endpoint });
+    try {
+      const never = new AbortController().signal;
+      const loop = await runClosedLoop({
+        concurrency: 8,
+        warmupMs: 500,
+        durationMs: 3000,
+        maxRequests: 1000,
+        signal: never,
+        send: (s) =>
+          streamChat(client, { model: MODEL, prompt: "a b c d ", maxTokens: 1000, ignoreEos: true }, 60_000, s),
+      });
+      const cut = loop.samples.filter((s) => s.outcome === "incomplete").length;
+      assert.ok(cut >= 4, `only ${cut} requests were cut at the window's end`);
+      const idle = await waitForIdle(client, `${lab.endpoint}/metrics`, MODEL, 30_000, never);
+      assert.equal(idle.reason, null);
+      const { snap } = await scrape(lab.endpoint);
+      assert.deepEqual([snap.running, snap.waiting], [0, 0]);
+    } finally {
+      await client.close();
+    }
   });
 
   it("a gpuMemoryUtilization change changes the reported pool (mem070: 15537)", async () => {

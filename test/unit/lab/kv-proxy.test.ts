@@ -1,39 +1,8 @@
 import * as assert from "node:assert/strict";
-import * as http from "node:http";
-import type { AddressInfo } from "node:net";
 import { request } from "undici";
 import { kvPoolFor } from "../../../lab/kv-model";
 import { KvProxy } from "../../../lab/kv-proxy";
-
-/**
- * A stand-in simulator on loopback: /tokenize counts 100 tokens for any prompt, each chat answer
- * is held until the test lets it go, /metrics has one line of its own.
- */
-function fakeSim() {
-  const held: Array<() => void> = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      if (req.url === "/tokenize") {
-        res.end(JSON.stringify({ count: 100, max_model_len: 8192 }));
-      } else if (req.url === "/metrics") {
-        res.end('vllm:num_preemptions_total{model_name="m"} 0\n');
-      } else held.push(() => res.end(JSON.stringify({ ok: true, body: JSON.parse(Buffer.concat(chunks).toString()) })));
-    });
-  });
-  return { server, held };
-}
-
-const listen = (server: http.Server) =>
-  new Promise<number>((resolve) =>
-    server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port)),
-  );
-
-const until = async (what: string, cond: () => boolean) => {
-  for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
-  assert.ok(cond(), what);
-};
+import { fakeSim, listen, until } from "./kv-fake-sim";
 
 describe("lab KV proxy: admission in front of a simulator", () => {
   let sim: ReturnType<typeof fakeSim>;
