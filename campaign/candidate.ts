@@ -77,10 +77,34 @@ interface Turn {
 }
 
 /** The record's slot fields, only in a parallel campaign, so a sequential summary stays as it was. */
-const slotFields = (settings: CampaignSettings, turn: Turn): Partial<CandidateRecord> =>
+const slotFields = (settings: CampaignSettings, turn: Omit<Turn, "total">): Partial<CandidateRecord> =>
   settings.parallel === undefined || settings.parallel.slots === 1
     ? {}
     : { candidate: turn.stack, slot: turn.slot, node: missing("not deployed"), gpu: missing(GPU_UNKNOWN) };
+
+/**
+ * A candidate's record with nothing measured, the fields `r` fills in: the one shape of a turn's
+ * record, whether it ran, failed early or never ran (campaign/commands/run.ts's not-run turns).
+ */
+export const candidateRecord = (
+  settings: CampaignSettings,
+  turn: Omit<Turn, "total">,
+  r: RecordFields,
+): CandidateRecord => ({
+  stack: turn.runStack,
+  position: turn.position,
+  detail: null,
+  changes: [],
+  args: null,
+  cacheRunId: null,
+  resultFile: null,
+  resultValid: null,
+  upSeconds: null,
+  waitSeconds: null,
+  benchSeconds: null,
+  ...slotFields(settings, turn),
+  ...r,
+});
 
 /** Why a result names no GPU: the API server does not say which device the plugin gave a pod. */
 const GPU_UNKNOWN =
@@ -101,21 +125,7 @@ export async function runCandidate(
   const { runStack: stack, position, total } = turn;
   const p = deps.progress;
   const seconds = (from: number) => (deps.now() - from) / 1000;
-  const record = (r: RecordFields): CandidateRecord => ({
-    stack,
-    position,
-    detail: null,
-    changes: [],
-    args: null,
-    cacheRunId: null,
-    resultFile: null,
-    resultValid: null,
-    upSeconds: null,
-    waitSeconds: null,
-    benchSeconds: null,
-    ...slotFields(settings, turn),
-    ...r,
-  });
+  const record = (r: RecordFields): CandidateRecord => candidateRecord(settings, turn, r);
   p.begin(position, total, stack);
   deps.pulumiLog(`\n===== [${position}/${total}] ${stack} =====\n`);
   const prep = prepare(deps, settings, turn.stack, turn.slot);

@@ -5,7 +5,7 @@ import { throughputNoise } from "../../benchmarks/verdict/noise";
 import { recommend } from "../../benchmarks/verdict/recommend";
 import { compareResults } from "../../benchmarks/verdict/rule";
 import { UsageError } from "../../common/usage-error";
-import { runCandidate } from "../candidate";
+import { candidateRecord, runCandidate } from "../candidate";
 import type { CampaignControl, CampaignDeps, CampaignSettings } from "../deps";
 import { writeSummary } from "../files";
 import { destroyRunStacks, restoreBaseline } from "../finish";
@@ -104,23 +104,9 @@ export async function runCampaign(
   const total = scheduleTurns(schedule).length;
   const slotStacks = new Set<string>();
   const take = async (turn: SlotTurn): Promise<void> => {
-    const { runStack: stack, position } = turn;
+    const stack = turn.runStack;
     const notRun = (detail: string) => {
-      candidates.push({
-        ...(schedule.parallel > 1 ? { candidate: turn.stack, slot: turn.slot } : {}),
-        stack,
-        position,
-        status: "not-run",
-        detail,
-        changes: [],
-        args: null,
-        cacheRunId: null,
-        resultFile: null,
-        resultValid: null,
-        upSeconds: null,
-        waitSeconds: null,
-        benchSeconds: null,
-      });
+      candidates.push(candidateRecord(settings, turn, { status: "not-run", detail }));
       deps.checkpoint(summary());
     };
     if (control.stop.aborted) {

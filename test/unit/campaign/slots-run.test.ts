@@ -194,6 +194,12 @@ describe("campaign run --parallel 2 (fake Pulumi, fake benchmark)", () => {
         ["seqs1.s1", "not-run"],
       ],
     );
+    // A turn that never ran has the same record shape as one that did: slot, node and GPU included.
+    const never = s.candidates.find((c) => c.stack === "ctx4096");
+    assert.deepEqual(
+      [never?.candidate, never?.slot, never?.node, never?.detail],
+      ["ctx4096", 0, { value: null, reason: "not deployed" }, "campaign stopped (Ctrl-C)"],
+    );
     assert.equal(s.restore?.verification?.ok, true);
     assert.deepEqual(w.removed, ["baseline.s1"]);
   });
