@@ -126,3 +126,13 @@ export async function startKeyProxy(target: string, key: string): Promise<KeyPro
       }),
   };
 }
+
+/** Where a lab campaign in a test keeps its staged project, Pulumi state and results: all under `tmp`. */
+export const labCampaignPlaces = (tmp: string, results = "results"): string[] => [
+  "--work-dir",
+  path.join(tmp, "project"),
+  "--backend",
+  `file://${path.join(tmp, "state")}`,
+  "--results",
+  path.join(tmp, results),
+];

@@ -8,7 +8,7 @@ import type { CampaignSummary } from "../../../campaign/summary";
 import { render } from "../../../components";
 import { mergedStackConfig, parseCandidateConfig, stackNames } from "../../../config";
 import { startLab, stopLab } from "../../../lab";
-import { type KeyProxy, kubeClients, PROJECT_DIR, startKeyProxy } from "../helpers";
+import { type KeyProxy, kubeClients, labCampaignPlaces, PROJECT_DIR, startKeyProxy } from "../helpers";
 
 const NS = "gemmaforge";
 
@@ -78,12 +78,7 @@ describe("campaign on the lab (baseline, seqs1, cold) with an API key, then base
       scenario,
       "--target-concurrency",
       "2",
-      "--work-dir",
-      path.join(tmp, "project"),
-      "--backend",
-      `file://${path.join(tmp, "state")}`,
-      "--results",
-      path.join(tmp, "results"),
+      ...labCampaignPlaces(tmp),
     ];
     process.env["VLLM_API_KEY"] = API_KEY;
     run = await campaign(["run", ...common, "--fresh", "--json"]);
@@ -98,9 +93,11 @@ describe("campaign on the lab (baseline, seqs1, cold) with an API key, then base
       lab.endpoint,
       "--stacks",
       "baseline,seqs1",
-      ...common.slice(common.indexOf("--scenario"), common.indexOf("--results")),
-      "--results",
-      path.join(tmp, "results-via"),
+      "--scenario",
+      scenario,
+      "--target-concurrency",
+      "2",
+      ...labCampaignPlaces(tmp, "results-via"),
       "--via-deploy",
     ];
     via = await campaign(["run", ...viaArgs, "--fresh", "--json"]);

@@ -11,7 +11,7 @@ import { EXIT } from "../../../common/exit-codes";
 import { render } from "../../../components";
 import { mergedStackConfig, parseCandidateConfig } from "../../../config";
 import { startLab, stopLab } from "../../../lab";
-import { kubeClients, PROJECT_DIR } from "../helpers";
+import { kubeClients, labCampaignPlaces, PROJECT_DIR } from "../helpers";
 
 const NS = "gemmaforge";
 const NAME = "gemma4-12b";
@@ -47,17 +47,7 @@ describe("campaign faults on the lab", function () {
     );
     const scenario = path.join(tmp, "scenario.yaml");
     fs.writeFileSync(scenario, "phases: [readiness, identity]\n");
-    common = [
-      "--lab",
-      "--scenario",
-      scenario,
-      "--work-dir",
-      path.join(tmp, "project"),
-      "--backend",
-      `file://${path.join(tmp, "state")}`,
-      "--results",
-      path.join(tmp, "results"),
-    ];
+    common = ["--lab", "--scenario", scenario, ...labCampaignPlaces(tmp)];
   });
   after(async () => {
     await stopLab();

@@ -9,7 +9,7 @@ import type { CampaignSummary } from "../../../campaign/summary";
 import { readTuneState, type TuneState } from "../../../campaign/tune/state";
 import { EXIT } from "../../../common/exit-codes";
 import { startLab, stopLab } from "../../../lab";
-import { kubeClients, PROJECT_DIR } from "../helpers";
+import { kubeClients, labCampaignPlaces, PROJECT_DIR } from "../helpers";
 
 const NS = "gemmaforge";
 
@@ -112,12 +112,7 @@ describe("--parallel 2 on a two-GPU lab: a campaign, then a tune", function () {
         scenario,
         "--target-concurrency",
         "2",
-        "--work-dir",
-        path.join(tmp, "project"),
-        "--backend",
-        `file://${path.join(tmp, "state")}`,
-        "--results",
-        path.join(tmp, "results"),
+        ...labCampaignPlaces(tmp),
         "--fresh",
         "--json",
       ]);
@@ -217,12 +212,7 @@ describe("--parallel 2 on a two-GPU lab: a campaign, then a tune", function () {
         branch,
         "--max-candidates",
         "1",
-        "--work-dir",
-        path.join(tmp, "project"),
-        "--backend",
-        `file://${path.join(tmp, "state")}`,
-        "--results",
-        path.join(tmp, "tune-results"),
+        ...labCampaignPlaces(tmp, "tune-results"),
       ]);
       bothReady = await watch.stop();
       state = readTuneState(tuneStateFile(path.join(tmp, "tune-results"), branch)) as TuneState;

@@ -8,7 +8,7 @@ import { main } from "../../../campaign/cli";
 import { readTuneState, type TuneState } from "../../../campaign/tune/state";
 import { EXIT } from "../../../common/exit-codes";
 import { startLab, stopLab } from "../../../lab";
-import { PROJECT_DIR } from "../helpers";
+import { labCampaignPlaces, PROJECT_DIR } from "../helpers";
 
 const git = (...args: string[]) =>
   execFileSync("git", args, { cwd: PROJECT_DIR, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
@@ -65,12 +65,7 @@ describe("campaign tune on the lab (Ctrl-C, resume, promotion)", function () {
       "3",
       "--min-context",
       "4096",
-      "--work-dir",
-      path.join(tmp, "project"),
-      "--backend",
-      `file://${path.join(tmp, "state")}`,
-      "--results",
-      path.join(tmp, "results"),
+      ...labCampaignPlaces(tmp),
     ];
     // A separate process, as a user's terminal would signal it (mocha has its own SIGINT handling).
     first = await new Promise((resolve, reject) => {
