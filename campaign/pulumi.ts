@@ -108,17 +108,55 @@ interface AutomationSettings {
   readonly pulumiCommand: PulumiCommand;
 }
 
-function plainOutputs(outputs: Record<string, { value: unknown }>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(outputs).map(([k, v]) => [k, v.value]));
+/**
+ * `pulumi up` of a selected stack, without what `Stack.up` adds after it: that runs `stack output`
+ * twice (masked and plain) and `stack history` for a summary nobody here reads, three more CLI
+ * starts (each loads the backend and the secrets manager: 4-8 s per `up` on a loaded 2-core
+ * machine, docs/switch-cost.md). The arguments are the ones `Stack.up` passes for these options.
+ */
+function upArgs(stackName: string): string[] {
+  return ["up", "--yes", "--skip-preview", "--color", "never", "--exec-kind", "auto.local", "--stack", stackName];
 }
+
+type CliRun = (
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+  onOutput?: (text: string) => void,
+  onError?: (text: string) => void,
+  signal?: AbortSignal,
+) => Promise<{ stdout: string }>;
+
+/**
+ * `PulumiCommand.run`: how the Automation API itself runs every command (non-interactive, its
+ * CommandError on failure, SIGINT on abort), public in JavaScript, left out of the SDK's types.
+ * Undefined if an SDK drops it; the driver then falls back to `Stack.up`.
+ */
+function cliRun(command: PulumiCommand): CliRun | undefined {
+  const run = (command as unknown as { run?: unknown }).run;
+  return typeof run === "function" ? (run.bind(command) as CliRun) : undefined;
+}
+
+/** The stack's outputs with secrets in plain (the program exports none), from one `stack output`. */
+const outputArgs = (stackName: string) => ["stack", "output", "--json", "--show-secrets", "--stack", stackName];
 
 /** The StackDriver over `LocalWorkspace` (a local program in `workDir`). */
 export function automationDriver(settings: AutomationSettings): StackDriver {
-  const select = (stackName: string): Promise<Stack> =>
-    LocalWorkspace.createOrSelectStack(
+  // `stack select --create` is one more CLI start: once per stack and driver is enough (every
+  // command names its stack with --stack; nothing here relies on the selected one).
+  const selected = new Map<string, Promise<Stack>>();
+  const select = (stackName: string): Promise<Stack> => {
+    const known = selected.get(stackName);
+    if (known !== undefined) return known;
+    const stack = LocalWorkspace.createOrSelectStack(
       { stackName, workDir: settings.workDir },
       { pulumiCommand: settings.pulumiCommand, envVars: settings.envVars },
     );
+    selected.set(stackName, stack);
+    stack.catch(() => selected.delete(stackName));
+    return stack;
+  };
+  const run = cliRun(settings.pulumiCommand);
   return {
     async up(stackName, req) {
       const stackFile = path.join(settings.workDir, `Pulumi.${stackName}.yaml`);
@@ -131,9 +169,15 @@ export function automationDriver(settings: AutomationSettings): StackDriver {
       // Read after createOrSelect, so an encryptionsalt written by `stack init` is kept.
       const original = fs.existsSync(stackFile) ? fs.readFileSync(stackFile) : undefined;
       try {
-        for (const [key, value] of Object.entries(req.config ?? {})) await stack.setConfig(key, { value });
-        const result = await stack.up({ onOutput: req.log, color: "never", signal: req.signal });
-        return plainOutputs(result.outputs);
+        const config = Object.entries(req.config ?? {});
+        if (config.length > 0) await stack.setAllConfig(Object.fromEntries(config.map(([k, value]) => [k, { value }])));
+        if (run === undefined) {
+          const result = await stack.up({ onOutput: req.log, color: "never", signal: req.signal });
+          return Object.fromEntries(Object.entries(result.outputs).map(([k, v]) => [k, v.value]));
+        }
+        await run(upArgs(stackName), settings.workDir, settings.envVars, req.log, undefined, req.signal);
+        const outputs = await run(outputArgs(stackName), settings.workDir, settings.envVars);
+        return JSON.parse(outputs.stdout) as Record<string, unknown>;
       } finally {
         if (original !== undefined && Object.keys(req.config ?? {}).length > 0) fs.writeFileSync(stackFile, original);
       }
@@ -143,6 +187,7 @@ export function automationDriver(settings: AutomationSettings): StackDriver {
       await stack.destroy({ onOutput: req.log, color: "never", signal: req.signal });
       if (req.remove === true) {
         await stack.workspace.removeStack(stackName);
+        selected.delete(stackName);
         fs.rmSync(path.join(settings.workDir, `Pulumi.${stackName}.yaml`), { force: true });
       }
     },

@@ -1,4 +1,4 @@
-import * as k8s from "@pulumi/kubernetes";
+import * as corev1 from "@pulumi/kubernetes/core/v1";
 import * as pulumi from "@pulumi/pulumi";
 import type { CandidateConfig } from "../config/schema";
 import { cacheClaimObjects } from "./render/objects";
@@ -18,8 +18,8 @@ interface ModelCacheArgs {
  * claim named after its run id, which exists to measure a cold start and goes with its stack.
  */
 export class ModelCache extends pulumi.ComponentResource {
-  readonly warmClaim: k8s.core.v1.PersistentVolumeClaim;
-  readonly coldClaim: k8s.core.v1.PersistentVolumeClaim | undefined;
+  readonly warmClaim: corev1.PersistentVolumeClaim;
+  readonly coldClaim: corev1.PersistentVolumeClaim | undefined;
   /** The claim this candidate's pod mounts. */
   readonly mountedClaimName: pulumi.Output<string>;
 
@@ -28,7 +28,7 @@ export class ModelCache extends pulumi.ComponentResource {
     const c = args.config;
     const claims = cacheClaimObjects(c, args.namespace);
 
-    this.warmClaim = new k8s.core.v1.PersistentVolumeClaim(`${name}-warm`, claims.warm, {
+    this.warmClaim = new corev1.PersistentVolumeClaim(`${name}-warm`, claims.warm, {
       parent: this,
       retainOnDelete: true,
       deleteBeforeReplace: true,
@@ -36,7 +36,7 @@ export class ModelCache extends pulumi.ComponentResource {
 
     this.coldClaim =
       claims.cold !== null
-        ? new k8s.core.v1.PersistentVolumeClaim(`${name}-cold`, claims.cold, {
+        ? new corev1.PersistentVolumeClaim(`${name}-cold`, claims.cold, {
             parent: this,
             deleteBeforeReplace: true,
           })

@@ -1,4 +1,4 @@
-import * as k8s from "@pulumi/kubernetes";
+import * as corev1 from "@pulumi/kubernetes/core/v1";
 import * as pulumi from "@pulumi/pulumi";
 import { SHARED_OBJECT_ANNOTATIONS } from "./render/names";
 
@@ -12,12 +12,12 @@ interface NamespaceArgs {
  * deletes it: `pulumi destroy` of any stack leaves it, and with it the warm model cache.
  */
 export class Namespace extends pulumi.ComponentResource {
-  readonly namespace: k8s.core.v1.Namespace;
+  readonly namespace: corev1.Namespace;
   readonly name: pulumi.Output<string>;
 
   constructor(name: string, args: NamespaceArgs, opts?: pulumi.ComponentResourceOptions) {
     super("vllm-tuner:cluster:Namespace", name, {}, opts);
-    this.namespace = new k8s.core.v1.Namespace(
+    this.namespace = new corev1.Namespace(
       `${name}-namespace`,
       {
         metadata: {

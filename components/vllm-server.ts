@@ -1,4 +1,5 @@
-import * as k8s from "@pulumi/kubernetes";
+import * as appsv1 from "@pulumi/kubernetes/apps/v1";
+import * as corev1 from "@pulumi/kubernetes/core/v1";
 import * as pulumi from "@pulumi/pulumi";
 import type { CandidateConfig } from "../config/schema";
 import type { SecretRefs } from "./render/deployment";
@@ -22,10 +23,10 @@ interface VllmServerArgs {
  * Pulumi's own (no skipAwait): `pulumi up` returns when the new pod is Ready, not before.
  */
 export class VllmServer extends pulumi.ComponentResource {
-  readonly deployment: k8s.apps.v1.Deployment;
-  readonly service: k8s.core.v1.Service;
-  readonly hfTokenSecret: k8s.core.v1.Secret | undefined;
-  readonly apiKeySecret: k8s.core.v1.Secret | undefined;
+  readonly deployment: appsv1.Deployment;
+  readonly service: corev1.Service;
+  readonly hfTokenSecret: corev1.Secret | undefined;
+  readonly apiKeySecret: corev1.Secret | undefined;
 
   constructor(name: string, args: VllmServerArgs, opts?: pulumi.ComponentResourceOptions) {
     super("vllm-tuner:serving:VllmServer", name, {}, opts);
@@ -37,7 +38,7 @@ export class VllmServer extends pulumi.ComponentResource {
     this.hfTokenSecret =
       args.hfToken === undefined
         ? undefined
-        : new k8s.core.v1.Secret(
+        : new corev1.Secret(
             `${name}-hf-token`,
             {
               metadata: secretMetadata(c, args.namespace, "hfToken"),
@@ -49,7 +50,7 @@ export class VllmServer extends pulumi.ComponentResource {
     this.apiKeySecret =
       args.apiKey === undefined
         ? undefined
-        : new k8s.core.v1.Secret(
+        : new corev1.Secret(
             `${name}-api-key`,
             {
               metadata: secretMetadata(c, args.namespace, "apiKey"),
@@ -59,17 +60,17 @@ export class VllmServer extends pulumi.ComponentResource {
             shared,
           );
     const secrets: SecretRefs = { hfToken: this.hfTokenSecret !== undefined, apiKey: this.apiKeySecret !== undefined };
-    const secretDeps = [this.hfTokenSecret, this.apiKeySecret].filter((s): s is k8s.core.v1.Secret => s !== undefined);
+    const secretDeps = [this.hfTokenSecret, this.apiKeySecret].filter((s): s is corev1.Secret => s !== undefined);
 
     // Pulumi's rollout wait must outlast a cold start; its default (10 min) does not.
     const rolloutMinutes = `${Math.ceil((c.startupBudgetSeconds + 300) / 60)}m`;
-    this.deployment = new k8s.apps.v1.Deployment(
+    this.deployment = new appsv1.Deployment(
       `${name}-deployment`,
       deploymentObject(c, args.namespace, args.stack, secrets),
       { ...shared, dependsOn: secretDeps, customTimeouts: { create: rolloutMinutes, update: rolloutMinutes } },
     );
 
-    this.service = new k8s.core.v1.Service(
+    this.service = new corev1.Service(
       `${name}-service`,
       serviceObject(c, args.namespace),
       // After the Deployment, so the Service's wait for endpoints starts when a pod is Ready.
