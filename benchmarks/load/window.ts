@@ -90,12 +90,17 @@ export class MeasurementWindow {
     this.abort.abort();
   }
 
-  /** Sleeps until `epochMs`; false when the window was stopped first. Timers wake late, never early. */
-  waitUntil(epochMs: number): Promise<boolean> {
-    return sleep(Math.max(0, epochMs - nowEpoch()), undefined, { signal: this.stop }).then(
-      () => true,
-      () => false,
-    );
+  /**
+   * Sleeps until `epochMs`; false when the window was stopped first. Node's timers count whole
+   * milliseconds and can wake up to 1 ms before `performance.now()` says the time has come, so it
+   * sleeps again for what is left: it never returns true early.
+   */
+  async waitUntil(epochMs: number): Promise<boolean> {
+    for (let left = epochMs - nowEpoch(); left > 0 || this.stop.aborted; left = epochMs - nowEpoch()) {
+      const woke = await sleep(Math.max(0, left), true, { signal: this.stop }).catch(() => false);
+      if (!woke) return false;
+    }
+    return true;
   }
 
   /** True (and `hitMaxRequests`) once `maxRequests` have been started. */
