@@ -32,6 +32,16 @@ const SweepSchema = z
   })
   .strict();
 
+/** Largest `load.targetRelativeError`: above it the batch-means error of a third of a window says little. */
+export const MAX_TARGET_RELATIVE_ERROR = 0.5;
+
+/** A fraction in (0, 0.5]; the message names the value and the range (the path names the field). */
+const notAllowed = (v: unknown) =>
+  `${JSON.stringify(v)} is not allowed: a fraction in (0, ${MAX_TARGET_RELATIVE_ERROR}], e.g. 0.05 for 5 %`;
+const TargetRelativeErrorSchema = z.number({ error: (issue) => notAllowed(issue.input) }).superRefine((v, ctx) => {
+  if (!(v > 0 && v <= MAX_TARGET_RELATIVE_ERROR)) ctx.addIssue({ code: "custom", message: notAllowed(v) });
+});
+
 /** The open loop: arrivals at a rate, independent of completions (`vllm bench serve --request-rate`). */
 const OpenLoopSchema = z
   .object({
@@ -126,6 +136,12 @@ export const ScenarioSchema = z
          * invalid: a stopped server keeps connections open, so nothing fails and only the silence shows.
          */
         stallSeconds: z.number().positive().max(3600).default(5),
+        /**
+         * Ends a closed-loop level's window early once its throughput estimate's relative standard error is at or
+         * below this fraction (`phases/early-stop.ts`). Absent: every level runs its whole window. Optional, not
+         * defaulted, so scenarios without it keep their hash.
+         */
+        targetRelativeError: TargetRelativeErrorSchema.optional(),
       })
       .strict()
       .default({

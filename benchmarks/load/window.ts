@@ -28,6 +28,8 @@ export interface WindowResult {
   readonly hitMaxRequests: boolean;
   readonly interrupted: boolean;
   readonly stoppedBy: string | null;
+  /** When the window was ended before its planned end by `endEarly` (a target met), else null. */
+  readonly endedEarlyAtEpochMs: number | null;
 }
 
 export const nowEpoch = () => performance.timeOrigin + performance.now();
@@ -44,13 +46,15 @@ const RECENT = 64;
 export class MeasurementWindow {
   readonly t0 = nowEpoch();
   readonly start: number;
-  readonly end: number;
+  /** The planned end, moved earlier (never later) by `endEarly`. */
+  private endAt: number;
   /** Aborted at the window's end, on a fatal sample, or by the caller's signal. */
   readonly stop: AbortSignal;
   readonly samples: Array<RequestSample & { window: boolean }> = [];
   started = 0;
   hitMaxRequests = false;
   private stoppedBy: string | null = null;
+  private endedEarlyAt: number | null = null;
   private readonly recent: RequestSample[] = [];
   private readonly abort = new AbortController();
   private opened = false;
@@ -60,7 +64,7 @@ export class MeasurementWindow {
 
   constructor(private readonly opts: WindowOptions) {
     this.start = this.t0 + opts.warmupMs;
-    this.end = this.start + opts.durationMs;
+    this.endAt = this.start + opts.durationMs;
     this.stop = AbortSignal.any([opts.signal, this.abort.signal]);
     this.edges = this.watchEdges();
     const total = opts.warmupMs + opts.durationMs;
@@ -69,12 +73,34 @@ export class MeasurementWindow {
       : null;
   }
 
-  /** Sleeps until `epochMs`; false when the window was stopped first. Timers wake late, never early. */
-  waitUntil(epochMs: number): Promise<boolean> {
-    return sleep(Math.max(0, epochMs - nowEpoch()), undefined, { signal: this.stop }).then(
-      () => true,
-      () => false,
-    );
+  get end(): number {
+    return this.endAt;
+  }
+
+  /**
+   * Ends the window now, before its planned end: no request starts after it, the edge scrapes stop and
+   * what is in flight is cut (kept as `incomplete`), as at the planned end. No-op once it has closed.
+   */
+  async endEarly(): Promise<void> {
+    const now = nowEpoch();
+    if (!this.opened || this.closed || this.stop.aborted || now >= this.endAt) return;
+    this.endAt = now;
+    this.endedEarlyAt = now;
+    await this.close();
+    this.abort.abort();
+  }
+
+  /**
+   * Sleeps until `epochMs`; false when the window was stopped first. Node's timers count whole
+   * milliseconds and can wake up to 1 ms before `performance.now()` says the time has come, so it
+   * sleeps again for what is left: it never returns true early.
+   */
+  async waitUntil(epochMs: number): Promise<boolean> {
+    for (let left = epochMs - nowEpoch(); left > 0 || this.stop.aborted; left = epochMs - nowEpoch()) {
+      const woke = await sleep(Math.max(0, left), true, { signal: this.stop }).catch(() => false);
+      if (!woke) return false;
+    }
+    return true;
   }
 
   /** True (and `hitMaxRequests`) once `maxRequests` have been started. */
@@ -125,6 +151,7 @@ export class MeasurementWindow {
       hitMaxRequests: this.hitMaxRequests,
       interrupted: this.opts.signal.aborted,
       stoppedBy: this.stoppedBy,
+      endedEarlyAtEpochMs: this.endedEarlyAt,
     };
   }
 

@@ -197,7 +197,8 @@ export async function measureLevel<R extends ClosedLoopResult>(
     loop.stoppedBy,
     loop.interrupted ? "interrupted (SIGINT)" : null,
     loop.hitMaxRequests ? `stopped at the request cap (${cfg.maxRequestsPerLevel})` : null,
-    windowSeconds < plannedSeconds * 0.999
+    // A window ended early by `load.targetRelativeError` is short by design (`earlyStop` records it).
+    loop.endedEarlyAtEpochMs === null && windowSeconds < plannedSeconds * 0.999
       ? `window lasted ${windowSeconds.toFixed(2)} s of ${plannedSeconds} s`
       : null,
     ...figures.failureReasons,

@@ -6,6 +6,7 @@ import { runOpenLoop } from "../load/open-loop";
 import { measureCeiling, predictCeiling } from "../metrics/capacity";
 import type { LoadLevel, LoadPhase, RateLevel, SweepResult } from "../result/types";
 import { levelThroughput } from "../verdict/throughput";
+import { earlyEndChecks, earlyStopRecord } from "./early-stop";
 import { hopeless, type LoadInputs, measureLevel } from "./load-level";
 import { PromptSource, usageRange } from "./prompts";
 import { nowIso, type PhaseContext, Tokenizer } from "./shared";
@@ -24,10 +25,14 @@ function levelLine(name: string, l: Omit<LoadLevel, "concurrency">): string {
   const estimate = e
     ? ` (estimate ${e.requestsPerSecond.toFixed(3)} ± ${(e.relativeStandardError * 100).toFixed(1)} %)`
     : "";
+  const s = l.earlyStop?.value;
+  const early = s
+    ? `, stopped early at ${l.windowSeconds.toFixed(2)} s of ${s.plannedWindowSeconds} s (error ${(s.relativeStandardError * 100).toFixed(2)} % <= ${(s.targetRelativeError * 100).toFixed(2)} %)`
+    : "";
   return (
     `load ${name}: ${l.requestsPerSecond.toFixed(3)} req/s${estimate}, ${l.outputTokensPerSecond.toFixed(1)} tok/s, ` +
     `ttft p50 ${fmt(l.ttftMs?.p50, 1)} ms, tpot p50 ${fmt(l.tpotMs?.p50, 2)} ms, e2e p50 ${fmt(l.e2eMs?.p50, 1)} ms, ` +
-    `prefix cache ${fmt(l.prefixCache.hitRatePercent.value, 1)} %` +
+    `prefix cache ${fmt(l.prefixCache.hitRatePercent.value, 1)} %${early}` +
     `${l.valid ? "" : ` INVALID: ${l.invalidReasons.join("; ")}`}`
   );
 }
@@ -66,21 +71,38 @@ class LoadRun {
     this.ctx.progress.log(
       `load: concurrency ${concurrency}, warm-up ${cfg.warmupSeconds} s, window ${cfg.durationSeconds} s`,
     );
-    const { level: base } = await measureLevel(this.ctx, this.inputs, `load c=${concurrency}`, this.send, (hooks) =>
-      runClosedLoop({
-        concurrency,
-        warmupMs: cfg.warmupSeconds * 1000,
-        durationMs: cfg.durationSeconds * 1000,
-        maxRequests: cfg.maxRequestsPerLevel,
-        signal: this.ctx.signal,
-        fatal: hopeless(concurrency),
-        ...hooks,
-      }),
+    const early =
+      cfg.targetRelativeError === undefined
+        ? null
+        : earlyEndChecks(cfg.targetRelativeError, concurrency, cfg.durationSeconds * 1000);
+    const { level: base, loop } = await measureLevel(
+      this.ctx,
+      this.inputs,
+      `load c=${concurrency}`,
+      this.send,
+      (hooks) =>
+        runClosedLoop({
+          concurrency,
+          warmupMs: cfg.warmupSeconds * 1000,
+          durationMs: cfg.durationSeconds * 1000,
+          maxRequests: cfg.maxRequestsPerLevel,
+          signal: this.ctx.signal,
+          fatal: hopeless(concurrency),
+          ...(early ? { earlyEnd: early.options } : {}),
+          ...hooks,
+        }),
     );
     const level: LoadLevel = {
       concurrency,
       ...base,
       throughputEstimate: closedLoopThroughput(base.samples, base.windowStartEpochMs, base.windowEndEpochMs),
+      earlyStop: earlyStopRecord(
+        cfg.targetRelativeError,
+        early?.last() ?? null,
+        early?.checks() ?? 0,
+        loop.endedEarlyAtEpochMs,
+        cfg.durationSeconds,
+      ),
     };
     this.levels.push(level);
     this.onLevel?.();

@@ -137,6 +137,22 @@ export const ThroughputEstimateSchema = z.strictObject({
   batches: int.positive(),
 });
 
+/** A closed-loop level whose window `load.targetRelativeError` ended early (`phases/early-stop.ts`). */
+export const EarlyStopSchema = z.strictObject({
+  targetRelativeError: z.number(),
+  /** When the window was ended: the level's `windowEndEpochMs`. */
+  stoppedAtEpochMs: z.number(),
+  plannedWindowSeconds: z.number(),
+  /** The estimate's relative standard error over the checked span, the figure held to the target. */
+  relativeStandardError: z.number(),
+  /** The checked span ran from the window's start to here (the send of the oldest request then in flight). */
+  checkedThroughEpochMs: z.number(),
+  /** Succeeded requests that ended inside the checked span. */
+  completedRequests: nonNegInt,
+  /** Checks made, the last one included. */
+  checks: nonNegInt,
+});
+
 /** A closed-loop level: `concurrency` clients, each sending its next request when the last ends. */
 export const LoadLevelSchema = z.strictObject({
   concurrency: int.positive(),
@@ -146,6 +162,11 @@ export const LoadLevelSchema = z.strictObject({
    * none. Absent in results written before it existed (those are judged by the count).
    */
   throughputEstimate: measuredOf(ThroughputEstimateSchema).optional(),
+  /**
+   * When `load.targetRelativeError` ended the window early, and the error it reached; null with why not
+   * (key not set, target not reached). Absent in results written before it existed.
+   */
+  earlyStop: measuredOf(EarlyStopSchema).optional(),
 });
 
 /** How an open-loop level's arrivals went; rates in requests per second. */

@@ -23,8 +23,9 @@ export type ServerLatency = z.infer<typeof L.ServerLatencySchema>;
 export type OutcomeCounts = z.infer<typeof L.OutcomeCountsSchema>;
 export type LoadLevel = z.infer<typeof L.LoadLevelSchema>;
 export type ThroughputEstimate = z.infer<typeof L.ThroughputEstimateSchema>;
-/** The fields every level has; closed-loop levels add `concurrency` and `throughputEstimate`, open-loop ones `openLoop`. */
-export type LevelBase = Omit<LoadLevel, "concurrency" | "throughputEstimate">;
+export type EarlyStop = z.infer<typeof L.EarlyStopSchema>;
+/** The fields every level has; closed-loop levels add `concurrency`, `throughputEstimate` and `earlyStop`, open-loop ones `openLoop`. */
+export type LevelBase = Omit<LoadLevel, "concurrency" | "throughputEstimate" | "earlyStop">;
 export type RateLevel = z.infer<typeof L.RateLevelSchema>;
 export type SweepVerdict = z.infer<typeof L.SweepVerdictSchema>;
 export type SweepResult = z.infer<typeof L.SweepResultSchema>;
