@@ -109,6 +109,15 @@ function estimateLines(levels: readonly LoadLevel[]): string[] {
   ];
 }
 
+/** Levels a `load.targetRelativeError` ended before their planned window (docs/throughput.md); nothing otherwise. */
+function earlyStopLines(levels: readonly LoadLevel[]): string[] {
+  const stopped = levels.flatMap((l) => (l.earlyStop?.value ? [[l, l.earlyStop.value] as const] : []));
+  if (stopped.length === 0) return [];
+  const text = ([l, e]: (typeof stopped)[number]) =>
+    `c=${l.concurrency} at ${num((l.windowEndEpochMs - l.windowStartEpochMs) / 1000, 1)} s of ${num(e.plannedWindowSeconds, 1)} s (error ${num(e.relativeStandardError * 100, 2)} % ≤ ${num(e.targetRelativeError * 100, 1)} %, ${e.completedRequests} requests)`;
+  return ["", `Stopped early (load.targetRelativeError): ${stopped.map(text).join("; ")}.`];
+}
+
 const LOAD_HEADERS = [
   "req/s",
   "out tok/s",
@@ -188,6 +197,7 @@ export function loadSectionLines(
         load.levels.map((l) => loadRow(String(l.concurrency), l, notes)),
       ),
       ...estimateLines(load.levels),
+      ...earlyStopLines(load.levels),
     );
   }
   out.push(...rateSections(load, notes));

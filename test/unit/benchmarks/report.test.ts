@@ -89,6 +89,32 @@ describe("renderers", () => {
     assert.match(md, /^- n\/a: no GPU source configured$/m);
   });
 
+  it("says which levels load.targetRelativeError ended early, and nothing when none did", () => {
+    const early = level(2, 1.9, 1000, 0, 0);
+    const stopped = {
+      ...early,
+      windowEndEpochMs: 13_340,
+      earlyStop: {
+        value: {
+          targetRelativeError: 0.2,
+          stoppedAtEpochMs: 13_340,
+          plannedWindowSeconds: 40,
+          relativeStandardError: 0.0025,
+          checkedThroughEpochMs: 13_000,
+          completedRequests: 25,
+          checks: 1,
+        },
+        reason: null,
+      },
+    };
+    const md = renderMarkdown(result("seqs4", [stopped, level(4, 2.2, 1800, 0, 0)]));
+    assert.match(
+      md,
+      /^Stopped early \(load\.targetRelativeError\): c=2 at 13\.3 s of 40\.0 s \(error 0\.25 % ≤ 20\.0 %, 25 requests\)\.$/m,
+    );
+    assert.doesNotMatch(renderMarkdown(seqs4), /Stopped early/);
+  });
+
   it("draws one line per candidate on both panels", () => {
     const svg = chartFromResults([seqs1, seqs4]);
     assert.ok(svg.startsWith("<svg "));
