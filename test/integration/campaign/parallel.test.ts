@@ -72,9 +72,8 @@ describe("--parallel 2 on a two-GPU lab: a campaign, then a tune", function () {
   const branch = `tune/parallel-it-${Date.now()}`;
 
   before(async () => {
-    // The bare simulator, as the tune test's: under the emulated KV pool seqs8's c=8 level can stay
-    // "still busy" (an open lab bug, docs/tune.md); slots and placement do not depend on it.
-    const lab = await startLab({ gpus: 2, coldStartSeconds: 2, warmStartSeconds: 1, simKvEmulation: false });
+    // The default lab (KV pool emulated, as the tune test's), with two GPUs.
+    const lab = await startLab({ gpus: 2, coldStartSeconds: 2, warmStartSeconds: 1 });
     kubeconfig = lab.kubeconfig;
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), "vllm-parallel-it-"));
   });
