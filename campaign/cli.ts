@@ -17,6 +17,7 @@ import { observe, waitServing } from "./probe";
 import { streamProgress } from "./progress";
 import { automationDriver, findPulumi, pulumiEnv } from "./pulumi";
 import { ownedStacks, parseSlotStack } from "./slots";
+import { readRestoreReadiness } from "./starts";
 import { tuneMain } from "./tune/command";
 import { TUNE_USAGE } from "./tune/options";
 import { renderVerification } from "./verify";
@@ -69,6 +70,7 @@ async function recoverCommand(opts: CliOptions, repoDir: string, io: Io): Promis
       waitServing: (endpoint, want, signal) =>
         waitServing({ endpoint, apiKey }, want, opts.readyTimeoutSeconds, signal),
       observe: (endpoint, ref) => observe({ endpoint, apiKey }, settings.kubeconfig, ref),
+      restoreReadiness: (ref, signal) => readRestoreReadiness(settings.kubeconfig, ref, 30, signal),
     },
     base,
     { cold, slots, keepCold: opts.keepCold, keepSlots: opts.keepSlots },

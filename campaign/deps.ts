@@ -1,7 +1,7 @@
 import type { Scenario } from "../benchmarks/inputs/scenario";
 import type { StackOutputs } from "../benchmarks/inputs/stack-outputs";
 import type { DeploymentRef } from "../benchmarks/kube/cluster";
-import type { BenchmarkResult } from "../benchmarks/result/types";
+import type { BenchmarkResult, ReadinessPhase } from "../benchmarks/result/types";
 import type { Mode } from "../benchmarks/verdict/candidate-summary";
 import type { CompareRule } from "../benchmarks/verdict/rule";
 import type { RawConfig } from "../config";
@@ -57,6 +57,11 @@ export interface CampaignDeps {
    * name none (the lab's loopback endpoint per Service, `.lab/services.json`); undefined: its NodePort.
    */
   readonly endpointOf?: (outputs: StackOutputs, signal: AbortSignal) => Promise<string | undefined>;
+  /**
+   * After the restore's `up`: how baseline's current pod came up, read as the benchmark's readiness
+   * phase reads it (campaign/starts.ts `readRestoreReadiness`). Absent: the restore's start is not read.
+   */
+  readonly restoreReadiness?: (ref: DeploymentRef, signal: AbortSignal) => Promise<ReadinessPhase>;
   /** Sink for Pulumi's output (a log file). */
   readonly pulumiLog: (text: string) => void;
   readonly now: () => number;

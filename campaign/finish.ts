@@ -2,6 +2,7 @@ import { parseStackOutputs, resolveEndpoint } from "../benchmarks/inputs/stack-o
 import type { CampaignDeps, CampaignSettings } from "./deps";
 import { BASELINE, errorLine, type Prepared } from "./prepare";
 import { recoveryCommand } from "./recover";
+import { restoreStartOf } from "./starts";
 import type { CleanupRecord, RestoreRecord } from "./summary";
 import { verifyBaseline } from "./verify";
 
@@ -11,7 +12,7 @@ type BaselineExpectation = Pick<Prepared, "config" | "serving" | "args">;
 /** The part of the campaign's world a restore and a cleanup touch (`campaign recover` has no more). */
 type FinishDeps = Pick<
   CampaignDeps,
-  "driver" | "progress" | "pulumiLog" | "now" | "waitServing" | "observe" | "endpointOf"
+  "driver" | "progress" | "pulumiLog" | "now" | "waitServing" | "observe" | "endpointOf" | "restoreReadiness"
 >;
 
 /**
@@ -42,11 +43,8 @@ export async function restoreBaseline(
     p.phase("verify");
     // Wait (bounded) so a slow switch-over shows as a verification failure, not a race.
     await deps.waitServing(endpoint, base.serving, cancel).catch(() => undefined);
-    const observed = await deps.observe(endpoint, {
-      namespace: outputs.namespace,
-      deploymentName: outputs.deploymentName,
-      containerName: "vllm",
-    });
+    const ref = { namespace: outputs.namespace, deploymentName: outputs.deploymentName, containerName: "vllm" };
+    const observed = await deps.observe(endpoint, ref);
     const verification = verifyBaseline(observed, {
       servedModelName: base.serving.servedModelName,
       maxModelLen: base.serving.maxModelLen,
@@ -62,7 +60,12 @@ export async function restoreBaseline(
             .map((c) => `${c.name}: ${c.detail}`)
             .join("; "),
     );
-    return { upSeconds, error: null, verification };
+    // Read after verifying, so a slow switch-over has had its bounded wait and the pod is the restored one.
+    const start =
+      deps.restoreReadiness === undefined
+        ? undefined
+        : restoreStartOf(await deps.restoreReadiness({ ...ref, cacheClaimName: outputs.cacheClaimName }, cancel), t0);
+    return { upSeconds, error: null, verification, ...(start === undefined ? {} : { start }) };
   } catch (err) {
     p.end("FAILED", `${errorLine(err)}; restore with: ${recoveryCommand(settings)}; Pulumi log: ${settings.logFile}`);
     return { upSeconds: null, error: errorLine(err), verification: null };

@@ -1,6 +1,9 @@
+import { apiErrorMessage, Cluster, type DeploymentRef } from "../benchmarks/kube/cluster";
 import type { StartPhases } from "../benchmarks/kube/start-phases";
+import { type Measured, measured, missing } from "../benchmarks/measured";
+import { readinessPhase } from "../benchmarks/phases/readiness";
 import { compileCell } from "../benchmarks/report/start-phases";
-import type { BenchmarkResult } from "../benchmarks/result/types";
+import type { BenchmarkResult, ReadinessPhase } from "../benchmarks/result/types";
 import { markdownTableLines } from "../common/markdown-table";
 
 /** How a candidate's pod came up: change → Ready from the API, and vLLM's phases from its log. */
@@ -13,7 +16,10 @@ export interface CandidateStart {
 
 /** The start a benchmark result recorded. Pure. */
 export function startOf(result: BenchmarkResult): CandidateStart {
-  const readiness = result.phases.readiness;
+  return startOfReadiness(result.phases.readiness);
+}
+
+function startOfReadiness(readiness: ReadinessPhase | undefined): CandidateStart {
   const phases = readiness?.startPhases ?? null;
   return {
     changeToReadySeconds: readiness?.report?.changeToReadySeconds ?? null,
@@ -25,6 +31,47 @@ export function startOf(result: BenchmarkResult): CandidateStart {
           ? "the result predates start phases, or the readiness phase failed"
           : null,
   };
+}
+
+/**
+ * The restore's start, from the readiness phase read after its `up` (`readRestoreReadiness`). A
+ * change applied before the restore began (`restoreBeganAtMs`, this machine's clock against the API
+ * server's stamps, whole seconds) means the `up` changed nothing and the pod is the one already
+ * running: its start is not the restore's, so it is not reported as one. Pure.
+ */
+export function restoreStartOf(readiness: ReadinessPhase, restoreBeganAtMs: number): CandidateStart {
+  if (readiness.status !== "ok" || readiness.report === null)
+    return { changeToReadySeconds: null, phases: null, why: `restore: ${readiness.error ?? "readiness not read"}` };
+  const changeAt = readiness.report.changeAppliedAt;
+  // The API server stamps whole seconds: a change at or after the restore began is stamped no earlier than 1 s before it.
+  if (changeAt !== null && Date.parse(changeAt) < restoreBeganAtMs - 1000)
+    return {
+      changeToReadySeconds: null,
+      phases: null,
+      why: `restore: nothing to change, baseline's pod was already running (its Deployment last changed ${changeAt}, before the restore)`,
+    };
+  const start = startOfReadiness(readiness);
+  return start.why === null ? start : { ...start, why: `restore: ${start.why}` };
+}
+
+/**
+ * Reads how the Deployment's current pod came up the way the benchmark's readiness phase does
+ * (`readinessPhase`: rollout timeline from the API, vLLM's phases from the log). Never throws: no
+ * cluster access is an `unavailable` phase with its reason.
+ */
+export async function readRestoreReadiness(
+  kubeconfig: string | undefined,
+  ref: DeploymentRef,
+  waitReadySeconds: number,
+  signal: AbortSignal,
+): Promise<ReadinessPhase> {
+  let cluster: Measured<Cluster>;
+  try {
+    cluster = measured(await Cluster.connect(ref, kubeconfig));
+  } catch (err) {
+    cluster = missing(apiErrorMessage(err));
+  }
+  return readinessPhase(cluster, waitReadySeconds, signal);
 }
 
 const s = (m: { value: number | null } | undefined) => (m?.value == null ? "n/a" : `${m.value} s`);

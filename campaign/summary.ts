@@ -60,6 +60,8 @@ export interface RestoreRecord {
   /** Why restoring failed before verification could run; null when `up` succeeded. */
   readonly error: string | null;
   readonly verification: Verification | null;
+  /** How baseline's restored pod came up (absent in summaries written before it, and when `up` failed). */
+  readonly start?: CandidateStart | null;
 }
 
 export interface CleanupRecord {
@@ -166,9 +168,12 @@ export function renderCampaignMarkdown(s: CampaignSummary): string {
       ]),
     ),
     "",
-    "## Starts (restore: its start is verified, not benchmarked, so its phases are not read)",
+    "## Starts",
     "",
-    ...startsLines(s.candidates.filter((c) => c.resultFile !== null).map((c) => [c.stack, c.start] as const)),
+    ...startsLines([
+      ...s.candidates.filter((c) => c.resultFile !== null).map((c) => [c.stack, c.start] as const),
+      ...(s.restore?.start === undefined ? [] : [["restore: baseline", s.restore.start] as const]),
+    ]),
     "",
     ...slotSpreadLines(s.recommendation, s.candidates),
     "## Restore",

@@ -23,6 +23,7 @@ import { automationDriver, findPulumi, pulumiEnv } from "./pulumi";
 import { recoveryCommand } from "./recover";
 import { rolloutReader, watchRollout } from "./rollout-watch";
 import { stageProject } from "./stage";
+import { readRestoreReadiness } from "./starts";
 
 /** Where the CLI writes; tests pass their own. */
 export interface Io {
@@ -208,6 +209,7 @@ export async function openCampaignWorld(
       }),
     waitServing: (endpoint, want, signal) => waitServing({ endpoint, apiKey }, want, opts.readyTimeoutSeconds, signal),
     observe: (endpoint, ref) => observe({ endpoint, apiKey }, settings.kubeconfig, ref),
+    restoreReadiness: (ref, signal) => readRestoreReadiness(settings.kubeconfig, ref, 30, signal),
     rollout: (ref, args, until, signal) =>
       watchRollout(rolloutReader(settings.kubeconfig, ref), {
         until,

@@ -123,6 +123,18 @@ describe("campaign on the lab (baseline, seqs1, cold) with an API key, then base
       ],
     );
     assert.equal(summary.restore?.verification?.ok, true, JSON.stringify(summary.restore));
+    // The restore (after cold) made a new pod: its change → Ready is read; the simulator logs no vLLM phases.
+    const restoreStart = summary.restore?.start;
+    assert.equal(typeof restoreStart?.changeToReadySeconds, "number", JSON.stringify(restoreStart));
+    assert.ok(restoreStart!.changeToReadySeconds! > 0, JSON.stringify(restoreStart));
+    assert.equal(restoreStart!.why, null);
+    // The log's first line is stamped by the runtime (the process start); no line after it is vLLM's.
+    const { processStartAt, ...vllmPhases } = restoreStart!.phases!;
+    assert.match(processStartAt.value ?? "", /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    for (const [k, v] of Object.entries(vllmPhases))
+      assert.deepEqual([k, v.value, v.reason === null || v.reason === ""], [k, null, false]);
+    const report = fs.readFileSync(path.join(tmp, "results", `campaign-${summary.id}.md`), "utf8");
+    assert.match(report, /^\| restore: baseline \| [0-9.]+ s \| n\/a \| n\/a \| n\/a \| n\/a \| n\/a \|$/m);
     const rps = (stack: string) => summary.comparison!.candidates.find((c) => c.stack === stack)!.requestsPerSecond!;
     assert.ok(
       rps("baseline") > 1.5 * rps("seqs1"),

@@ -1,5 +1,9 @@
 import { strict as assert } from "node:assert";
 import { buildScenario, SHORT_PRESET } from "../../../benchmarks/inputs/scenario";
+import type { DeploymentRef } from "../../../benchmarks/kube/cluster";
+import type { ReadinessReport } from "../../../benchmarks/kube/readiness";
+import { parseStartPhases } from "../../../benchmarks/kube/start-phases";
+import type { ReadinessPhase } from "../../../benchmarks/result/types";
 import { type CampaignSettings, prepare } from "../../../campaign/campaign";
 import { recoverBaseline } from "../../../campaign/finish";
 import { silentCampaignProgress } from "../../../campaign/progress";
@@ -92,6 +96,39 @@ describe("campaign recover: the campaign's restore, verification and cleanup (fi
         ["seqs1.s1", "kept", "--keep-slots"],
       ],
     );
+  });
+
+  it("reads the restored pod's start after verifying, from the Deployment the stack exports", async () => {
+    const w = world();
+    const refs: unknown[] = [];
+    const startPhases = parseStartPhases(null, "pod log unavailable (HTTP 404: pod not found)");
+    const deps = {
+      ...w.deps,
+      restoreReadiness: async (ref: DeploymentRef): Promise<ReadinessPhase> => {
+        refs.push(ref);
+        return {
+          status: "ok",
+          error: null,
+          startedAt: "1970-01-01T00:00:09.000Z",
+          finishedAt: "1970-01-01T00:00:09.100Z",
+          // Only the two fields the restore's start reads matter here.
+          report: { changeAppliedAt: "1970-01-01T00:00:01Z", changeToReadySeconds: 7.5 } as ReadinessReport,
+          startPhases,
+        };
+      },
+    };
+    const { restore } = await recoverBaseline(settings, deps, base(), leftovers);
+    assert.deepEqual(restore.start, { changeToReadySeconds: 7.5, phases: startPhases, why: null });
+    assert.deepEqual(refs, [
+      {
+        namespace: "gemmaforge",
+        deploymentName: "gemma4-12b",
+        containerName: "vllm",
+        cacheClaimName: "gemma4-model-cache",
+      },
+    ]);
+    // Without a reader (summaries before it, the fakes above) the record has no start at all.
+    assert.equal("start" in (await recoverBaseline(settings, w.deps, base(), leftovers)).restore, false);
   });
 
   it("destroys nothing when the live server does not verify as baseline", async () => {

@@ -1,8 +1,12 @@
 import { strict as assert } from "node:assert";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { buildScenario, SHORT_PRESET } from "../../../benchmarks/inputs/scenario";
+import { parseStartPhases } from "../../../benchmarks/kube/start-phases";
 import { compareResults } from "../../../benchmarks/verdict/rule";
 import { streamProgress } from "../../../campaign/progress";
 import { recoveryCommand } from "../../../campaign/recover";
+import type { CandidateStart } from "../../../campaign/starts";
 import {
   type CampaignSummary,
   exitCodeOf,
@@ -133,6 +137,38 @@ describe("campaign summary", () => {
     assert.equal(md.match(/Recommendation/g)?.length, 1);
     assert.equal(md.match(/Rule's pick/g)?.length, 1);
     assert.ok(md.endsWith("\n"));
+  });
+
+  it("puts the restore's start in the Starts table beside the candidates', and says why a part is n/a", () => {
+    const log = "examples/gpu-campaign-2026-11-30/pod-logs/gemma4-12b-5dfbb7b9f9-pgs5j-0.log";
+    const hit = parseStartPhases(fs.readFileSync(path.join(__dirname, "..", "..", "..", log), "utf8"));
+    const starts = (s: CampaignSummary) => {
+      const lines = renderCampaignMarkdown(s).split("\n");
+      return lines.slice(lines.indexOf("## Starts"), lines.indexOf("## Restore"));
+    };
+    const header = [
+      "## Starts",
+      "",
+      "| stack | change → Ready | compile cache | dynamo | CUDA graphs | engine init | API up after process start |",
+      "| --- | --- | --- | --- | --- | --- | --- |",
+      "| seqs4 | n/a | n/a | n/a | n/a | n/a | n/a |",
+      "| seqs1 | n/a | n/a | n/a | n/a | n/a | n/a |",
+    ];
+    const withStart = (start: CandidateStart) => ({ ...summary, restore: { ...summary.restore!, start } });
+    assert.deepEqual(starts(withStart({ changeToReadySeconds: 46.2, phases: hit, why: null })), [
+      ...header,
+      "| restore: baseline | 46.2 s | hit: loaded 2.115 s | 4.26 s | 2 s | 10.1 s | +36.329 s |",
+      "",
+    ]);
+    const nothing = "restore: nothing to change, baseline's pod was already running";
+    assert.deepEqual(starts(withStart({ changeToReadySeconds: null, phases: null, why: nothing })), [
+      ...header,
+      "| restore: baseline | n/a | n/a | n/a | n/a | n/a | n/a |",
+      `- n/a: ${nothing}`,
+      "",
+    ]);
+    // A summary written before the restore's start was read has no row for it.
+    assert.deepEqual(starts(summary), [...header, ""]);
   });
 
   it("says what served the lab's pods: the simulator, or a real vLLM and how", () => {
