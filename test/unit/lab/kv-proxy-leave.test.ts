@@ -54,22 +54,35 @@ for (const front of ["direct", "behind the lab endpoint"] as const) {
       });
     const answered = (maxTokens: number) =>
       chat(maxTokens).then(async (r) => ({ status: r.statusCode, body: await r.body.text() }));
-
-    it("after admission, before the simulator answers: holds its slot until the simulator has answered, then frees it", async () => {
+    /** A request whose client will leave: `leave()` aborts it and resolves once the client saw it end. */
+    const leaving = (maxTokens: number, options: { stream?: boolean } = {}) => {
       const abort = new AbortController();
-      const left = chat(100, { signal: abort.signal }).then(
+      const outcome = chat(maxTokens, { ...options, signal: abort.signal }).then(
         () => "answered",
         () => "aborted",
       );
-      await until("it reaches the simulator", () => sim.held.length === 1);
-      abort.abort();
-      assert.equal(await left, "aborted");
-      await sleep(100);
-      // The simulator cannot abort: the request still runs there, so it still holds its slot.
-      assert.deepEqual(proxy.scheduler.counts(), { running: 1, waiting: 0, usedTokens: 100 + 100 });
+      return {
+        leave: async () => {
+          abort.abort();
+          assert.equal(await outcome, "aborted");
+        },
+      };
+    };
+    /** The simulator ends the one request it holds; its slot and tokens must come back. */
+    const simulatorEndsItAndTheSlotIsFree = async () => {
       sim.held.shift()!();
       await until("its slot is free", () => proxy.scheduler.counts().running === 0);
       assert.deepEqual(proxy.scheduler.counts(), { running: 0, waiting: 0, usedTokens: 0 });
+    };
+
+    it("after admission, before the simulator answers: holds its slot until the simulator has answered, then frees it", async () => {
+      const client = leaving(100);
+      await until("it reaches the simulator", () => sim.held.length === 1);
+      await client.leave();
+      await sleep(100);
+      // The simulator cannot abort: the request still runs there, so it still holds its slot.
+      assert.deepEqual(proxy.scheduler.counts(), { running: 1, waiting: 0, usedTokens: 100 + 100 });
+      await simulatorEndsItAndTheSlotIsFree();
       const next = answered(100);
       await until("the next request reaches the simulator", () => sim.held.length === 1);
       sim.held.shift()!();
@@ -79,19 +92,12 @@ for (const front of ["direct", "behind the lab endpoint"] as const) {
 
     it("after admission, before a long stream's first byte: frees its slot when the simulator's stream ends", async () => {
       sim.control.lateHeaders = true;
-      const abort = new AbortController();
-      const left = chat(100, { signal: abort.signal, stream: true }).then(
-        () => "answered",
-        () => "aborted",
-      );
+      const client = leaving(100, { stream: true });
       await until("it reaches the simulator", () => sim.held.length === 1);
-      abort.abort();
-      assert.equal(await left, "aborted");
+      await client.leave();
       await sleep(100);
       assert.deepEqual(proxy.scheduler.counts(), { running: 1, waiting: 0, usedTokens: 200 });
-      sim.held.shift()!();
-      await until("its slot is free", () => proxy.scheduler.counts().running === 0);
-      assert.deepEqual(proxy.scheduler.counts(), { running: 0, waiting: 0, usedTokens: 0 });
+      await simulatorEndsItAndTheSlotIsFree();
     });
 
     it("mid-stream: frees its slot when the simulator's stream ends", async () => {
@@ -102,23 +108,16 @@ for (const front of ["direct", "behind the lab endpoint"] as const) {
       assert.equal(await r.body.text().catch(() => "aborted"), "aborted");
       await sleep(100);
       assert.deepEqual(proxy.scheduler.counts(), { running: 1, waiting: 0, usedTokens: 200 });
-      sim.held.shift()!();
-      await until("its slot is free", () => proxy.scheduler.counts().running === 0);
-      assert.deepEqual(proxy.scheduler.counts(), { running: 0, waiting: 0, usedTokens: 0 });
+      await simulatorEndsItAndTheSlotIsFree();
     });
 
     it("while its prompt is counted: never waits and never reaches the simulator", async () => {
       const running = [answered(8000), answered(8000)];
       await until("two reach the simulator", () => sim.held.length === 2);
       sim.control.holdTokenize = true;
-      const abort = new AbortController();
-      const left = chat(8000, { signal: abort.signal }).then(
-        () => "answered",
-        () => "aborted",
-      );
+      const client = leaving(8000);
       await until("its prompt is being counted", () => sim.tokenizeHeld.length === 1);
-      abort.abort();
-      assert.equal(await left, "aborted");
+      await client.leave();
       await sleep(100);
       sim.control.holdTokenize = false;
       sim.tokenizeHeld.shift()!();
