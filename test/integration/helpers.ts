@@ -136,3 +136,15 @@ export const labCampaignPlaces = (tmp: string, results = "results"): string[] =>
   "--results",
   path.join(tmp, results),
 ];
+
+/**
+ * Writes a closed-loop scenario for a lab campaign in a test: every request generates exactly
+ * max_tokens (ignore_eos), so the simulator's random answer lengths do not swamp a short window.
+ */
+export function writeLoadScenario(file: string, concurrency: readonly number[], durationSeconds: number): string {
+  fs.writeFileSync(
+    file,
+    `phases: [readiness, identity, load]\nignoreEos: true\nload:\n  concurrency: [${concurrency.join(", ")}]\n  durationSeconds: ${durationSeconds}\n  warmupSeconds: 1\n`,
+  );
+  return file;
+}

@@ -8,7 +8,14 @@ import type { CampaignSummary } from "../../../campaign/summary";
 import { render } from "../../../components";
 import { mergedStackConfig, parseCandidateConfig, stackNames } from "../../../config";
 import { startLab, stopLab } from "../../../lab";
-import { type KeyProxy, kubeClients, labCampaignPlaces, PROJECT_DIR, startKeyProxy } from "../helpers";
+import {
+  type KeyProxy,
+  kubeClients,
+  labCampaignPlaces,
+  PROJECT_DIR,
+  startKeyProxy,
+  writeLoadScenario,
+} from "../helpers";
 
 const NS = "gemmaforge";
 
@@ -61,13 +68,8 @@ describe("campaign on the lab (baseline, seqs1, cold) with an API key, then base
     proxy = await startKeyProxy(lab.endpoint, API_KEY);
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), "vllm-campaign-it-"));
     const scenario = path.join(tmp, "scenario.yaml");
-    // Enough load to separate 4 sequences from 1 at concurrency 2, and nothing else. Every
-    // request generates exactly max_tokens (ignore_eos): the simulator's random answer lengths
-    // would otherwise swamp a 6 s window.
-    fs.writeFileSync(
-      scenario,
-      "phases: [readiness, identity, load]\nignoreEos: true\nload:\n  concurrency: [1, 2]\n  durationSeconds: 6\n  warmupSeconds: 1\n",
-    );
+    // Enough load to separate 4 sequences from 1 at concurrency 2, and nothing else.
+    writeLoadScenario(scenario, [1, 2], 6);
     const common = [
       "--lab",
       "--endpoint",

@@ -9,7 +9,7 @@ import type { CampaignSummary } from "../../../campaign/summary";
 import { readTuneState, type TuneState } from "../../../campaign/tune/state";
 import { EXIT } from "../../../common/exit-codes";
 import { startLab, stopLab } from "../../../lab";
-import { kubeClients, labCampaignPlaces, PROJECT_DIR } from "../helpers";
+import { kubeClients, labCampaignPlaces, PROJECT_DIR, writeLoadScenario } from "../helpers";
 
 const NS = "gemmaforge";
 
@@ -95,10 +95,7 @@ describe("--parallel 2 on a two-GPU lab: a campaign, then a tune", function () {
 
     before(async () => {
       const scenario = path.join(tmp, "scenario.yaml");
-      fs.writeFileSync(
-        scenario,
-        "phases: [readiness, identity, load]\nignoreEos: true\nload:\n  concurrency: [1, 2]\n  durationSeconds: 4\n  warmupSeconds: 1\n",
-      );
+      writeLoadScenario(scenario, [1, 2], 4);
       const watch = watchBothReady(kubeconfig);
       run = await campaign([
         "run",
@@ -191,10 +188,7 @@ describe("--parallel 2 on a two-GPU lab: a campaign, then a tune", function () {
 
     before(async () => {
       const scenario = path.join(tmp, "tune-scenario.yaml");
-      fs.writeFileSync(
-        scenario,
-        "phases: [readiness, identity, load]\nignoreEos: true\nload:\n  concurrency: [4, 8]\n  durationSeconds: 4\n  warmupSeconds: 1\n",
-      );
+      writeLoadScenario(scenario, [4, 8], 4);
       const watch = watchBothReady(kubeconfig);
       run = await campaign([
         "tune",

@@ -8,7 +8,7 @@ import { main } from "../../../campaign/cli";
 import { readTuneState, type TuneState } from "../../../campaign/tune/state";
 import { EXIT } from "../../../common/exit-codes";
 import { startLab, stopLab } from "../../../lab";
-import { labCampaignPlaces, PROJECT_DIR } from "../helpers";
+import { labCampaignPlaces, PROJECT_DIR, writeLoadScenario } from "../helpers";
 
 const git = (...args: string[]) =>
   execFileSync("git", args, { cwd: PROJECT_DIR, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
@@ -48,10 +48,7 @@ describe("campaign tune on the lab (Ctrl-C, resume, promotion)", function () {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), "vllm-tune-it-"));
     process.stderr.write(`tune test dir ${tmp}\n`);
     const scenario = path.join(tmp, "scenario.yaml");
-    fs.writeFileSync(
-      scenario,
-      "phases: [readiness, identity, load]\nignoreEos: true\nload:\n  concurrency: [4, 8]\n  durationSeconds: 5\n  warmupSeconds: 1\n",
-    );
+    writeLoadScenario(scenario, [4, 8], 5);
     const args = [
       "tune",
       "--lab",
