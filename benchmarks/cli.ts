@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
 import { EXIT } from "../common/exit-codes";
 import { UsageError } from "../common/usage-error";
+import { exportCommand } from "./export/command";
 import { buildScenario, PHASES, PRESETS, type PresetName, readScenarioFile, type Scenario } from "./inputs/scenario";
 import { loadStackOutputs, resolveEndpoint, type StackOutputs } from "./inputs/stack-outputs";
 import { postDeployCommand } from "./post-deploy";
@@ -18,6 +19,8 @@ import { compareResults } from "./verdict/rule";
 const USAGE = `Usage:
   bench [run] [--stack NAME] [--outputs FILE | --outputs-json JSON] [--endpoint URL] [options]
   bench compare RESULT.json... [--target-concurrency N] [--slo-p95-ms MS] [--slo-ttft-p95-ms MS] [--chart FILE] [--json]
+  bench export --format llm-d-report RESULT.json... [--out DIR]   each load level as an llm-d-benchmark
+                           Benchmark Report v0.2 (docs/benchmark.md#exporting-to-llm-d-benchmark)
   bench post-deploy < INPUT.json   what \`pulumi up\` runs with benchmarkOnDeploy: inputs as one JSON document
                            on stdin (config/post-deploy-input.ts), the candidate summary as one JSON line on stdout
 
@@ -199,6 +202,8 @@ export async function main(argv: string[], cwd = process.cwd()): Promise<number>
         return await runCommand(rest, cwd);
       case "compare":
         return await compareCommand(rest, cwd);
+      case "export":
+        return exportCommand(rest, cwd, (line) => process.stdout.write(`${line}\n`));
       case "post-deploy":
         if (rest.length > 0) throw new UsageError("post-deploy takes no arguments: its inputs come on stdin");
         return await postDeployCommand(cwd, (s) => process.stdout.write(s));

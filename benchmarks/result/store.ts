@@ -227,3 +227,10 @@ export function writeSummaryFile(dir: string, stack: string, summary: unknown): 
 /** `tune-<branch>.json`: a tune's recorded state beside its campaigns (the branch's slashes as dashes). */
 export const tuneStateFile = (resultsDir: string, branch: string): string =>
   path.join(resultsDir, `tune-${safeName(branch.replace(/\//g, "-"))}.json`);
+
+/**
+ * `<dir>/benchmark_report_v0.2,_<stack>_<stamp>_<level>.yaml`: one level of a run exported as an llm-d-benchmark
+ * report, named as llm-d-benchmark's harness names its own (`benchmark_report_v0.2,_*.yaml`), so their tools find it.
+ */
+export const llmdReportFile = (dir: string, stack: string, startedAt: string, level: string): string =>
+  path.join(dir, `benchmark_report_v0.2,_${safeName(stack)}_${fileStamp(startedAt)}_${safeName(level)}.yaml`);
