@@ -1,0 +1,254 @@
+import { strict as assert } from "node:assert";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import { main } from "../../../benchmarks/cli";
+import { EXPORT_FORMATS, exportCommand } from "../../../benchmarks/export/command";
+import { argsRecord, llmdReports } from "../../../benchmarks/export/llm-d-report";
+import { LlmdReportSchema } from "../../../benchmarks/export/llm-d-schema";
+import { readResult } from "../../../benchmarks/result/store";
+import type { BenchmarkResult } from "../../../benchmarks/result/types";
+import { EXIT } from "../../../common/exit-codes";
+import { UsageError } from "../../../common/usage-error";
+
+const ROOT = path.resolve(__dirname, "../../..");
+/** The schema derived from llm-d-benchmark's own pydantic definition (README.md beside it names source and commit). */
+const THEIR_SCHEMA = z.fromJSONSchema(
+  JSON.parse(fs.readFileSync(path.join(__dirname, "fixtures/llm-d-benchmark/report-v0.2.schema.json"), "utf8")),
+);
+/** Recorded H200 runs: a campaign's baseline (4 closed-loop levels) and a rate sweep (2 closed, 6 open-loop levels). */
+const CAMPAIGN_BASELINE = "examples/gpu-campaign-2026-11-30/results/baseline/2026-11-30T07-34-23Z.json";
+const RATE_SWEEP = "examples/gpu-bench-2026-11-30/results/2026-11-30T09-23-34Z.json";
+const read = (file: string): BenchmarkResult => readResult(path.join(ROOT, file));
+
+function assertTheirSchemaAccepts(doc: unknown, what: string): void {
+  const parsed = THEIR_SCHEMA.safeParse(doc);
+  assert.ok(parsed.success, `${what}: ${parsed.success ? "" : JSON.stringify(parsed.error.issues).slice(0, 2000)}`);
+}
+
+const levelReport = (result: BenchmarkResult, key: string) => {
+  const found = llmdReports(result).find((r) => r.key === key);
+  assert.ok(found, `no report ${key}`);
+  return found.report;
+};
+
+describe("bench export --format llm-d-report", () => {
+  it("writes every level of the recorded H200 runs as a report their v0.2 schema accepts", () => {
+    const keys: string[] = [];
+    for (const file of [CAMPAIGN_BASELINE, RATE_SWEEP]) {
+      for (const { key, report } of llmdReports(read(file))) {
+        keys.push(key);
+        assertTheirSchemaAccepts(report, `${file} ${key}`);
+        LlmdReportSchema.parse(report);
+      }
+    }
+    assert.deepEqual(keys, [
+      ...["c1", "c2", "c4", "c8"],
+      ...["c1", "c8", "r1qps", "r1.467qps", "r1.933qps", "r2.4qps", "r2.867qps", "r3.333qps"],
+    ]);
+  });
+
+  it("maps a closed-loop level's figures as recorded, with the level's window as the run's time", () => {
+    const result = read(CAMPAIGN_BASELINE);
+    const level = result.phases.load!.levels.find((l) => l.concurrency === 8)!;
+    const report = levelReport(result, "c8");
+    assert.deepEqual(report.run.time, {
+      start: "2026-11-30T07:34:53.585Z",
+      end: "2026-11-30T07:34:59.585Z",
+      duration: "PT6S",
+    });
+    assert.deepEqual(report.scenario.load?.standardized, {
+      tool: "vllm-tuner-benchmark",
+      tool_version: "0.1.0",
+      source: "sampled",
+      input_seq_len: { distribution: "fixed", value: 1564 },
+      output_seq_len: { distribution: "fixed", value: 128 },
+      concurrency: 8,
+    });
+    const stack = report.scenario.stack![0]!;
+    assert.deepEqual(stack.standardized, {
+      tool: "vllm",
+      tool_version: "0.24.0",
+      role: "replica",
+      model: { name: "google/gemma-4-12B-it-qat-w4a16-ct" },
+    });
+    assert.equal(stack.native.args?.["max-num-seqs"], "4");
+    const agg = report.results.request_performance.aggregate;
+    assert.deepEqual(
+      { ...agg.requests, input_length: undefined, output_length: undefined },
+      {
+        total: 28,
+        failures: 0,
+        incomplete: 8,
+        input_length: undefined,
+        output_length: undefined,
+      },
+    );
+    const { count: _, ...ttft } = level.ttftMs!;
+    assert.deepEqual(agg.latency.time_to_first_token, { units: "ms", ...ttft });
+    assert.equal(agg.latency.time_per_output_token?.mean, level.tpotMs!.mean);
+    assert.equal(agg.latency.time_per_output_token?.units, "ms/token");
+    assert.equal(agg.latency.request_latency?.p99, level.e2eMs!.p99);
+    assert.equal(agg.latency.inter_token_latency?.p50, level.itlMs!.p50);
+    assert.deepEqual(agg.throughput.request_rate, { units: "queries/s", mean: level.requestsPerSecond });
+    assert.deepEqual(agg.throughput.output_token_rate, { units: "tokens/s", mean: level.outputTokensPerSecond });
+    // 20 succeeded requests of 1564 prompt tokens in the 6 s window.
+    assert.deepEqual(agg.throughput.input_token_rate, { units: "tokens/s", mean: (20 * 1564) / 6 });
+    assert.equal(agg.throughput.total_token_rate?.mean, (20 * 1564) / 6 + level.outputTokensPerSecond);
+  });
+
+  it("maps an open-loop level by its target rate, with no concurrency, and takes the image when /version was not read", () => {
+    const result = read(RATE_SWEEP);
+    assert.equal(result.vllmVersion, null);
+    const report = levelReport(result, "r1qps");
+    assert.equal(report.scenario.load?.standardized.rate_qps, 1);
+    assert.equal(report.scenario.load?.standardized.concurrency, undefined);
+    assert.equal(report.scenario.stack?.[0]?.standardized.tool_version, "vllm/vllm-openai:v0.24.0");
+    const agg = report.results.request_performance.aggregate;
+    assert.deepEqual(
+      { total: agg.requests.total, failures: agg.requests.failures, incomplete: agg.requests.incomplete },
+      {
+        total: 12,
+        failures: 0,
+        incomplete: 2,
+      },
+    );
+    assert.equal(agg.latency.time_to_first_token?.p50, 73.2087434999994);
+  });
+
+  it("leaves out what the result did not measure instead of filling it in", () => {
+    const result = structuredClone(read(CAMPAIGN_BASELINE));
+    result.vllmVersion = null;
+    result.image = null;
+    const level = result.phases.load!.levels[0]!;
+    for (const s of level.samples) {
+      s.promptTokens = null;
+      s.contentChunks = (s.outputTokens ?? 0) + 1;
+    }
+    const report = llmdReports(result)[0]!.report;
+    assertTheirSchemaAccepts(report, "reduced result");
+    assert.equal(report.scenario.stack, undefined, "no vLLM version and no image: no stack component");
+    assert.equal(report.scenario.load, undefined, "no prompt token counts: no input_seq_len, so no load section");
+    const agg = report.results.request_performance.aggregate;
+    assert.equal(agg.requests.input_length, undefined);
+    assert.equal(agg.throughput.input_token_rate, undefined);
+    assert.equal(agg.throughput.total_token_rate, undefined);
+    assert.equal(
+      agg.latency.inter_token_latency,
+      undefined,
+      "chunks of several tokens: our chunk gap is not a per-token ITL",
+    );
+    assert.ok(agg.latency.time_to_first_token);
+  });
+
+  it("gives the same IDs when the same result is exported twice, and a different one per level", () => {
+    const a = llmdReports(read(RATE_SWEEP));
+    const b = llmdReports(read(RATE_SWEEP));
+    assert.deepEqual(
+      a.map((r) => r.report.run),
+      b.map((r) => r.report.run),
+    );
+    assert.equal(new Set(a.map((r) => r.report.run.uid)).size, a.length);
+    assert.equal(new Set(a.map((r) => r.report.run.eid)).size, 1);
+  });
+
+  it("their schema, as the fixture writes it, refuses what their models refuse", () => {
+    const good = levelReport(read(CAMPAIGN_BASELINE), "c4");
+    /** The report with the value at `at` replaced (removed when undefined), which their schema must refuse. */
+    const refused = (what: string, at: readonly (string | number)[], value: unknown) => {
+      const doc: unknown = structuredClone(good);
+      let node = doc as Record<string | number, unknown>;
+      for (const k of at.slice(0, -1)) node = node[k] as Record<string | number, unknown>;
+      const last = at[at.length - 1]!;
+      if (value === undefined) delete node[last];
+      else node[last] = value;
+      assert.equal(THEIR_SCHEMA.safeParse(doc).success, false, what);
+    };
+    const tpot = ["results", "request_performance", "aggregate", "latency", "time_per_output_token", "units"];
+    refused("an unknown key (extra=forbid)", ["run", "tpot"], 1);
+    refused("TPOT in ms instead of ms/token (check_units)", tpot, "ms");
+    refused("kind inside standardized (inject_kind)", ["scenario", "stack", 0, "standardized", "kind"], "generic");
+    refused("a fractional concurrency (check_concurrency)", ["scenario", "load", "standardized", "concurrency"], 2.5);
+    refused(
+      "an inference_engine without its accelerator",
+      ["scenario", "stack", 0, "metadata", "kind"],
+      "inference_engine",
+    );
+    refused("no results", ["results"], undefined);
+  });
+
+  it("splits vLLM's arguments into flags and values, the model under `model`", () => {
+    assert.deepEqual(argsRecord(["m/x", "--max-num-seqs", "4", "--enforce-eager", "--dtype=auto"]), {
+      model: "m/x",
+      "max-num-seqs": "4",
+      "enforce-eager": true,
+      dtype: "auto",
+    });
+  });
+});
+
+describe("bench export: the command", () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "llmd-export-"));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it("writes one YAML file per level, named as llm-d-benchmark's harness names its reports", () => {
+    const printed: string[] = [];
+    const code = exportCommand(["--format", "llm-d-report", CAMPAIGN_BASELINE, "--out", dir], ROOT, (l) =>
+      printed.push(l),
+    );
+    assert.equal(code, EXIT.ok);
+    const names = ["c1", "c2", "c4", "c8"].map((k) => `benchmark_report_v0.2,_baseline_2026-11-30T07-34-23Z_${k}.yaml`);
+    assert.deepEqual(
+      printed,
+      names.map((n) => path.join(dir, n)),
+    );
+    assert.deepEqual(fs.readdirSync(dir).sort(), [...names].sort());
+    const doc = parseYaml(fs.readFileSync(path.join(dir, names[3]!), "utf8"));
+    assert.deepEqual(doc, JSON.parse(JSON.stringify(levelReport(read(CAMPAIGN_BASELINE), "c8"))));
+  });
+
+  it("refuses a missing or unknown --format, naming the value and what is allowed, and writes nothing", () => {
+    assert.deepEqual(EXPORT_FORMATS, ["llm-d-report"]);
+    const run = (argv: string[]) => () => exportCommand([...argv, "--out", dir], ROOT, () => {});
+    assert.throws(
+      run([CAMPAIGN_BASELINE]),
+      (e: Error) => e instanceof UsageError && /--format.*llm-d-report/.test(e.message),
+    );
+    assert.throws(
+      run(["--format", "csv", CAMPAIGN_BASELINE]),
+      (e: Error) =>
+        e instanceof UsageError && e.message === '--format "csv" is not a format export writes (allowed: llm-d-report)',
+    );
+    assert.deepEqual(fs.readdirSync(dir), []);
+  });
+
+  it("refuses a missing or invalid result file before writing any report", async () => {
+    const bad = path.join(dir, "bad.json");
+    fs.writeFileSync(bad, JSON.stringify({ schemaVersion: 4, kind: "vllm-tuner.benchmark", stack: 7 }));
+    const out = path.join(dir, "out");
+    const stderr: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((c: string) => stderr.push(String(c)) > 0) as typeof process.stderr.write;
+    let missing: number;
+    let invalid: number;
+    try {
+      missing = await main(["export", "--format", "llm-d-report", "nope.json", "--out", out], dir);
+      invalid = await main(
+        ["export", "--format", "llm-d-report", path.join(ROOT, CAMPAIGN_BASELINE), bad, "--out", out],
+        dir,
+      );
+    } finally {
+      process.stderr.write = write;
+    }
+    assert.equal(missing, EXIT.usage);
+    assert.match(stderr[0]!, /^error: result file "nope.json" does not exist/);
+    assert.equal(invalid, EXIT.error);
+    assert.match(stderr[1]!, /bad\.json is not a valid benchmark result:\n.*stack/s);
+    assert.equal(fs.existsSync(out), false, "the valid file before the bad one was not exported either");
+  });
+});
