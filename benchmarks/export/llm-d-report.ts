@@ -1,20 +1,19 @@
 import { createHash } from "node:crypto";
-import type { RequestSample } from "../http/chat";
 import type { BenchmarkResult, LevelBase, LoadLevel, RateLevel } from "../result/types";
-import { round, type Summary, summarize } from "../stats";
+import { round, summarize } from "../stats";
+import { aggregate, everyOne, observability, okSamples } from "./llm-d-results";
 import {
   LLMD_REPORT_VERSION,
-  type LlmdAggregate,
   type LlmdComponent,
   type LlmdLoad,
   type LlmdReport,
   type LlmdSequenceLength,
-  type LlmdStatistics,
 } from "./llm-d-schema";
 
 /**
- * Pure: a benchmark result as llm-d-benchmark Benchmark Reports (v0.2). Their report describes one load
- * point, so each closed-loop level (a concurrency) and each open-loop level (a rate) becomes one report.
+ * Pure: a benchmark result as llm-d-benchmark Benchmark Reports (the v0.2 line, revision 0.2.1). Their report
+ * describes one load point, so each closed-loop level (a concurrency) and each open-loop level (a rate) becomes
+ * one report.
  * Only what the result measured is written; a figure it lacks is left out, never filled in
  * (docs/benchmark.md, "Exporting to llm-d-benchmark", says what maps where and what is left out).
  */
@@ -37,25 +36,6 @@ export function nameUuid(name: string): string {
 
 /** Their `cfg_id`, "a hash of the configuration": SHA-256 of its JSON. */
 const cfgId = (config: unknown) => hex(JSON.stringify(config), "sha256");
-
-const statistics = (units: string, s: Summary): LlmdStatistics => ({
-  units,
-  mean: s.mean,
-  min: s.min,
-  p50: s.p50,
-  p90: s.p90,
-  p95: s.p95,
-  p99: s.p99,
-  max: s.max,
-});
-
-const rate = (units: string, perSecond: number): LlmdStatistics => ({ units, mean: perSecond });
-
-/** A per-request figure known for every request, or null when any request lacks it (a partial sum would understate). */
-function everyOne(ok: readonly RequestSample[], pick: (s: RequestSample) => number | null): number[] | null {
-  const values = ok.map(pick);
-  return values.every((v): v is number => v !== null) ? values : null;
-}
 
 function sequenceLength(values: readonly number[]): LlmdSequenceLength | null {
   const s = summarize(values);
@@ -95,13 +75,12 @@ function stackComponent(result: BenchmarkResult): LlmdComponent | null {
   const weights = result.environment.weights ? `; ${result.environment.weights}` : "";
   return {
     metadata: {
-      kind: "generic",
       schema_version: "0.0.1",
       label: result.stack,
       cfg_id: cfgId(config ?? result.outputs),
       description: `vLLM ${toolVersion}, candidate ${result.stack}, image ${result.image ?? "unknown"}${emulated}${weights}`,
     },
-    standardized: { tool: "vllm", tool_version: toolVersion, role: "replica", model: { name: model } },
+    standardized: { kind: "generic", tool: "vllm", tool_version: toolVersion, role: "replica", model: { name: model } },
     native: {
       ...(Array.isArray(args) && args.every((a) => typeof a === "string") ? { args: argsRecord(args) } : {}),
       ...(config ? { config } : {}),
@@ -112,8 +91,6 @@ function stackComponent(result: BenchmarkResult): LlmdComponent | null {
 type Level = { readonly closed: LoadLevel } | { readonly open: RateLevel };
 
 const base = (l: Level): LevelBase => ("closed" in l ? l.closed : l.open);
-
-const okSamples = (l: LevelBase) => l.samples.filter((s) => s.window && s.outcome === "succeeded");
 
 function levelDescription(result: BenchmarkResult, l: Level): string {
   const b = base(l);
@@ -156,53 +133,13 @@ function loadSection(result: BenchmarkResult, l: Level): LlmdLoad | null {
   };
 }
 
-/**
- * The level's aggregate figures. A later section (issue 28's SLO attainment and goodput) joins here as
- * its own function of the level, beside requests, latency and throughput.
- */
-function aggregate(l: LevelBase): LlmdAggregate {
-  const ok = okSamples(l);
-  const prompt = everyOne(ok, (s) => s.promptTokens);
-  const output = everyOne(ok, (s) => s.outputTokens);
-  const promptSummary = prompt && summarize(prompt);
-  const outputSummary = output && summarize(output);
-  // Our ITL is the gap between content chunks; it is per token only when every chunk carried one token.
-  const perTokenChunks =
-    ok.length > 0 && ok.every((s) => s.outputTokens !== null && s.contentChunks === s.outputTokens);
-  const perSecond = (tokens: readonly number[]) => tokens.reduce((a, b) => a + b, 0) / l.windowSeconds;
-  const inputRate = prompt && l.windowSeconds > 0 ? perSecond(prompt) : null;
-  const outputRate = output && l.windowSeconds > 0 ? l.outputTokensPerSecond : null;
-  return {
-    requests: {
-      total: l.counts.succeeded + l.counts.errored + l.counts.incomplete,
-      failures: l.counts.errored,
-      incomplete: l.counts.incomplete,
-      ...(promptSummary ? { input_length: statistics("count", promptSummary) } : {}),
-      ...(outputSummary ? { output_length: statistics("count", outputSummary) } : {}),
-    },
-    latency: {
-      ...(l.ttftMs ? { time_to_first_token: statistics("ms", l.ttftMs) } : {}),
-      ...(l.tpotMs ? { time_per_output_token: statistics("ms/token", l.tpotMs) } : {}),
-      ...(l.itlMs && perTokenChunks ? { inter_token_latency: statistics("ms/token", l.itlMs) } : {}),
-      ...(l.e2eMs ? { request_latency: statistics("ms", l.e2eMs) } : {}),
-    },
-    throughput: {
-      ...(inputRate !== null ? { input_token_rate: rate("tokens/s", inputRate) } : {}),
-      ...(outputRate !== null ? { output_token_rate: rate("tokens/s", outputRate) } : {}),
-      ...(inputRate !== null && outputRate !== null
-        ? { total_token_rate: rate("tokens/s", inputRate + outputRate) }
-        : {}),
-      request_rate: rate("queries/s", l.requestsPerSecond),
-    },
-  };
-}
-
 const levelKey = (l: Level) =>
   "closed" in l ? `c${l.closed.concurrency}` : `r${round(l.open.openLoop.targetRatePerSecond)}qps`;
 
 function levelReport(result: BenchmarkResult, stack: LlmdComponent | null, l: Level, key: string): LevelReport {
   const b = base(l);
   const load = loadSection(result, l);
+  const server = observability(b, result.stack);
   const run = `${result.stack}/${result.startedAt}`;
   return {
     key,
@@ -218,7 +155,10 @@ function levelReport(result: BenchmarkResult, stack: LlmdComponent | null, l: Le
         },
       },
       scenario: { ...(stack ? { stack: [stack] } : {}), ...(load ? { load } : {}) },
-      results: { request_performance: { aggregate: aggregate(b) } },
+      results: {
+        request_performance: { aggregate: aggregate(b) },
+        ...(server ? { observability: { components: [server] } } : {}),
+      },
     },
   };
 }

@@ -1,14 +1,15 @@
 import { z } from "zod";
 
 /**
- * The part of llm-d-benchmark's Benchmark Report v0.2 that `bench export --format llm-d-report` writes:
- * their pydantic models (llm-d/llm-d-benchmark, `benchmark_report/schema_v0_2.py`), cut to the fields we
- * fill. Optional fields we did not measure are left out, as their own `dump()` (exclude_none) leaves them.
- * The test checks every export against a JSON Schema derived from their definition
- * (test/unit/benchmarks/fixtures/llm-d-benchmark-report-v0.2.schema.json).
+ * The part of llm-d-benchmark's Benchmark Report (the v0.2 line, revision 0.2.1: PyPI `llmd-benchmark-report`
+ * 0.2.1, `llmd_benchmark_report/schema_v0_2.py`) that `bench export --format llm-d-report` writes, cut to
+ * the fields we fill. Optional fields we did not measure are left out, as their own `dump()` (exclude_none)
+ * leaves them out. The test checks every export against their published JSON Schema
+ * (test/unit/benchmarks/fixtures/llm-d-benchmark/br_v0_2_json_schema.json).
  */
 
-export const LLMD_REPORT_VERSION = "0.2";
+/** Their loader reads "0.2" and "0.2.1" with one model; we write fields 0.2.1 added (observability.components). */
+export const LLMD_REPORT_VERSION = "0.2.1";
 
 /** Their `Statistics`: `units` and `mean` required, every percentile optional. */
 export const LlmdStatisticsSchema = z.strictObject({
@@ -22,6 +23,12 @@ export const LlmdStatisticsSchema = z.strictObject({
   max: z.number().optional(),
 });
 
+/** Their `TimeSeriesData`: one point per scrape, the scraped value at its time. */
+export const LlmdTimeSeriesSchema = z.strictObject({
+  units: z.string(),
+  series: z.array(z.strictObject({ ts: z.string(), value: z.number() })),
+});
+
 /** Their `SequenceLength`: `fixed` when every request had the same count, else `other` with the range. */
 export const LlmdSequenceLengthSchema = z.strictObject({
   distribution: z.enum(["fixed", "other"]),
@@ -33,13 +40,13 @@ export const LlmdSequenceLengthSchema = z.strictObject({
 /** A stack component of kind `generic`: their `inference_engine` needs the accelerator's model, which we do not record. */
 export const LlmdComponentSchema = z.strictObject({
   metadata: z.strictObject({
-    kind: z.literal("generic"),
     schema_version: z.literal("0.0.1"),
     label: z.string(),
     cfg_id: z.string(),
     description: z.string(),
   }),
   standardized: z.strictObject({
+    kind: z.literal("generic"),
     tool: z.literal("vllm"),
     tool_version: z.string(),
     role: z.literal("replica"),
@@ -87,6 +94,27 @@ export const LlmdAggregateSchema = z.strictObject({
   }),
 });
 
+/** The vLLM server's own view over the level's window, from its `/metrics` (and the GPU source, if any). */
+export const LlmdComponentObservabilitySchema = z.strictObject({
+  component_label: z.string(),
+  replica_id: z.string().optional(),
+  aggregate: z.strictObject({
+    kv_cache_usage: LlmdStatisticsSchema.optional(),
+    running_requests: LlmdStatisticsSchema.optional(),
+    waiting_requests: LlmdStatisticsSchema.optional(),
+    gpu_memory_usage: LlmdStatisticsSchema.optional(),
+    gpu_utilization: LlmdStatisticsSchema.optional(),
+  }),
+  time_series: z.strictObject({
+    kv_cache_usage: LlmdTimeSeriesSchema.optional(),
+    num_requests_running: LlmdTimeSeriesSchema.optional(),
+    num_requests_waiting: LlmdTimeSeriesSchema.optional(),
+    num_preemptions: LlmdTimeSeriesSchema.optional(),
+    gpu_memory_usage: LlmdTimeSeriesSchema.optional(),
+    gpu_utilization: LlmdTimeSeriesSchema.optional(),
+  }),
+});
+
 export const LlmdReportSchema = z.strictObject({
   version: z.literal(LLMD_REPORT_VERSION),
   run: z.strictObject({
@@ -100,12 +128,15 @@ export const LlmdReportSchema = z.strictObject({
   }),
   results: z.strictObject({
     request_performance: z.strictObject({ aggregate: LlmdAggregateSchema }),
+    observability: z.strictObject({ components: z.array(LlmdComponentObservabilitySchema) }).optional(),
   }),
 });
 
 export type LlmdStatistics = z.infer<typeof LlmdStatisticsSchema>;
+export type LlmdTimeSeries = z.infer<typeof LlmdTimeSeriesSchema>;
 export type LlmdSequenceLength = z.infer<typeof LlmdSequenceLengthSchema>;
 export type LlmdComponent = z.infer<typeof LlmdComponentSchema>;
 export type LlmdLoad = z.infer<typeof LlmdLoadSchema>;
 export type LlmdAggregate = z.infer<typeof LlmdAggregateSchema>;
+export type LlmdComponentObservability = z.infer<typeof LlmdComponentObservabilitySchema>;
 export type LlmdReport = z.infer<typeof LlmdReportSchema>;

@@ -14,10 +14,41 @@ import { EXIT } from "../../../common/exit-codes";
 import { UsageError } from "../../../common/usage-error";
 
 const ROOT = path.resolve(__dirname, "../../..");
-/** The schema derived from llm-d-benchmark's own pydantic definition (README.md beside it names source and commit). */
+/** llm-d-benchmark's own published JSON Schema, unchanged (README.md beside it names the source and its hash). */
 const THEIR_SCHEMA = z.fromJSONSchema(
-  JSON.parse(fs.readFileSync(path.join(__dirname, "fixtures/llm-d-benchmark/report-v0.2.schema.json"), "utf8")),
+  JSON.parse(fs.readFileSync(path.join(__dirname, "fixtures/llm-d-benchmark/br_v0_2_json_schema.json"), "utf8")),
 );
+/**
+ * The units their model's validators allow per field (`check_units` and `UNIT_RULES` in
+ * `llmd_benchmark_report/schema_v0_2.py`, unit lists from `base.py`), which a JSON Schema cannot say.
+ */
+const THEIR_UNITS: Record<string, readonly string[]> = {
+  input_length: ["count"],
+  output_length: ["count"],
+  time_to_first_token: ["ms", "s"],
+  time_per_output_token: ["ms/token", "s/token"],
+  inter_token_latency: ["ms/token", "s/token"],
+  request_latency: ["ms", "s"],
+  input_token_rate: ["tokens/s"],
+  output_token_rate: ["tokens/s"],
+  total_token_rate: ["tokens/s"],
+  request_rate: ["queries/s"],
+  kv_cache_usage: ["percent", "fraction"],
+  running_requests: ["count"],
+  waiting_requests: ["count"],
+  gpu_memory_usage: ["MB", "GB", "TB", "MiB", "GiB", "TiB"],
+  gpu_utilization: ["percent", "fraction"],
+};
+
+/** Every `units` in the report, with the name of the field that holds it. */
+function unitsByField(node: unknown, field = "", out: [string, string][] = []): [string, string][] {
+  if (typeof node !== "object" || node === null) return out;
+  for (const [k, v] of Object.entries(node)) {
+    if (k === "units" && typeof v === "string") out.push([field, v]);
+    else unitsByField(v, Array.isArray(node) ? field : k, out);
+  }
+  return out;
+}
 /** Recorded H200 runs: a campaign's baseline (4 closed-loop levels) and a rate sweep (2 closed, 6 open-loop levels). */
 const CAMPAIGN_BASELINE = "examples/gpu-campaign-2026-11-30/results/baseline/2026-11-30T07-34-23Z.json";
 const RATE_SWEEP = "examples/gpu-bench-2026-11-30/results/2026-11-30T09-23-34Z.json";
@@ -26,6 +57,11 @@ const read = (file: string): BenchmarkResult => readResult(path.join(ROOT, file)
 function assertTheirSchemaAccepts(doc: unknown, what: string): void {
   const parsed = THEIR_SCHEMA.safeParse(doc);
   assert.ok(parsed.success, `${what}: ${parsed.success ? "" : JSON.stringify(parsed.error.issues).slice(0, 2000)}`);
+  for (const [field, units] of unitsByField(doc)) {
+    // Time series take their field's units too (the num_* series are counts, as their UNIT_RULES say).
+    const allowed = THEIR_UNITS[field] ?? (field.startsWith("num_") ? ["count"] : undefined);
+    assert.ok(allowed?.includes(units), `${what}: ${field} in ${units}, their model allows ${allowed?.join(", ")}`);
+  }
 }
 
 const levelReport = (result: BenchmarkResult, key: string) => {
@@ -35,7 +71,7 @@ const levelReport = (result: BenchmarkResult, key: string) => {
 };
 
 describe("bench export --format llm-d-report", () => {
-  it("writes every level of the recorded H200 runs as a report their v0.2 schema accepts", () => {
+  it("writes every level of the recorded H200 runs as a report their schema and unit rules accept", () => {
     const keys: string[] = [];
     for (const file of [CAMPAIGN_BASELINE, RATE_SWEEP]) {
       for (const { key, report } of llmdReports(read(file))) {
@@ -69,6 +105,7 @@ describe("bench export --format llm-d-report", () => {
     });
     const stack = report.scenario.stack![0]!;
     assert.deepEqual(stack.standardized, {
+      kind: "generic",
       tool: "vllm",
       tool_version: "0.24.0",
       role: "replica",
@@ -96,7 +133,40 @@ describe("bench export --format llm-d-report", () => {
     assert.deepEqual(agg.throughput.output_token_rate, { units: "tokens/s", mean: level.outputTokensPerSecond });
     // 20 succeeded requests of 1564 prompt tokens in the 6 s window.
     assert.deepEqual(agg.throughput.input_token_rate, { units: "tokens/s", mean: (20 * 1564) / 6 });
+    assert.deepEqual(
+      unitsByField(report).map(([field]) => field),
+      [
+        ...["input_length", "output_length", "time_to_first_token", "time_per_output_token"],
+        ...["inter_token_latency", "request_latency", "input_token_rate", "output_token_rate", "total_token_rate"],
+        ...["request_rate", "kv_cache_usage", "running_requests", "waiting_requests", "kv_cache_usage"],
+        ...["num_requests_running", "num_requests_waiting", "num_preemptions"],
+      ],
+      "the unit rules were checked on every statistic",
+    );
     assert.equal(agg.throughput.total_token_rate?.mean, (20 * 1564) / 6 + level.outputTokensPerSecond);
+  });
+
+  it("maps the server's scrapes over the window as the vLLM component's observability", () => {
+    const result = read(CAMPAIGN_BASELINE);
+    const level = result.phases.load!.levels.find((l) => l.concurrency === 8)!;
+    const server = levelReport(result, "c8").results.observability!.components[0]!;
+    assert.equal(server.component_label, "baseline");
+    assert.equal(server.replica_id, "gemma4-12b-5dfbb7b9f9-jl6k5");
+    const scrapes = level.server.series;
+    assert.equal(scrapes.length, 7);
+    assert.deepEqual(
+      server.time_series.num_requests_running?.series,
+      scrapes.map((p) => ({ ts: new Date(p.tEpochMs).toISOString(), value: p.running })),
+    );
+    assert.equal(server.time_series.num_preemptions?.series.length, 7);
+    assert.equal(server.aggregate.running_requests?.max, level.server.peakRunning.value);
+    assert.equal(server.aggregate.waiting_requests?.max, level.server.peakWaiting.value);
+    assert.equal(server.aggregate.kv_cache_usage?.max, level.server.peakKvCacheUsagePercent.value);
+    assert.equal(server.aggregate.kv_cache_usage?.units, "percent");
+    // No GPU source on that run (gpu.source null): no GPU figures.
+    assert.equal(level.gpu.source, null);
+    assert.equal(server.aggregate.gpu_memory_usage, undefined);
+    assert.equal(server.time_series.gpu_utilization, undefined);
   });
 
   it("maps an open-loop level by its target rate, with no concurrency, and takes the image when /version was not read", () => {
@@ -154,7 +224,7 @@ describe("bench export --format llm-d-report", () => {
     assert.equal(new Set(a.map((r) => r.report.run.eid)).size, 1);
   });
 
-  it("their schema, as the fixture writes it, refuses what their models refuse", () => {
+  it("their JSON Schema, as the fixture holds it, refuses what their model refuses", () => {
     const good = levelReport(read(CAMPAIGN_BASELINE), "c4");
     /** The report with the value at `at` replaced (removed when undefined), which their schema must refuse. */
     const refused = (what: string, at: readonly (string | number)[], value: unknown) => {
@@ -166,15 +236,21 @@ describe("bench export --format llm-d-report", () => {
       else node[last] = value;
       assert.equal(THEIR_SCHEMA.safeParse(doc).success, false, what);
     };
-    const tpot = ["results", "request_performance", "aggregate", "latency", "time_per_output_token", "units"];
+    const stack = ["scenario", "stack", 0];
     refused("an unknown key (extra=forbid)", ["run", "tpot"], 1);
-    refused("TPOT in ms instead of ms/token (check_units)", tpot, "ms");
-    refused("kind inside standardized (inject_kind)", ["scenario", "stack", 0, "standardized", "kind"], "generic");
-    refused("a fractional concurrency (check_concurrency)", ["scenario", "load", "standardized", "concurrency"], 2.5);
+    refused("a run without its uid", ["run", "uid"], undefined);
+    refused("a component without its kind", [...stack, "standardized", "kind"], undefined);
+    refused("kind in the component's metadata (the layout before 0.2.1)", [...stack, "metadata", "kind"], "generic");
+    refused("an inference_engine without its accelerator", [...stack, "standardized", "kind"], "inference_engine");
     refused(
-      "an inference_engine without its accelerator",
-      ["scenario", "stack", 0, "metadata", "kind"],
-      "inference_engine",
+      "a statistic without its mean",
+      ["results", "request_performance", "aggregate", "latency", "time_to_first_token", "mean"],
+      undefined,
+    );
+    refused(
+      "an unknown unit",
+      ["results", "request_performance", "aggregate", "throughput", "request_rate", "units"],
+      "req/s",
     );
     refused("no results", ["results"], undefined);
   });
