@@ -12,6 +12,7 @@ import type { BenchmarkResult } from "./types";
  *   results/<stack>/<stamp>.json, .md       one benchmark run and its report (ignored by git)
  *   results/campaign-<id>.json, .md, .log   a campaign's record, report and Pulumi log
  *   results/comparison-<stamp>.svg          `bench compare`'s chart
+ *   results/export/benchmark_report_v0.2,_<stack>_<stamp>_<level>.yaml   `bench export`'s llm-d-benchmark reports
  *   summaries/<stack>.json                  a candidate summary, small enough to commit
  *
  * Documents are given and returned as data: what they mean (and their Markdown) is the caller's;
