@@ -16,7 +16,7 @@ export const EXPORT_DIR = "results/export";
 
 /**
  * `bench export --format llm-d-report RESULT.json... [--out DIR]`: each load level of each result as an
- * llm-d-benchmark Benchmark Report v0.2 (YAML, as their harness writes them). Prints the files written.
+ * llm-d-benchmark Benchmark Report (v0.2 line, revision 0.2.1; YAML, as their harness writes them). Prints the files written.
  */
 export function exportCommand(argv: string[], cwd: string, print: (line: string) => void): number {
   const { values, positionals } = parseArgs({
