@@ -100,7 +100,7 @@ function splitFlags(rest: readonly string[]): Flag[] {
 }
 
 /** A container path under one of the pod's mounts, as the same file on this machine (undefined when under none). */
-export function hostPathOf(containerPath: string, volumeDirs: Readonly<Record<string, string>>): string | undefined {
+function hostPathOf(containerPath: string, volumeDirs: Readonly<Record<string, string>>): string | undefined {
   const mount = Object.keys(volumeDirs)
     .sort((a, b) => b.length - a.length)
     .find((m) => containerPath === m || containerPath.startsWith(`${m}/`));
