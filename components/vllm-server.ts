@@ -2,6 +2,7 @@ import * as appsv1 from "@pulumi/kubernetes/apps/v1";
 import * as corev1 from "@pulumi/kubernetes/core/v1";
 import * as pulumi from "@pulumi/pulumi";
 import type { CandidateConfig } from "../config/schema";
+import { apiKeySecretFiles } from "./render/api-key";
 import type { SecretRefs } from "./render/deployment";
 import { deploymentObject, secretMetadata, serviceObject } from "./render/objects";
 
@@ -13,7 +14,7 @@ interface VllmServerArgs {
   readonly stack: string;
   /** Hugging Face token (a Pulumi secret); omitted for public checkpoints. */
   readonly hfToken?: pulumi.Input<string>;
-  /** Key clients must send; vLLM reads it from VLLM_API_KEY. */
+  /** Key clients must send; vLLM reads it from a config file the Secret holds (render/api-key.ts). */
   readonly apiKey?: pulumi.Input<string>;
 }
 
@@ -55,7 +56,7 @@ export class VllmServer extends pulumi.ComponentResource {
             {
               metadata: secretMetadata(c, args.namespace, "apiKey"),
               type: "Opaque",
-              stringData: { key: pulumi.secret(args.apiKey) },
+              stringData: pulumi.secret(args.apiKey).apply(apiKeySecretFiles),
             },
             shared,
           );

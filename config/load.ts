@@ -12,7 +12,7 @@ interface LoadedConfig {
   readonly raw: RawConfig;
   /** Hugging Face token for gated checkpoints; `undefined` when the stack sets none. */
   readonly hfToken: pulumi.Output<string> | undefined;
-  /** Optional key vLLM requires from clients (`VLLM_API_KEY`). */
+  /** Optional key vLLM requires from clients (reaches vLLM as its `--config` file, components/render/api-key.ts). */
   readonly apiKey: pulumi.Output<string> | undefined;
 }
 

@@ -118,17 +118,6 @@ function crossFieldProblems(c: CandidateConfig, raw: ReadonlyMap<string, string>
       allowed: `0 or at least maxNumSeqs (${c.maxNumSeqs}), since every running sequence needs a token per step`,
     });
   }
-  // vLLM 0.24 hashes its env into the compile-cache key and writes the factors in clear
-  // (cache_key_factors.json) inside the cache directory: VLLM_API_KEY among them. On the claim that
-  // file outlives the pod and is readable by whoever mounts the volume (docs/compile-cache.md).
-  if (c.compileCache === "claim" && raw.has("apiKey")) {
-    problems.push({
-      key: fullKey("compileCache"),
-      value: rawOf("compileCache"),
-      allowed:
-        "none when apiKey is set: with claim, vLLM would write VLLM_API_KEY in clear into cache_key_factors.json on the model-cache volume",
-    });
-  }
   if (c.benchmarkOnDeploy && c.benchmarkEndpoint === "" && c.serviceType !== "NodePort") {
     problems.push({
       key: fullKey("benchmarkEndpoint"),

@@ -271,7 +271,7 @@ export const stackKey = (key: FieldName | SecretKey): string => `${PROJECT}:${ke
 export const SECRET_DESCRIPTIONS: Readonly<Record<SecretKey, string>> = {
   hfToken: "Hugging Face token for gated checkpoints: a Kubernetes Secret, env HF_TOKEN.",
   apiKey:
-    "Key clients must send as Bearer: a Kubernetes Secret, env VLLM_API_KEY (the benchmark and campaign read it from VLLM_API_KEY).",
+    "Key clients must send as Bearer: a Kubernetes Secret holding vLLM's config file, mounted read-only (vllm serve --config); the benchmark and campaign read it from VLLM_API_KEY.",
 };
 
 export type CandidateConfig = { readonly [K in FieldName]: z.output<(typeof FIELDS)[K]["schema"]> };

@@ -38,10 +38,11 @@ function simPlacement(): SimPlacement {
 function serverEngine(options: LabOptions, kc: k8s.KubeConfig): ServerEngine {
   if (options.engine === "vllm") {
     const core = kc.makeApiClient(k8s.CoreV1Api);
-    const readSecret = async (namespace: string, name: string, key: string) => {
+    const readSecret = async (namespace: string, name: string) => {
       const secret = await core.readNamespacedSecret({ name, namespace }).catch(() => undefined);
-      const data = secret?.data?.[key];
-      return data === undefined ? secret?.stringData?.[key] : Buffer.from(data, "base64").toString("utf8");
+      if (secret === undefined) return undefined;
+      const data = Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]);
+      return { ...secret.stringData, ...Object.fromEntries(data) };
     };
     const localModel = options.modelDir
       ? { dir: options.modelDir, hasWeights: hasWeights(options.modelDir) }

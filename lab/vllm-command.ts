@@ -51,6 +51,8 @@ interface VllmCommandOptions {
   readonly localModel?: LocalModel;
   /** `--kv-cache-memory-bytes` to add (emulating a smaller card); replaces nothing in the args. */
   readonly kvCacheMemoryBytes?: number;
+  /** The pod's mounts as directories of this machine (mount path → host directory), for `--config FILE`. */
+  readonly volumeDirs?: Readonly<Record<string, string>>;
 }
 
 interface VllmCommand {
@@ -97,6 +99,14 @@ function splitFlags(rest: readonly string[]): Flag[] {
   return flags;
 }
 
+/** A container path under one of the pod's mounts, as the same file on this machine (undefined when under none). */
+function hostPathOf(containerPath: string, volumeDirs: Readonly<Record<string, string>>): string | undefined {
+  const mount = Object.keys(volumeDirs)
+    .sort((a, b) => b.length - a.length)
+    .find((m) => containerPath === m || containerPath.startsWith(`${m}/`));
+  return mount === undefined ? undefined : volumeDirs[mount]! + containerPath.slice(mount.length);
+}
+
 /**
  * `serve <model> <pod args...> --host 127.0.0.1 --port N`, from the pod's container args (first
  * the checkpoint, as the vllm-openai image expects). The pod's `--host`/`--port` are replaced:
@@ -104,7 +114,9 @@ function splitFlags(rest: readonly string[]): Flag[] {
  * the lab picked. With `localModel`, its directory replaces the checkpoint and `--revision` is
  * dropped (a local directory has no revisions; vLLM would try to resolve it against the hub);
  * the API keeps serving the stack's `--served-model-name` (the checkpoint's name if the pod set
- * none), and `--load-format dummy` is added when the directory holds no weights.
+ * none), and `--load-format dummy` is added when the directory holds no weights. `--config FILE`
+ * (vLLM reads more flags from it; the API key's file) names the file where the lab put the
+ * pod's volume, so vLLM reads it as in the pod: the key reaches vLLM, never this command line.
  */
 export function vllmCommandFor(podArgs: readonly string[], options: VllmCommandOptions): VllmCommand {
   const [checkpoint, ...rest] = podArgs;
@@ -121,6 +133,13 @@ export function vllmCommandFor(podArgs: readonly string[], options: VllmCommandO
       continue;
     }
     if (f.flag === "--served-model-name") servedName = true;
+    const onHost =
+      f.flag === "--config" && f.value !== undefined ? hostPathOf(f.value, options.volumeDirs ?? {}) : undefined;
+    if (onHost !== undefined) {
+      replaced.push(f.tokens.join(" "));
+      kept.push("--config", onHost);
+      continue;
+    }
     kept.push(...f.tokens);
   }
   const model = options.localModel ? options.localModel.dir : checkpoint;
@@ -170,10 +189,6 @@ export function vllmEnvFor(
   // The lab's own settings (VLLM_LAB_HOME, VLLM_LAB_NETNS) are not vLLM's: it warns about unknown VLLM_* names.
   for (const [k, v] of Object.entries(hostEnv)) if (v !== undefined && !k.startsWith("VLLM_LAB_")) env[k] = v;
   Object.assign(env, containerCacheEnv(containerDir));
-  const mounts = Object.keys(volumeDirs).sort((a, b) => b.length - a.length);
-  for (const { name, value } of podEnv) {
-    const mount = mounts.find((m) => value === m || value.startsWith(`${m}/`));
-    env[name] = mount === undefined ? value : volumeDirs[mount]! + value.slice(mount.length);
-  }
+  for (const { name, value } of podEnv) env[name] = hostPathOf(value, volumeDirs) ?? value;
   return { ...env, ...LAB_VLLM_ENV };
 }

@@ -7,8 +7,8 @@ import type { ServerEngine, ServerLaunch } from "./engine";
 import { LAB_DIR, type LabOptions } from "./options";
 import { type LocalModel, type ResolvedEnvVar, vllmCommandFor, vllmEnvFor } from "./vllm-command";
 
-/** Reads a key of a Secret; what the kubelet does for `secretKeyRef`. */
-type SecretReader = (namespace: string, name: string, key: string) => Promise<string | undefined>;
+/** Reads a Secret's data (decoded), or undefined when there is none; what the kubelet does for `secretKeyRef` and secret volumes. */
+type SecretReader = (namespace: string, name: string) => Promise<Readonly<Record<string, string>> | undefined>;
 
 /**
  * A real `vllm serve` per pod on this machine's GPU, with the pod's own args and env, on a free
@@ -33,12 +33,17 @@ export function vllmEngine(
         options.emulateGpuMemoryGib === undefined
           ? undefined
           : emulatedKvCacheBytes(utilizationOf(podArgs), options.emulateGpuMemoryGib);
-      const command = vllmCommandFor(podArgs, { port, localModel, kvCacheMemoryBytes });
+      const containerDir = freshContainerDir(pod, container);
+      const mounts = {
+        ...volumeDirs(pod, container),
+        ...(await secretVolumeDirs(pod, container, containerDir, readSecret)),
+      };
+      const command = vllmCommandFor(podArgs, { port, localModel, kvCacheMemoryBytes, volumeDirs: mounts });
       return {
         command: options.vllmPython,
         args: command.args,
         env: {
-          ...vllmEnvFor(process.env, podEnv, volumeDirs(pod, container), freshContainerDir(pod, container)),
+          ...vllmEnvFor(process.env, podEnv, mounts, containerDir),
           CUDA_VISIBLE_DEVICES: attempt.hostDevices.join(","),
         },
         route: port,
@@ -68,7 +73,7 @@ async function resolveEnv(
     if (e.value !== undefined) out.push({ name: e.name, value: e.value });
     const ref = e.valueFrom?.secretKeyRef;
     if (!ref) continue;
-    const value = await readSecret(namespace, ref.name ?? "", ref.key);
+    const value = (await readSecret(namespace, ref.name ?? ""))?.[ref.key];
     if (value !== undefined) out.push({ name: e.name, value });
     else if (!ref.optional) throw new Error(`env ${e.name}: secret ${namespace}/${ref.name} has no key ${ref.key}`);
   }
@@ -87,6 +92,38 @@ export function volumeDirs(pod: k8s.V1Pod, container: k8s.V1Container, labDir = 
     if (!claim) continue;
     dirs[mount.mountPath] = path.join(labDir, "volumes", claim, mount.subPath ?? "");
     fs.mkdirSync(dirs[mount.mountPath]!, { recursive: true });
+  }
+  return dirs;
+}
+
+/**
+ * Each Secret the container mounts, as the kubelet projects it: a directory of its files (the
+ * volume's `items`, or every key) under the container's own directory (`containerDir`, emptied on
+ * every start), with the volume's file mode. A missing Secret stops the start, as a failed mount does.
+ */
+export async function secretVolumeDirs(
+  pod: k8s.V1Pod,
+  container: k8s.V1Container,
+  containerDir: string,
+  readSecret: SecretReader,
+): Promise<Record<string, string>> {
+  const dirs: Record<string, string> = {};
+  for (const mount of container.volumeMounts ?? []) {
+    const secret = pod.spec?.volumes?.find((v) => v.name === mount.name)?.secret;
+    if (!secret) continue;
+    const namespace = pod.metadata?.namespace ?? "default";
+    const data = await readSecret(namespace, secret.secretName ?? "");
+    if (data === undefined) throw new Error(`volume ${mount.name}: secret ${namespace}/${secret.secretName} not found`);
+    const dir = path.join(containerDir, "secrets", mount.name);
+    fs.mkdirSync(dir, { recursive: true });
+    const items = secret.items ?? Object.keys(data).map((key) => ({ key, path: key, mode: undefined }));
+    for (const item of items) {
+      const text = data[item.key];
+      if (text === undefined)
+        throw new Error(`volume ${mount.name}: secret ${secret.secretName} has no key ${item.key}`);
+      fs.writeFileSync(path.join(dir, item.path), text, { mode: item.mode ?? secret.defaultMode ?? 0o644 });
+    }
+    dirs[mount.mountPath] = dir;
   }
   return dirs;
 }

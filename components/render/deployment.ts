@@ -1,7 +1,7 @@
 import type * as k8s from "@pulumi/kubernetes";
 import type { CandidateConfig } from "../../config/schema";
+import { apiKeyArgs, apiKeyEnv, apiKeyMounts, apiKeyVolumes } from "./api-key";
 import {
-  apiKeySecretName,
   commonLabels,
   HF_HOME,
   hfTokenSecretName,
@@ -52,11 +52,9 @@ export function containerEnv(c: CandidateConfig, secrets: SecretRefs): EnvVarInp
   const env: EnvVarInput[] = [{ name: "HF_HOME", value: HF_HOME }, ...compileCacheEnv(c)];
   if (secrets.hfToken)
     env.push({ name: "HF_TOKEN", valueFrom: { secretKeyRef: { name: hfTokenSecretName(c), key: "token" } } });
-  // vLLM 0.24 hashes VLLM_API_KEY into its compile-cache key and writes it in clear into
-  // cache_key_factors.json; the only other way in (--api-key) prints it in the log's
-  // "non-default args" line, so the env var stays (docs/compile-cache.md says what that trades).
-  if (secrets.apiKey)
-    env.push({ name: "VLLM_API_KEY", valueFrom: { secretKeyRef: { name: apiKeySecretName(c), key: "key" } } });
+  // The key itself is never in the env: vLLM 0.24 hashes every VLLM_* var into its compile-cache
+  // key and writes them raw on the claim. It comes from a mounted file (render/api-key.ts).
+  env.push(...apiKeyEnv(secrets.apiKey));
   return env;
 }
 
@@ -74,15 +72,24 @@ function compileCacheEnv(c: Pick<CandidateConfig, "compileCache">): EnvVarInput[
   }
 }
 
-/** The mounts: the Hugging Face cache at the claim's root, shm, and with `claim` the compile cache beside it. */
-function containerMounts(c: Pick<CandidateConfig, "compileCache">): VolumeMountInput[] {
+/**
+ * The mounts: the Hugging Face cache at the claim's root, shm, with `claim` the compile cache beside
+ * it, and with an API key its Secret's files.
+ */
+function containerMounts(c: Pick<CandidateConfig, "compileCache">, secrets: SecretRefs): VolumeMountInput[] {
   return [
     { name: "model-cache", mountPath: HF_HOME },
     ...(c.compileCache === "claim"
       ? [{ name: "model-cache", mountPath: VLLM_CACHE_ROOT, subPath: VLLM_CACHE_SUBPATH }]
       : []),
     { name: "dshm", mountPath: "/dev/shm" },
+    ...apiKeyMounts(secrets.apiKey),
   ];
+}
+
+/** The container's args: `vllm serve`'s flags from the config, and with an API key the file that holds it. */
+export function containerArgs(c: CandidateConfig, secrets: SecretRefs): string[] {
+  return [...renderVllmArgs(c), ...apiKeyArgs(secrets.apiKey)];
 }
 
 /** Plain quantities (no Inputs): they are also a stack output (config/stack-outputs.ts). */
@@ -104,11 +111,11 @@ export function vllmContainer(c: CandidateConfig, secrets: SecretRefs): Containe
     name: CONTAINER_NAME,
     image: c.image,
     imagePullPolicy: "IfNotPresent",
-    args: renderVllmArgs(c),
+    args: containerArgs(c, secrets),
     ports: [{ name: "http", containerPort: c.servicePort, protocol: "TCP" }],
     env: containerEnv(c, secrets),
     resources: containerResources(c),
-    volumeMounts: containerMounts(c),
+    volumeMounts: containerMounts(c, secrets),
     startupProbe: p.startup,
     readinessProbe: p.readiness,
     livenessProbe: p.liveness,
@@ -126,6 +133,7 @@ export function podSpec(c: CandidateConfig, secrets: SecretRefs): PodSpecInput {
       { name: "model-cache", persistentVolumeClaim: { claimName: mountedClaimName(c) } },
       // PyTorch and NCCL use /dev/shm; the container runtime's default 64 MiB is too small.
       { name: "dshm", emptyDir: { medium: "Memory", sizeLimit: `${c.shmSizeGi}Gi` } },
+      ...apiKeyVolumes(c, secrets.apiKey),
     ],
   };
 }

@@ -1,3 +1,4 @@
+export * from "./api-key";
 export * from "./cache-claim";
 export * from "./deployment";
 export * from "./names";

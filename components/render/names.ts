@@ -12,6 +12,14 @@ export const VLLM_CACHE_ROOT = "/models/vllm-cache";
 export const VLLM_CACHE_SUBPATH = "vllm-cache";
 
 /**
+ * With an `apiKey`, where the API-key Secret is mounted read-only: vLLM's config file (`vllm serve
+ * --config`, holding `api-key`) and the logging config that keeps the key out of the log.
+ */
+export const VLLM_CONFIG_DIR = "/etc/vllm-tuner";
+export const VLLM_CONFIG_FILE = "config.yaml";
+export const VLLM_LOGGING_CONFIG_FILE = "logging.json";
+
+/**
  * The Server-Side Apply field manager every stack uses for the shared live objects. One manager
  * for all stacks means applying baseline removes whatever a candidate set and baseline does not
  * declare (SSA drops fields a manager stops sending), which is what "restore" has to mean.

@@ -1,9 +1,8 @@
 import type { CandidateConfig } from "../../config/schema";
 import type { StackOutputs } from "../../config/stack-outputs";
-import { containerEnv, containerResources } from "./deployment";
+import { containerArgs, containerEnv, containerResources } from "./deployment";
 import { mountedClaimName, servingName } from "./names";
 import { clusterEndpoint } from "./service";
-import { renderVllmArgs } from "./vllm-args";
 
 /**
  * The baseline record the seed took with `kubectl get deploy -o json | jq`: image, args, env
@@ -22,8 +21,8 @@ export function stackOutputs(c: CandidateConfig, present: { stack: string; hfTok
     clusterEndpoint: clusterEndpoint(c),
     servedModelName: c.servedModelName,
     image: c.image,
-    args: renderVllmArgs(c),
-    envNames: containerEnv(c, { hfToken: present.hfToken, apiKey: present.apiKey }).map((e) => e.name as string),
+    args: containerArgs(c, present),
+    envNames: containerEnv(c, present).map((e) => e.name as string),
     resources: containerResources(c),
     cacheClaimName: mountedClaimName(c),
     cacheMode: c.cacheMode,

@@ -4,6 +4,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { parsePostDeployInput } from "../../benchmarks/post-deploy";
 import { BENCHMARK_COMMAND } from "../../components/post-deploy-benchmark";
+import { apiKeySecretFiles } from "../../components/render";
 import { MOCK_MEASURED, runProgram } from "./helpers/program";
 
 const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
@@ -26,7 +27,7 @@ const STACK_ARG: Record<string, [string, string] | undefined> = {
   seqs2: ["--max-num-seqs", "2"],
 };
 
-/** With an API key the compile cache must stay off the claim (config/parse.ts says why). */
+/** A stack that keeps vLLM's compile cache in the container (the only choice with an API key before issue 31). */
 const NO_COMPILE_CACHE = { "vllm-tuner:compileCache": "none" };
 
 describe("the Pulumi program under mocks", function () {
@@ -153,32 +154,71 @@ describe("the Pulumi program under mocks", function () {
   it("keeps the Hugging Face token and API key out of every output and every resource but their Secrets", async () => {
     const token = "hf_SENTINELtokenVALUE123";
     const apiKey = "sk-SENTINELapiKEY456";
-    const run = await runProgram(
-      "baseline",
-      { "vllm-tuner:hfToken": token, "vllm-tuner:apiKey": apiKey, ...NO_COMPILE_CACHE },
-      ["vllm-tuner:hfToken", "vllm-tuner:apiKey"],
-    );
+    const run = await runProgram("baseline", { "vllm-tuner:hfToken": token, "vllm-tuner:apiKey": apiKey }, [
+      "vllm-tuner:hfToken",
+      "vllm-tuner:apiKey",
+    ]);
     const hf = run.find(SECRET, "vllm-hf-token");
     // Sent to the engine wrapped as a secret (Pulumi's secret signature), so state holds it encrypted.
     const SECRET_ENVELOPE = { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270" };
     assert.deepEqual(hf.inputs.stringData, { ...SECRET_ENVELOPE, value: { token } });
     assert.equal(hf.inputs.metadata.name, "gemma4-12b-hf-token");
-    assert.deepEqual(run.find(SECRET, "vllm-api-key").inputs.stringData, {
-      ...SECRET_ENVELOPE,
-      value: { key: apiKey },
-    });
+    const keySecret = run.find(SECRET, "vllm-api-key");
+    assert.equal(keySecret.inputs.metadata.name, "gemma4-12b-api-key");
+    assert.deepEqual(keySecret.inputs.stringData, { ...SECRET_ENVELOPE, value: apiKeySecretFiles(apiKey) });
+    assert.equal(apiKeySecretFiles(apiKey)["config.yaml"], `api-key: "${apiKey}"\n`);
     const others = run.resources.filter((r) => r.type !== SECRET);
     assert.equal(JSON.stringify(others).includes(token), false);
     assert.equal(JSON.stringify(others).includes(apiKey), false);
     assert.equal(JSON.stringify(run.outputs).includes(token), false);
     assert.equal(JSON.stringify(run.outputs).includes(apiKey), false);
-    // compileCache none (required with an API key): no VLLM_CACHE_ROOT on the claim.
-    assert.deepEqual(run.outputs.envNames?.value, ["HF_HOME", "HF_TOKEN", "VLLM_API_KEY"]);
+    // compileCache claim (the default) with the key: no VLLM_API_KEY, which vLLM would hash into the cache's key.
+    assert.deepEqual(run.outputs.envNames?.value, [
+      "HF_HOME",
+      "VLLM_CACHE_ROOT",
+      "HF_TOKEN",
+      "VLLM_LOGGING_CONFIG_PATH",
+    ]);
+    const pod = run.find(DEPLOYMENT, "vllm-deployment").inputs.spec.template.spec;
+    const container = pod.containers[0];
     assert.equal(
-      run.find(DEPLOYMENT, "vllm-deployment").inputs.spec.template.spec.containers[0].env[1].valueFrom.secretKeyRef
-        .name,
+      container.env.find((e: { name: string }) => e.name === "HF_TOKEN").valueFrom.secretKeyRef.name,
       "gemma4-12b-hf-token",
     );
+    // The key's file, by path only, mounted read-only from its Secret; the stack output says the same args.
+    assert.deepEqual(container.args.slice(-2), ["--config", "/etc/vllm-tuner/config.yaml"]);
+    assert.deepEqual(run.outputs.args?.value, container.args);
+    assert.deepEqual(container.volumeMounts.at(-1), {
+      name: "vllm-config",
+      mountPath: "/etc/vllm-tuner",
+      readOnly: true,
+    });
+    assert.deepEqual(pod.volumes.at(-1), {
+      name: "vllm-config",
+      secret: {
+        secretName: "gemma4-12b-api-key",
+        items: [
+          { key: "config.yaml", path: "config.yaml" },
+          { key: "logging.json", path: "logging.json" },
+        ],
+        defaultMode: 0o400,
+      },
+    });
+  });
+
+  it("a compileCache none stack with an API key gets the same key file, and no compile cache on the claim", async () => {
+    const apiKey = "sk-SENTINELapiKEY457";
+    const run = await runProgram("baseline", { "vllm-tuner:apiKey": apiKey, ...NO_COMPILE_CACHE }, [
+      "vllm-tuner:apiKey",
+    ]);
+    assert.deepEqual(run.outputs.envNames?.value, ["HF_HOME", "VLLM_LOGGING_CONFIG_PATH"]);
+    const container = run.find(DEPLOYMENT, "vllm-deployment").inputs.spec.template.spec.containers[0];
+    assert.deepEqual(
+      container.volumeMounts.map((m: { mountPath: string }) => m.mountPath),
+      ["/models/huggingface", "/dev/shm", "/etc/vllm-tuner"],
+    );
+    assert.deepEqual(container.args.slice(-2), ["--config", "/etc/vllm-tuner/config.yaml"]);
+    assert.equal(JSON.stringify(run.resources.filter((r) => r.type !== SECRET)).includes(apiKey), false);
   });
 
   it("fails before registering anything when the config is invalid", async () => {

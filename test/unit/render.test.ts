@@ -1,4 +1,5 @@
 import * as assert from "node:assert/strict";
+import { parse as parseYaml } from "yaml";
 import { render } from "../../components";
 import { type CandidateConfig, mergedStackConfig, parseCandidateConfig } from "../../config";
 import { PROJECT_DIR } from "./helpers/program";
@@ -142,11 +143,12 @@ describe("rendered Deployment", () => {
     assert.deepEqual(c.env, [
       { name: "HF_HOME", value: "/models/huggingface" },
       { name: "HF_TOKEN", valueFrom: { secretKeyRef: { name: "gemma4-12b-hf-token", key: "token" } } },
-      { name: "VLLM_API_KEY", valueFrom: { secretKeyRef: { name: "gemma4-12b-api-key", key: "key" } } },
+      { name: "VLLM_LOGGING_CONFIG_PATH", value: "/etc/vllm-tuner/logging.json" },
     ]);
     assert.deepEqual(c.volumeMounts, [
       { name: "model-cache", mountPath: "/models/huggingface" },
       { name: "dshm", mountPath: "/dev/shm" },
+      { name: "vllm-config", mountPath: "/etc/vllm-tuner", readOnly: true },
     ]);
   });
 
@@ -161,23 +163,42 @@ describe("rendered Deployment", () => {
       { name: "model-cache", mountPath: "/models/huggingface" },
       { name: "model-cache", mountPath: "/models/vllm-cache", subPath: "vllm-cache" },
       { name: "dshm", mountPath: "/dev/shm" },
+      { name: "vllm-config", mountPath: "/etc/vllm-tuner", readOnly: true },
     ]);
-    // Every env value in clear is a fixed path; the secrets arrive by reference only.
+    // Every env value in clear is a fixed path; the token arrives by reference, the key as a file.
     const plain = (c.env as { name: string; value?: string }[]).filter((e) => e.value !== undefined);
     assert.deepEqual(plain, [
       { name: "HF_HOME", value: "/models/huggingface" },
       { name: "VLLM_CACHE_ROOT", value: "/models/vllm-cache" },
+      { name: "VLLM_LOGGING_CONFIG_PATH", value: "/etc/vllm-tuner/logging.json" },
     ]);
+    assert.deepEqual((c.args as string[]).slice(-2), ["--config", "/etc/vllm-tuner/config.yaml"]);
   });
 
-  it("takes the token and API key from Secrets by reference, never by value", () => {
+  it("takes the token from its Secret by reference and never puts the API key in the env", () => {
     const env = render.containerEnv(stackConfig("baseline"), { hfToken: true, apiKey: true });
     assert.deepEqual(env, [
       { name: "HF_HOME", value: "/models/huggingface" },
       { name: "VLLM_CACHE_ROOT", value: "/models/vllm-cache" },
       { name: "HF_TOKEN", valueFrom: { secretKeyRef: { name: "gemma4-12b-hf-token", key: "token" } } },
-      { name: "VLLM_API_KEY", valueFrom: { secretKeyRef: { name: "gemma4-12b-api-key", key: "key" } } },
+      { name: "VLLM_LOGGING_CONFIG_PATH", value: "/etc/vllm-tuner/logging.json" },
     ]);
+  });
+
+  it("writes the API key into vLLM's config file as a quoted YAML string, and a logging config that drops non-default args", () => {
+    const files = render.apiKeySecretFiles('sk-"odd"\\key: 0123');
+    assert.equal(files["config.yaml"], 'api-key: "sk-\\"odd\\"\\\\key: 0123"\n');
+    // Read back as vLLM's yaml.safe_load would: the same string, whatever it holds.
+    assert.deepEqual(parseYaml(files["config.yaml"]!), { "api-key": 'sk-"odd"\\key: 0123' });
+    assert.deepEqual(parseYaml(render.apiKeySecretFiles("0123")["config.yaml"]!), { "api-key": "0123" });
+    assert.deepEqual(JSON.parse(files["logging.json"]!).loggers, {
+      vllm: { handlers: ["vllm"], level: "INFO", propagate: false },
+      "vllm.entrypoints.serve.utils.api_utils": { level: "WARNING" },
+    });
+    // A stack without a key renders no file, no mount and no flag.
+    const plain = render.vllmContainer(stackConfig("baseline"), noSecrets);
+    assert.equal((plain.args as string[]).includes("--config"), false);
+    assert.equal(JSON.stringify(plain).includes("vllm-config"), false);
   });
 
   it("sizes the startup probe from the budget", () => {

@@ -7,10 +7,16 @@
  * and /v1/models on 127.0.0.1:N; or, when the file named by FAKE_VLLM_MODE_FILE says "crash",
  * prints a traceback's last line and exits 1. Every start and exit is appended to
  * FAKE_VLLM_EVENTS (one JSON line each, with its argv and the env names it got), so a test can
- * check what the lab ran and that two never overlapped.
+ * check what the lab ran and that two never overlapped. As vLLM 0.24 does: `--config FILE` adds the
+ * YAML file's flags (`api-key` among them); the key (`--api-key`, else VLLM_API_KEY) is wanted as
+ * Bearer on every /v1 path; `non-default args` lists it unless the logging config
+ * (VLLM_LOGGING_CONFIG_PATH) puts that logger at WARNING; and under VLLM_CACHE_ROOT it writes
+ * cache_key_factors.json with its VLLM_* env, raw (vLLM writes every known VLLM_* var there).
  */
 const fs = require("node:fs");
 const http = require("node:http");
+const path = require("node:path");
+const { parse: parseYaml } = require("yaml");
 
 const argv = process.argv.slice(2);
 if (argv[0] === "-c") process.exit(argv[1] === "import vllm" ? 0 : 2);
@@ -22,6 +28,9 @@ const flag = (name) => {
   const i = argv.indexOf(name);
   return i === -1 ? undefined : argv[i + 1];
 };
+const configFile = flag("--config");
+const fromConfig = configFile === undefined ? {} : parseYaml(fs.readFileSync(configFile, "utf8"));
+const apiKey = fromConfig["api-key"] ?? flag("--api-key") ?? process.env.VLLM_API_KEY ?? null;
 const port = Number(flag("--port"));
 const host = flag("--host");
 const served = flag("--served-model-name") ?? argv[3];
@@ -34,14 +43,27 @@ const event = (what, extra = {}) => {
 event("start", {
   argv,
   env: Object.keys(process.env).filter((k) => /^(VLLM_|HF_|TRANSFORMERS_|PYTHONUNBUFFERED)/.test(k)).sort(),
-  apiKey: process.env.VLLM_API_KEY ?? null,
+  apiKey,
   hfHome: process.env.HF_HOME ?? null,
   cudaVisibleDevices: process.env.CUDA_VISIBLE_DEVICES ?? null,
 });
 process.on("exit", (code) => event("exit", { code }));
 
 const log = (line) => process.stdout.write(`(APIServer pid=${process.pid}) ${line}\n`);
-log(`INFO 11-30 03:39:44 [api_utils.py:273] non-default args: {'model': '${argv[3]}'}`);
+const loggingConfig = process.env.VLLM_LOGGING_CONFIG_PATH
+  ? JSON.parse(fs.readFileSync(process.env.VLLM_LOGGING_CONFIG_PATH, "utf8"))
+  : null;
+const argsLevel = loggingConfig?.loggers?.["vllm.entrypoints.serve.utils.api_utils"]?.level ?? "INFO";
+if (argsLevel === "INFO" || argsLevel === "DEBUG") {
+  const keyArg = fromConfig["api-key"] !== undefined || flag("--api-key") !== undefined ? `, 'api_key': ['${apiKey}']` : "";
+  log(`INFO 11-30 03:39:44 [api_utils.py:273] non-default args: {'model': '${argv[3]}'${keyArg}}`);
+}
+if (process.env.VLLM_CACHE_ROOT) {
+  const dir = path.join(process.env.VLLM_CACHE_ROOT, "torch_compile_cache", "fakehash00", "rank_0_0", "backbone");
+  fs.mkdirSync(dir, { recursive: true });
+  const env = Object.fromEntries(Object.keys(process.env).filter((k) => k.startsWith("VLLM_")).sort().map((k) => [k, process.env[k]]));
+  fs.writeFileSync(path.join(dir, "cache_key_factors.json"), JSON.stringify({ env }, null, 2));
+}
 if (mode === "crash") {
   process.stderr.write("ValueError: fake-vllm was told to crash\n");
   process.exit(1);
@@ -57,6 +79,10 @@ setTimeout(() => {
   );
   const server = http.createServer((req, res) => {
     if (req.url === "/health") return res.end();
+    if (apiKey !== null && req.url.startsWith("/v1") && req.headers.authorization !== `Bearer ${apiKey}`) {
+      res.statusCode = 401;
+      return res.end(JSON.stringify({ error: "Unauthorized" }));
+    }
     if (req.url === "/v1/models") {
       res.setHeader("content-type", "application/json");
       return res.end(JSON.stringify({ object: "list", data: [{ id: served, object: "model", root: argv[3], max_model_len: maxModelLen }] }));

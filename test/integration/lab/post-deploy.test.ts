@@ -107,9 +107,8 @@ describe("post-deploy benchmark inside pulumi up (lab, command plugin)", functio
       "vllm-tuner:benchmarkOnDeploy": { value: "true" },
       "vllm-tuner:benchmarkEndpoint": { value: proxy.url },
       "vllm-tuner:benchmarkScenario": { value: SCENARIO },
+      // With the compile cache on the claim (the default): the key reaches vLLM as a mounted file.
       "vllm-tuner:apiKey": { value: API_KEY, secret: true },
-      // An API key keeps the compile cache off the claim (config/parse.ts says why).
-      "vllm-tuner:compileCache": { value: "none" },
     });
   });
   after(async () => {
@@ -178,6 +177,15 @@ describe("post-deploy benchmark inside pulumi up (lab, command plugin)", functio
     assert.ok(stateFiles.length > 0);
     for (const f of stateFiles) assert.equal(fs.readFileSync(f).includes(API_KEY), false, f);
     assert.equal(JSON.stringify(await stack.outputs()).includes(API_KEY), false, "outputs");
+    // On the cluster: the key only in its Secret, as vLLM's config file; the Deployment names the file.
+    const deployment = await apps.readNamespacedDeployment({ name: NAME, namespace: NS });
+    assert.equal(JSON.stringify(deployment).includes(API_KEY), false, "Deployment");
+    assert.deepEqual(deployment.spec?.template.spec?.containers[0]?.args?.slice(-2), [
+      "--config",
+      "/etc/vllm-tuner/config.yaml",
+    ]);
+    const secret = await core.readNamespacedSecret({ name: `${NAME}-api-key`, namespace: NS });
+    assert.equal(Buffer.from(secret.data?.["config.yaml"] ?? "", "base64").toString(), `api-key: "${API_KEY}"\n`);
     assert.ok(log.includes("post-deploy"), "the log has the benchmark's progress");
     assert.equal((log + first.stdout + first.stderr).includes(API_KEY), false, "Pulumi log");
     const m = measured(first);

@@ -126,7 +126,7 @@ describe("lab --engine vllm: pods run vllm serve with their own args (fake vllm,
     await core.createNamespace({ body: { metadata: { name: NS } } });
     await core.createNamespacedSecret({
       namespace: NS,
-      body: { metadata: { name: `${NAME}-api-key` }, stringData: { key: API_KEY } },
+      body: { metadata: { name: `${NAME}-api-key` }, stringData: render.apiKeySecretFiles(API_KEY) },
     });
     await core.createNamespacedPersistentVolumeClaim({
       namespace: NS,
@@ -155,26 +155,50 @@ describe("lab --engine vllm: pods run vllm serve with their own args (fake vllm,
     const start = starts().at(-1);
     const port = Number(start!.argv![start!.argv!.indexOf("--port") + 1]);
     const localModel = { dir: modelDir, hasWeights: false };
-    assert.deepEqual(
-      start!.argv,
-      vllmCommandFor(render.renderVllmArgs(stackConfig("baseline")), { port, localModel }).args,
-    );
+    // The API key's Secret, projected where the lab keeps this container's files; --config names it there.
+    const volumeDirs = {
+      "/etc/vllm-tuner": path.join(LAB_DIR, "containers", NS, NAME, "vllm", "secrets", "vllm-config"),
+    };
+    const podArgs = render.containerArgs(stackConfig("baseline"), { hfToken: false, apiKey: true });
+    assert.deepEqual(start!.argv, vllmCommandFor(podArgs, { port, localModel, volumeDirs }).args);
     assert.deepEqual(start!.env, [
       "HF_HOME",
       "HF_HUB_OFFLINE",
       "PYTHONUNBUFFERED",
       "TRANSFORMERS_OFFLINE",
-      "VLLM_API_KEY",
       // compileCache claim (the default): the compile cache on the claim's directory.
       "VLLM_CACHE_ROOT",
+      "VLLM_LOGGING_CONFIG_PATH",
       "VLLM_NO_USAGE_STATS",
       "VLLM_USE_FLASHINFER_SAMPLER",
     ]);
+    // Read from the --config file as vLLM reads it; neither the env nor the command line holds it.
     assert.equal(start!.apiKey, API_KEY);
+    assert.equal(JSON.stringify(start!.argv).includes(API_KEY), false);
     assert.equal(start!.hfHome, path.join(LAB_DIR, "volumes", "gemma4-model-cache"));
-    const models = await request(`${lab.endpoint}/v1/models`);
+    const models = await request(`${lab.endpoint}/v1/models`, { headers: { authorization: `Bearer ${API_KEY}` } });
     assert.equal(models.statusCode, 200);
     assert.equal(((await models.body.json()) as { data: Array<{ id: string }> }).data[0]!.id, "gemma-4-12b-q4");
+    const refused = await request(`${lab.endpoint}/v1/models`);
+    assert.equal(refused.statusCode, 401);
+    await refused.body.dump();
+  });
+
+  it("with an API key and the compile cache on the claim, no file the engine wrote under the claim and no log line holds the key", async () => {
+    const pod = await baselineServing();
+    const claimDir = path.join(LAB_DIR, "volumes", "gemma4-model-cache");
+    const files = (fs.readdirSync(claimDir, { recursive: true }) as string[])
+      .map((f) => path.join(claimDir, f))
+      .filter((f) => fs.statSync(f).isFile());
+    // What vLLM writes there with its env, raw: the scan has something to read.
+    const factors = files.filter((f) => f.endsWith("cache_key_factors.json"));
+    assert.equal(factors.length, 1, files.join(", "));
+    assert.equal(fs.readFileSync(factors[0]!, "utf8").includes("VLLM_CACHE_ROOT"), true);
+    for (const f of files) assert.equal(fs.readFileSync(f).includes(API_KEY), false, f);
+    const log = await core.readNamespacedPodLog({ name: pod.metadata!.name!, namespace: NS, container: "vllm" });
+    assert.match(log, /Starting vLLM server/);
+    assert.doesNotMatch(log, /non-default args/);
+    assert.equal(log.includes(API_KEY), false);
   });
 
   it("serves the pod's log through the API server, as the benchmark reads it (the KV capacity line)", async () => {

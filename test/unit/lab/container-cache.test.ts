@@ -5,16 +5,16 @@ import * as path from "node:path";
 import type * as k8s from "@kubernetes/client-node";
 import * as render from "../../../components/render";
 import { mergedStackConfig, parseCandidateConfig } from "../../../config";
-import { vllmEnvFor } from "../../../lab/vllm-command";
-import { freshContainerDir, volumeDirs } from "../../../lab/vllm-engine";
+import { vllmCommandFor, vllmEnvFor } from "../../../lab/vllm-command";
+import { freshContainerDir, secretVolumeDirs, volumeDirs } from "../../../lab/vllm-engine";
 import { PROJECT_DIR } from "../helpers/program";
 
 /** The baseline pod as the program renders it, with the given compileCache, as the lab's kubelet reads it. */
-function renderedPod(compileCache: string): { pod: k8s.V1Pod; container: k8s.V1Container } {
+function renderedPod(compileCache: string, apiKey = false): { pod: k8s.V1Pod; container: k8s.V1Container } {
   const raw = { ...mergedStackConfig(PROJECT_DIR, "baseline"), "vllm-tuner:compileCache": compileCache };
   const parsed = parseCandidateConfig(raw);
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
-  const spec = render.podSpec(parsed.config, { hfToken: false, apiKey: false }) as unknown as k8s.V1PodSpec;
+  const spec = render.podSpec(parsed.config, { hfToken: false, apiKey }) as unknown as k8s.V1PodSpec;
   const metadata = { uid: "uid-1", namespace: "gemmaforge", labels: render.selectorLabels(parsed.config) };
   return { pod: { metadata, spec }, container: spec.containers[0]! };
 }
@@ -72,5 +72,36 @@ describe("lab engine vllm: a container's caches", () => {
     const claimSecond = engineEnv(labDir, "claim");
     assert.deepEqual(claimSecond, claimFirst);
     assert.equal(fs.readFileSync(path.join(claimSecond.VLLM_CACHE_ROOT!, "graph"), "utf8"), "compiled");
+  });
+
+  it("projects the API key's Secret as the pod's files (mode 0400) and points --config and the logging config there", async () => {
+    const key = "sk-lab-unit-KEY";
+    const { pod, container } = renderedPod("claim", true);
+    const containerDir = freshContainerDir(pod, container, labDir);
+    const read = async (namespace: string, name: string) =>
+      namespace === "gemmaforge" && name === "gemma4-12b-api-key" ? render.apiKeySecretFiles(key) : undefined;
+    const mounts = {
+      ...volumeDirs(pod, container, labDir),
+      ...(await secretVolumeDirs(pod, container, containerDir, read)),
+    };
+    const secretDir = path.join(containerDir, "secrets", "vllm-config");
+    assert.equal(mounts["/etc/vllm-tuner"], secretDir);
+    assert.equal(
+      fs.readFileSync(path.join(secretDir, "config.yaml"), "utf8"),
+      render.apiKeySecretFiles(key)["config.yaml"],
+    );
+    assert.equal(fs.statSync(path.join(secretDir, "config.yaml")).mode & 0o777, 0o400);
+    const command = vllmCommandFor(container.args ?? [], { port: 8001, volumeDirs: mounts });
+    assert.deepEqual(command.args.slice(-6, -4), ["--config", path.join(secretDir, "config.yaml")]);
+    assert.deepEqual(command.replaced, ["--port 8000", "--config /etc/vllm-tuner/config.yaml"]);
+    assert.equal(JSON.stringify(command).includes(key), false);
+    const podEnv = (container.env ?? []).map((e) => ({ name: e.name, value: e.value ?? "" }));
+    const env = vllmEnvFor({}, podEnv, mounts, containerDir);
+    assert.equal(env.VLLM_LOGGING_CONFIG_PATH, path.join(secretDir, "logging.json"));
+    assert.equal(JSON.stringify(env).includes(key), false);
+    await assert.rejects(
+      secretVolumeDirs(pod, container, containerDir, async () => undefined),
+      /volume vllm-config: secret gemmaforge\/gemma4-12b-api-key not found/,
+    );
   });
 });

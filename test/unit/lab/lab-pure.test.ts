@@ -64,6 +64,15 @@ describe("lab: vLLM args to simulator flags", () => {
     ]);
   });
 
+  it("takes --config's file path as its value and lists it as ignored (the simulator enforces no API key)", () => {
+    const { args, ignored } = simArgsFor(
+      ["m/x", "--config", "/etc/vllm-tuner/config.yaml", "--max-num-seqs", "2"],
+      timing,
+    );
+    assert.deepEqual(args.slice(0, 4), ["--model", "m/x", "--max-num-seqs", "2"]);
+    assert.deepEqual(ignored, ["--config /etc/vllm-tuner/config.yaml"]);
+  });
+
   it("refuses args that do not start with the model", () => {
     assert.throws(() => simArgsFor(["--max-num-seqs", "2"], timing), /must start with the model/);
   });
