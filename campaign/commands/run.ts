@@ -135,6 +135,21 @@ export async function runCampaign(
     deps.checkpoint(summary());
     if (control.stop.aborted) interrupted = true;
   };
+  const slotCleanup = (stack: string) => ({
+    stack,
+    keep: settings.parallel?.keepSlots ? "--keep-slots" : null,
+    what: `slot ${parseSlotStack(stack).slot}'s server and stack removed`,
+    remove: true,
+  });
+  // A slot beside the real server is done once the queue is empty: its stacks go now, while the
+  // other slots still measure, unless the run was cancelled or lost its lab (then the end decides).
+  const removeSlot = async (slot: number): Promise<CleanupRecord[]> => {
+    if (control.cancel.aborted || fatal !== null) return [];
+    const own = [...slotStacks].filter((s) => parseSlotStack(s).slot === slot);
+    for (const s of own) slotStacks.delete(s);
+    const quiet = { ...deps, progress: lineAtEnd(deps.progress) };
+    return destroyRunStacks(quiet, own.map(slotCleanup), { error: null }, control.cancel, total);
+  };
   // A queued candidate an earlier run measured in another slot is resumed from that slot's result.
   const resumed = (turn: SlotTurn): SlotTurn => {
     const slot = standingSlot(deps, settings, turn.stack, plan.parallel);
@@ -147,6 +162,7 @@ export async function runCampaign(
       const own = plan.controls[slot];
       if (own !== undefined) await take(own);
       for (let turn = queue.take(slot); turn !== null; turn = queue.take(slot)) await take(resumed(turn));
+      if (slot > 0) cleanup.push(...(await removeSlot(slot)));
     }),
   );
 
@@ -173,12 +189,7 @@ export async function runCampaign(
     remove: false,
   }));
   // A slot beside the real server existed for this campaign only: its stack goes with its objects.
-  const slots = [...slotStacks].map((stack) => ({
-    stack,
-    keep: settings.parallel?.keepSlots ? "--keep-slots" : null,
-    what: `slot ${parseSlotStack(stack).slot}'s server and stack removed`,
-    remove: true,
-  }));
+  const slots = [...slotStacks].map(slotCleanup);
   cleanup.push(...(await destroyRunStacks(deps, [...cold, ...slots], restore, control.cancel, total)));
   return finish();
 }

@@ -87,6 +87,7 @@ function world(failUp?: string, onBench?: (stack: string) => void, upTicks: (sta
       await tick();
       await tick();
       running -= 1;
+      calls.push(`measured ${stack}`);
       return measure(stack, outputs.config);
     },
     waitServing: async () => 0.5,
@@ -147,8 +148,23 @@ describe("campaign run --parallel 2 (fake Pulumi, fake benchmark)", () => {
       "baseline.s1": "baseline",
       "ctx4096.s1": "ctx4096",
     });
-    // The last up is baseline's restore in slot 0; then slot 1's stacks go, stack and all.
-    assert.deepEqual(w.calls.slice(-3), ["up baseline", "destroy baseline.s1", "destroy ctx4096.s1"]);
+    // Slot 1, done once the queue is empty, removes its stacks (stack and all) while slot 0 still
+    // measures seqs1; the last call is baseline's restore in slot 0.
+    assert.deepEqual(w.calls, [
+      "up baseline",
+      "up baseline.s1",
+      "measured baseline",
+      "up seqs2",
+      "measured baseline.s1",
+      "up ctx4096.s1",
+      "measured seqs2",
+      "up seqs1",
+      "measured ctx4096.s1",
+      "destroy baseline.s1",
+      "destroy ctx4096.s1",
+      "measured seqs1",
+      "up baseline",
+    ]);
     assert.deepEqual(w.removed, ["baseline.s1", "ctx4096.s1"]);
     assert.equal(s.restore?.verification?.ok, true);
     assert.deepEqual(
