@@ -91,8 +91,8 @@ export interface CampaignSettings {
   /** Latency bounds the rule applies at the target (`campaign tune --slo-*`); absent: none. */
   readonly slo?: Pick<CompareRule, "sloP95Ms" | "sloTtftP95Ms">;
   /**
-   * `campaign run --parallel N` (campaign/slots.ts): slots, the seed of the candidates' assignment to
-   * them, and whether the slots beside the real server outlive the campaign. Absent: one slot.
+   * `campaign run --parallel N` (campaign/slots.ts): slots, the seed of the order of the queue they
+   * share, and whether the slots beside the real server outlive the campaign. Absent: one slot.
    */
   readonly parallel?: { readonly slots: number; readonly seed: number; readonly keepSlots: boolean };
   /**

@@ -75,7 +75,9 @@ export async function restoreBaseline(
 /**
  * Destroys the stacks the campaign created for this run only (cold candidates, whose claim can go
  * only once no pod mounts it: after baseline is back). `keep` names why one is kept (a flag), or
- * null; `what` says what the destroy removes, for the record.
+ * null; `what` says what the destroy removes, for the record. `restore`: baseline's restore, whose
+ * error keeps every stack; a parallel slot's own stacks, removed as soon as its slot is done, pass
+ * `{ error: null }` (their server and claims are the slot's, nothing slot 0's restore needs).
  */
 export async function destroyRunStacks(
   deps: Pick<FinishDeps, "driver" | "progress" | "pulumiLog" | "now">,
@@ -86,7 +88,7 @@ export async function destroyRunStacks(
     /** Also remove the stack (a parallel slot's, made for this campaign). */
     readonly remove: boolean;
   }[],
-  restore: RestoreRecord,
+  restore: Pick<RestoreRecord, "error">,
   cancel: AbortSignal,
   total: number,
 ): Promise<CleanupRecord[]> {

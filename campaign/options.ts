@@ -96,8 +96,9 @@ Options:
   --keep-cold             keep the cold stack and its claim (default: destroyed after baseline is back)
   --parallel N            measure up to N candidates at once, each in a slot with its own Deployment,
                           Service (<deploymentName>-s<slot>) and stack (<stack>.s<slot>); baseline runs in
-                          every slot as its control (default 1: one at a time; docs/campaign.md)
-  --keep-slots            keep slots 1..N-1 after the campaign (default: destroyed once baseline is back)
+                          every slot as its control, then the slots share one queue (default 1: one
+                          at a time; docs/campaign.md)
+  --keep-slots            keep slots 1..N-1 after the campaign (default: each destroyed once the queue is empty)
   --target-concurrency N  concurrency the recommendation compares at (default 4, the seed's)
   --ready-timeout S       seconds the endpoint may take to serve a new candidate after up (default 300, lab 120)
   --json                  print the campaign summary as JSON on stdout

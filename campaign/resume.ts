@@ -55,3 +55,18 @@ export function resumeDecision(stored: readonly StoredResult[], target: ResumeTa
   const newest = newestFirst[0] as StoredResult;
   return { skip: false, reason: `newest earlier result ${newest.file}: ${mismatch(newest.result, target) ?? ""}` };
 }
+
+/**
+ * With parallel slots a queued candidate may have run in any slot before (whichever was free), so its
+ * earlier results are looked for in every slot's stack: `storedBySlot[s]` holds slot s's. The slot of
+ * the result that stands for it (the newest matching one), with the decision; null when none stands.
+ */
+export function resumeInSlots(
+  storedBySlot: readonly (readonly StoredResult[])[],
+  target: ResumeTarget,
+): { readonly slot: number; readonly file: string } | null {
+  const decision = resumeDecision(storedBySlot.flat(), target);
+  if (!decision.skip) return null;
+  const slot = storedBySlot.findIndex((stored) => stored.some((s) => s.file === decision.file));
+  return { slot, file: decision.file };
+}

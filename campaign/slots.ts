@@ -38,54 +38,99 @@ export function slotOverrides(slot: number): Record<string, string> {
   return slot === 0 ? {} : { [SLOT_KEY]: String(slot) };
 }
 
-/** One turn of the schedule: a candidate in a slot. */
-export interface SlotTurn {
+/** A candidate's place in the run: its stack file, 1-based position, and whether it is a control. */
+export interface QueuedCandidate {
   /** The candidate's stack (its stack file). */
   readonly stack: string;
-  readonly slot: number;
-  /** The stack Pulumi runs: `slotStackName(stack, slot)`. */
-  readonly runStack: string;
-  /** 1-based position in the whole schedule (slot by slot, each in its order). */
+  /** 1-based: the controls first (slot by slot), then the queue in its seeded order. */
   readonly position: number;
   /** Baseline in a slot: the control that measures that slot. */
   readonly control: boolean;
 }
 
-interface Schedule {
+/** One turn: a candidate in the slot that took it. */
+export interface SlotTurn extends QueuedCandidate {
+  readonly slot: number;
+  /** The stack Pulumi runs: `slotStackName(stack, slot)`. */
+  readonly runStack: string;
+}
+
+/** What the slots run: each slot's control first, then one queue the slots share. */
+export interface SlotPlan {
   readonly parallel: number;
   readonly seed: number;
-  /** Each slot's turns, run in order; slots run at the same time. */
-  readonly slots: readonly (readonly SlotTurn[])[];
+  /** Slot s's control (baseline) at index s; none with one slot. */
+  readonly controls: readonly SlotTurn[];
+  /** The other candidates, in the order the slots take them. */
+  readonly queue: readonly QueuedCandidate[];
+}
+
+/** A queued candidate in the slot that took it. */
+export const turnIn = (candidate: QueuedCandidate, slot: number): SlotTurn => ({
+  ...candidate,
+  slot,
+  runStack: slotStackName(candidate.stack, slot),
+});
+
+/**
+ * What runs where. With one slot: the order as given, nothing added. With N: baseline first in every
+ * slot (a control per slot, so the slots' difference is measured, not assumed), then the other
+ * candidates in one queue, in a seeded order: whichever slot comes free next takes the next one, so
+ * no slot idles while another still has work (a slot whose candidate ends early takes more). Which
+ * slot a candidate lands in is decided when it runs (`slotQueue`), and so varies with the seed's order
+ * and the turns' lengths, not with the candidate's place in the list: over campaigns no knob always
+ * lands on the same GPU.
+ */
+export function planSlots(stacks: readonly string[], parallel: number, seed: number): SlotPlan {
+  if (!Number.isInteger(parallel) || parallel < 1 || parallel > MAX_PARALLEL)
+    throw new Error(`parallel must be an integer from 1 to ${MAX_PARALLEL}, got ${parallel}`);
+  if (parallel === 1)
+    return {
+      parallel,
+      seed,
+      controls: [],
+      queue: stacks.map((stack, i) => ({ stack, position: i + 1, control: stack === BASELINE })),
+    };
+  const controls = Array.from({ length: parallel }, (_, slot) =>
+    turnIn({ stack: BASELINE, position: slot + 1, control: true }, slot),
+  );
+  const queue = seededShuffle(
+    stacks.filter((s) => s !== BASELINE),
+    seed,
+  ).map((stack, i) => ({ stack, position: parallel + i + 1, control: false }));
+  return { parallel, seed, controls, queue };
 }
 
 /**
- * Which candidate runs in which slot. With one slot: the order as given, nothing added. With N:
- * baseline first in every slot (a control per slot, so the slots' difference is measured, not
- * assumed), then the other candidates dealt one per slot in turn, each round over the slots in a
- * seeded order, so a knob's slot depends on the seed (recorded) and not on its place in the list:
- * over campaigns no knob always lands on the same GPU.
+ * The shared queue as the campaign runs it: `take(slot)` hands the next queued candidate to the slot
+ * that asks (the one that just came free), or null when the queue is empty. `taken` is what happened.
  */
-export function scheduleSlots(stacks: readonly string[], parallel: number, seed: number): Schedule {
-  if (!Number.isInteger(parallel) || parallel < 1 || parallel > MAX_PARALLEL)
-    throw new Error(`parallel must be an integer from 1 to ${MAX_PARALLEL}, got ${parallel}`);
-  const queues: { stack: string; control: boolean }[][] = Array.from({ length: parallel }, () => []);
-  if (parallel === 1) {
-    for (const stack of stacks) queues[0]?.push({ stack, control: stack === BASELINE });
-  } else {
-    for (const queue of queues) queue.push({ stack: BASELINE, control: true });
-    const others = stacks.filter((s) => s !== BASELINE);
-    const slots = Array.from({ length: parallel }, (_, s) => s);
-    for (let round = 0; round * parallel < others.length; round++) {
-      const order = seededShuffle(slots, seed + round);
-      for (const [i, stack] of others.slice(round * parallel, (round + 1) * parallel).entries())
-        queues[order[i] as number]?.push({ stack, control: false });
-    }
-  }
-  let position = 0;
-  const withPositions = queues.map((queue, slot) =>
-    queue.map((t) => ({ ...t, slot, runStack: slotStackName(t.stack, slot), position: ++position })),
-  );
-  return { parallel, seed, slots: withPositions };
+export function slotQueue(plan: SlotPlan): {
+  readonly take: (slot: number) => SlotTurn | null;
+  readonly taken: () => readonly SlotTurn[];
+} {
+  const taken: SlotTurn[] = [];
+  return {
+    take: (slot) => {
+      const next = plan.queue[taken.length];
+      if (next === undefined) return null;
+      const turn = turnIn(next, slot);
+      taken.push(turn);
+      return turn;
+    },
+    taken: () => [...taken],
+  };
+}
+
+/**
+ * Which slot takes which queued candidate, given the order in which slots came free: the i-th slot
+ * to come free takes the i-th candidate of the queue. Pure; the run calls `slotQueue` as each slot
+ * comes free, which is this replayed.
+ */
+export function assignQueue(plan: SlotPlan, freed: readonly number[]): SlotTurn[] {
+  const queue = slotQueue(plan);
+  for (const slot of freed) queue.take(slot);
+  return [...queue.taken()];
 }
 
 /** The stacks a campaign of `parallel` slots may own: each candidate's, and its copy in every other slot. */
@@ -94,14 +139,16 @@ export function ownedStacks(stacks: readonly string[], parallel: number): string
   return [...new Set(all.flatMap((s) => Array.from({ length: parallel }, (_, slot) => slotStackName(s, slot))))];
 }
 
-/** Every turn of a schedule, slot by slot. */
-export const scheduleTurns = (schedule: Schedule): SlotTurn[] => schedule.slots.flat();
-
-/** The schedule as the campaign summary records it: which candidate ran in which slot, and the seed. */
-export function scheduleRecord(schedule: Schedule) {
+/**
+ * The slots as the campaign summary records them: the seed, and each candidate taken so far with its
+ * place in the run (controls, then the queue's seeded order) and the slot that actually took it.
+ */
+export function slotsRecord(plan: SlotPlan, turns: readonly SlotTurn[]) {
   return {
-    slots: schedule.parallel,
-    seed: schedule.seed,
-    assignment: scheduleTurns(schedule).map((t) => ({ position: t.position, stack: t.stack, slot: t.slot })),
+    slots: plan.parallel,
+    seed: plan.seed,
+    assignment: [...turns]
+      .sort((a, b) => a.position - b.position)
+      .map((t) => ({ position: t.position, stack: t.stack, slot: t.slot })),
   };
 }

@@ -10,7 +10,7 @@ import { markdownTableLines } from "../common/markdown-table";
 import type { OrderMode } from "./order";
 import { formatSeconds } from "./progress";
 import { recoveryCommand } from "./recover";
-import type { scheduleRecord } from "./slots";
+import type { slotsRecord } from "./slots";
 import { type CandidateStart, startsLines } from "./starts";
 import { renderVerification, type Verification } from "./verify";
 
@@ -91,8 +91,8 @@ export interface CampaignSummary {
   readonly order: { readonly mode: OrderMode; readonly seed: number; readonly stacks: string[] };
   readonly scenario: { readonly source: string; readonly scenario: Scenario };
   readonly fresh: boolean;
-  /** With `--parallel` > 1: the slots, the assignment's seed and which candidate ran in which slot. */
-  readonly parallel?: ReturnType<typeof scheduleRecord>;
+  /** With `--parallel` > 1: the slots, the queue's seed, and each candidate's place in the run and the slot that took it. */
+  readonly parallel?: ReturnType<typeof slotsRecord>;
   /** True when Ctrl-C stopped the campaign before every candidate ran. */
   readonly interrupted: boolean;
   /** Why the campaign stopped early because the lab it ran on is gone (baseline not restored either); null otherwise. */

@@ -13,7 +13,8 @@ import type { CliOptions } from "../options";
 import { BASELINE, prepare } from "../prepare";
 import { lineAtEnd } from "../progress";
 import { recoveryCommand } from "../recover";
-import { ownedStacks, parseSlotStack, type SlotTurn, scheduleRecord, scheduleSlots, scheduleTurns } from "../slots";
+import { standingSlot } from "../slot-resume";
+import { ownedStacks, parseSlotStack, planSlots, type SlotTurn, slotQueue, slotsRecord, turnIn } from "../slots";
 import {
   CAMPAIGN_KIND,
   CAMPAIGN_SCHEMA_VERSION,
@@ -78,7 +79,7 @@ export async function runCampaign(
       interrupted,
       labLost: fatal,
       candidates: [...candidates].sort((a, b) => a.position - b.position),
-      ...(schedule.parallel > 1 ? { parallel: scheduleRecord(schedule) } : {}),
+      ...(plan.parallel > 1 ? { parallel: slotsRecord(plan, ran) } : {}),
       restore,
       cleanup: [...cleanup],
       comparison,
@@ -96,14 +97,18 @@ export async function runCampaign(
     return s;
   };
 
-  const schedule = scheduleSlots(
+  const plan = planSlots(
     settings.stacks,
     settings.parallel?.slots ?? 1,
     settings.parallel?.seed ?? settings.order.seed,
   );
-  const total = scheduleTurns(schedule).length;
+  const total = plan.controls.length + plan.queue.length;
+  const queue = slotQueue(plan);
+  /** Every turn taken so far, in the slot it ran in: the summary's record of the assignment. */
+  const ran: SlotTurn[] = [];
   const slotStacks = new Set<string>();
   const take = async (turn: SlotTurn): Promise<void> => {
+    ran.push(turn);
     const stack = turn.runStack;
     const notRun = (detail: string) => {
       candidates.push(candidateRecord(settings, turn, { status: "not-run", detail }));
@@ -121,7 +126,7 @@ export async function runCampaign(
       return;
     }
     // Slots at once: each candidate's line is written whole when it ends, so lines do not interleave.
-    const own = schedule.parallel > 1 ? { ...deps, progress: lineAtEnd(deps.progress) } : deps;
+    const own = plan.parallel > 1 ? { ...deps, progress: lineAtEnd(deps.progress) } : deps;
     const outcome = await runCandidate(settings, own, control, { ...turn, total }, base.config);
     if (outcome.deployed && turn.slot > 0) slotStacks.add(stack);
     else if (outcome.deployedCold) deployedCold.add(stack);
@@ -130,10 +135,34 @@ export async function runCampaign(
     deps.checkpoint(summary());
     if (control.stop.aborted) interrupted = true;
   };
-  // Slots run side by side, each its own turns in order; a slot's failure is its candidate's record.
+  const slotCleanup = (stack: string) => ({
+    stack,
+    keep: settings.parallel?.keepSlots ? "--keep-slots" : null,
+    what: `slot ${parseSlotStack(stack).slot}'s server and stack removed`,
+    remove: true,
+  });
+  // A slot beside the real server is done once the queue is empty: its stacks go now, while the
+  // other slots still measure, unless the run was cancelled or lost its lab (then the end decides).
+  const removeSlot = async (slot: number): Promise<CleanupRecord[]> => {
+    if (control.cancel.aborted || fatal !== null) return [];
+    const own = [...slotStacks].filter((s) => parseSlotStack(s).slot === slot);
+    for (const s of own) slotStacks.delete(s);
+    const quiet = { ...deps, progress: lineAtEnd(deps.progress) };
+    return destroyRunStacks(quiet, own.map(slotCleanup), { error: null }, control.cancel, total);
+  };
+  // A queued candidate an earlier run measured in another slot is resumed from that slot's result.
+  const resumed = (turn: SlotTurn): SlotTurn => {
+    const slot = standingSlot(deps, settings, turn.stack, plan.parallel);
+    return slot === null || slot === turn.slot ? turn : turnIn(turn, slot);
+  };
+  // Slots run side by side: each its control, then whatever the shared queue hands it next, until the
+  // queue is empty; a slot's failure is its candidate's record.
   await Promise.all(
-    schedule.slots.map(async (turns) => {
-      for (const turn of turns) await take(turn);
+    Array.from({ length: plan.parallel }, async (_, slot) => {
+      const own = plan.controls[slot];
+      if (own !== undefined) await take(own);
+      for (let turn = queue.take(slot); turn !== null; turn = queue.take(slot)) await take(resumed(turn));
+      if (slot > 0) cleanup.push(...(await removeSlot(slot)));
     }),
   );
 
@@ -160,12 +189,7 @@ export async function runCampaign(
     remove: false,
   }));
   // A slot beside the real server existed for this campaign only: its stack goes with its objects.
-  const slots = [...slotStacks].map((stack) => ({
-    stack,
-    keep: settings.parallel?.keepSlots ? "--keep-slots" : null,
-    what: `slot ${parseSlotStack(stack).slot}'s server and stack removed`,
-    remove: true,
-  }));
+  const slots = [...slotStacks].map(slotCleanup);
   cleanup.push(...(await destroyRunStacks(deps, [...cold, ...slots], restore, control.cancel, total)));
   return finish();
 }

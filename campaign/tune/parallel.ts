@@ -1,14 +1,15 @@
 import { BASELINE } from "../prepare";
-import { parseSlotStack, scheduleSlots } from "../slots";
+import { parseSlotStack, planSlots } from "../slots";
 
 /**
  * `campaign tune --parallel N`: which of a step's measurements run in slots, and with which seed.
- * The slots are `campaign run --parallel`'s (campaign/slots.ts): the step's campaign deals its
- * proposals and controls over them and runs baseline in every slot as that slot's control, so the
+ * The slots are `campaign run --parallel`'s (campaign/slots.ts): the step's campaign runs baseline in
+ * every slot as that slot's control, then its earlier winners and proposals from one queue in a
+ * seeded order, each taken by whichever slot is free next, so the
  * slot-to-slot spread joins the step's noise exactly as in a campaign. Pure.
  */
 
-/** A step's campaign in slots: how many, and the seed of the candidates' assignment to them. */
+/** A step's campaign in slots: how many, and the seed of its queue's order. */
 export interface StepSlots {
   readonly slots: number;
   readonly seed: number;
@@ -16,8 +17,8 @@ export interface StepSlots {
 
 /**
  * The slots of step `step`'s proposals campaign: null with one slot (`--parallel 1` changes
- * nothing). The seed moves with the step, so a knob proposed again after a promotion does not land
- * on the slot it had: over a tune no knob always runs on the same GPU. The baseline-alone
+ * nothing). The seed moves with the step, so a knob proposed again after a promotion does not keep
+ * its place in the queue (and so its slot): over a tune no knob always runs on the same GPU. The baseline-alone
  * measurement that opens a step is never in slots: it feeds the proposer, not the verdict, and
  * would only occupy the other GPUs.
  */
@@ -30,12 +31,11 @@ export function stepStacks(controls: readonly string[], proposals: readonly stri
   return [BASELINE, ...controls, ...proposals];
 }
 
-/** What the step's progress line says of its slots: each slot's turns in order; empty without slots. */
+/** What the step's progress line says of its slots: the queue in its seeded order; empty without slots. */
 export function slotsLine(stacks: readonly string[], slots: StepSlots | null): string {
   if (slots === null) return "";
-  const schedule = scheduleSlots(stacks, slots.slots, slots.seed);
-  const each = schedule.slots.map((turns, s) => `slot ${s}: ${turns.map((t) => t.stack).join(", ")}`);
-  return ` in ${slots.slots} slots (seed ${slots.seed}; ${each.join("; ")})`;
+  const plan = planSlots(stacks, slots.slots, slots.seed);
+  return ` in ${slots.slots} slots (seed ${slots.seed}; a baseline control in each, then the queue: ${plan.queue.map((c) => c.stack).join(", ")})`;
 }
 
 /**

@@ -176,9 +176,10 @@ describe("--parallel 2 on a two-GPU lab: a campaign, then a tune", function () {
 
   /**
    * `campaign tune --parallel 2` on the same lab, one proposal: baseline's maxNumSeqs 4 makes requests
-   * wait at c = 8, so the proposer names seqs8; seed 11 deals it to slot 0 after baseline (whose result
-   * from the step's first measurement stands), so seqs8 is measured while slot 1 measures its baseline
-   * control, and the step's verdict reads the slot spread. (A winner in slot 1, seqs8.s1, is the unit test's.)
+   * wait at c = 8, so the proposer names seqs8; slot 0's control is baseline, whose result from the
+   * step's first measurement stands, so slot 0 is free first and takes seqs8 from the queue while slot 1
+   * measures its baseline control, and the step's verdict reads the slot spread. (A winner in slot 1,
+   * seqs8.s1, is the unit test's.)
    */
   describe("campaign tune --parallel 2 (one proposal, seed 11)", () => {
     let run: Run;
@@ -219,7 +220,7 @@ describe("--parallel 2 on a two-GPU lab: a campaign, then a tune", function () {
       assert.equal(run.code, 0, run.stderr);
       assert.match(
         run.stderr,
-        /^tune step 1: measuring seqs8 .* in 2 slots \(seed 11; slot 0: baseline, seqs8; slot 1: baseline\)$/m,
+        /^tune step 1: measuring seqs8 .* in 2 slots \(seed 11; a baseline control in each, then the queue: seqs8\)$/m,
       );
       assert.deepEqual(step.parallel?.assignment.map((a) => [a.stack, a.slot]).sort(), [
         ["baseline", 0],

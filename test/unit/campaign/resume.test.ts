@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
 import { buildScenario, SHORT_PRESET } from "../../../benchmarks/inputs/scenario";
 import { canonicalJson, configChanges } from "../../../benchmarks/verdict/canonical";
-import { resumeDecision } from "../../../campaign/resume";
+import { resumeDecision, resumeInSlots } from "../../../campaign/resume";
 import { level, result } from "../benchmarks/sample-result";
 
 const SERVER = "https://127.0.0.1:6443";
@@ -126,5 +126,16 @@ describe("campaign resume decision", () => {
       "a: 1 -> 2",
       'c: (unset) -> "new"',
     ]);
+  });
+});
+
+describe("campaign resume across parallel slots", () => {
+  it("finds a queued candidate's standing result in whichever slot measured it, the newest first", () => {
+    const slot0 = [stored("s0.json", "2026-01-01T00:00:00.000Z")];
+    const slot1 = [stored("s1.json", "2026-01-02T00:00:00.000Z", { outputs: { config: { ...config, slot: 1 } } })];
+    assert.deepEqual(resumeInSlots([slot0, slot1], target), { slot: 1, file: "s1.json" });
+    assert.deepEqual(resumeInSlots([slot0, []], target), { slot: 0, file: "s0.json" });
+    const invalid = [stored("bad.json", "2026-01-03T00:00:00.000Z", { valid: false })];
+    assert.equal(resumeInSlots([[], invalid], target), null);
   });
 });

@@ -45,8 +45,11 @@ function measure(stack: string, config: Record<string, unknown>): BenchmarkResul
   return result(stack, levels, { outputs: { config }, scenario });
 }
 
-/** Pulumi and the benchmark in miniature; `up` and `bench` take a turn of the event loop so slots interleave. */
-function world(failUp?: string, onBench?: (stack: string) => void) {
+/**
+ * Pulumi and the benchmark in miniature; `up` and `bench` take turns of the event loop so slots
+ * interleave, and `upTicks(stack)` more for a slower `up` (a turn that ends later).
+ */
+function world(failUp?: string, onBench?: (stack: string) => void, upTicks: (stack: string) => number = () => 0) {
   const calls: string[] = [];
   const files: Record<string, string | undefined> = {};
   const removed: string[] = [];
@@ -60,6 +63,7 @@ function world(failUp?: string, onBench?: (stack: string) => void) {
         calls.push(`up ${stack}`);
         files[stack] = req.stackFileFrom;
         await tick();
+        for (let i = 0; i < upTicks(stack); i++) await tick();
         if (stack === failUp) throw new Error("error: 0/1 nodes are available: 1 Insufficient nvidia.com/gpu");
         const raw = { ...mergedStackConfig(PROJECT_DIR, req.stackFileFrom ?? stack), ...req.config };
         const parsed = parseCandidateConfig(raw);
@@ -83,6 +87,7 @@ function world(failUp?: string, onBench?: (stack: string) => void) {
       await tick();
       await tick();
       running -= 1;
+      calls.push(`measured ${stack}`);
       return measure(stack, outputs.config);
     },
     waitServing: async () => 0.5,
@@ -105,61 +110,112 @@ function world(failUp?: string, onBench?: (stack: string) => void) {
 
 const running = () => ({ stop: new AbortController().signal, cancel: new AbortController().signal });
 
+/** A complete result of `stack` measured in `slot` earlier, on this cluster with this scenario (resume). */
+function earlier(stack: string, slot: number) {
+  const config = { ...mergedStackConfig(PROJECT_DIR, stack), ...(slot > 0 ? { "vllm-tuner:slot": String(slot) } : {}) };
+  const parsed = parseCandidateConfig(config);
+  if (!parsed.ok) throw new Error("bad config");
+  const r = measure(slot > 0 ? `${stack}.s${slot}` : stack, JSON.parse(JSON.stringify(parsed.config)));
+  return {
+    file: `/old/${r.stack}.json`,
+    result: { ...r, target: { ...r.target, kubernetesServer: settings().kubernetesServer } },
+  };
+}
+
 describe("campaign run --parallel 2 (fake Pulumi, fake benchmark)", () => {
-  it("runs two slots at once, a control per slot, restores baseline in slot 0 and removes slot 1", async () => {
+  it("runs two slots at once, a control per slot, then the shared queue; restores baseline in slot 0 and removes slot 1", async () => {
     const w = world();
     const s = await runCampaign(settings(), w.deps, running());
     assert.equal(w.mostAtOnce(), 2);
+    // Seed 0's queue: seqs2, ctx4096, seqs1. Slot 0's control ends first, so it takes seqs2; slot 1
+    // takes ctx4096; slot 0, free again first, takes seqs1.
     assert.deepEqual(
       s.candidates.map((c) => [c.position, c.stack, c.candidate, c.slot, c.status, c.resultValid]),
       [
         [1, "baseline", "baseline", 0, "measured", true],
-        [2, "seqs2", "seqs2", 0, "measured", true],
-        [3, "ctx4096", "ctx4096", 0, "measured", true],
-        [4, "baseline.s1", "baseline", 1, "measured", true],
-        [5, "seqs1.s1", "seqs1", 1, "measured", true],
+        [2, "baseline.s1", "baseline", 1, "measured", true],
+        [3, "seqs2", "seqs2", 0, "measured", true],
+        [4, "ctx4096.s1", "ctx4096", 1, "measured", true],
+        [5, "seqs1", "seqs1", 0, "measured", true],
       ],
     );
-    assert.deepEqual(s.candidates[4]?.node, { value: "node-gemma4-12b-s1", reason: null });
-    assert.equal(s.candidates[4]?.gpu?.value, null);
+    assert.deepEqual(s.candidates[3]?.node, { value: "node-gemma4-12b-s1", reason: null });
+    assert.equal(s.candidates[3]?.gpu?.value, null);
     assert.deepEqual(w.files, {
       baseline: undefined,
       seqs2: undefined,
-      ctx4096: undefined,
+      seqs1: undefined,
       "baseline.s1": "baseline",
-      "seqs1.s1": "seqs1",
+      "ctx4096.s1": "ctx4096",
     });
-    // The last up is baseline's restore in slot 0; then slot 1's stacks go, stack and all.
-    assert.deepEqual(w.calls.slice(-3), ["up baseline", "destroy baseline.s1", "destroy seqs1.s1"]);
-    assert.deepEqual(w.removed, ["baseline.s1", "seqs1.s1"]);
+    // Slot 1, done once the queue is empty, removes its stacks (stack and all) while slot 0 still
+    // measures seqs1; the last call is baseline's restore in slot 0.
+    assert.deepEqual(w.calls, [
+      "up baseline",
+      "up baseline.s1",
+      "measured baseline",
+      "up seqs2",
+      "measured baseline.s1",
+      "up ctx4096.s1",
+      "measured seqs2",
+      "up seqs1",
+      "measured ctx4096.s1",
+      "destroy baseline.s1",
+      "destroy ctx4096.s1",
+      "measured seqs1",
+      "up baseline",
+    ]);
+    assert.deepEqual(w.removed, ["baseline.s1", "ctx4096.s1"]);
     assert.equal(s.restore?.verification?.ok, true);
     assert.deepEqual(
-      s.parallel?.assignment.map((a) => `${a.stack}@${a.slot}`),
-      ["baseline@0", "seqs2@0", "ctx4096@0", "baseline@1", "seqs1@1"],
+      s.parallel?.assignment.map((a) => `${a.position}:${a.stack}@${a.slot}`),
+      ["1:baseline@0", "2:baseline@1", "3:seqs2@0", "4:ctx4096@1", "5:seqs1@0"],
     );
     // Slot 1 measures 10 % lower: the spread of the two baselines joins the tolerance.
     assert.equal(s.recommendation.slotNoise?.toFixed(3), "0.100");
     assert.equal(s.recommendation.tolerance.toFixed(3), "0.100");
     const report = renderCampaignMarkdown(s);
     assert.match(report, /## Parallel slots\n\nSlot-to-slot spread of the controls: 10\.0 %/);
-    assert.match(report, /\| seqs1\.s1 \| 1 \| node-gemma4-12b-s1 \| n\/a \(the Kubernetes API does not say/);
+    assert.match(report, /\| ctx4096\.s1 \| 1 \| node-gemma4-12b-s1 \| n\/a \(the Kubernetes API does not say/);
   });
 
-  it("--keep-slots keeps slot 1's stacks; a slot that cannot be scheduled is reported and the rest go on", async () => {
-    const w = world("seqs1.s1");
+  it("a slot that is free earlier takes more: with slot 1's ups slow, slot 0 takes the whole queue", async () => {
+    const w = world(undefined, undefined, (stack) => (stack.endsWith(".s1") ? 30 : 0));
+    const s = await runCampaign(settings(), w.deps, running());
+    assert.deepEqual(
+      s.parallel?.assignment.map((a) => `${a.stack}@${a.slot}`),
+      ["baseline@0", "baseline@1", "seqs2@0", "ctx4096@0", "seqs1@0"],
+    );
+    assert.deepEqual(
+      s.candidates.map((c) => [c.stack, c.status]),
+      [
+        ["baseline", "measured"],
+        ["baseline.s1", "measured"],
+        ["seqs2", "measured"],
+        ["ctx4096", "measured"],
+        ["seqs1", "measured"],
+      ],
+    );
+    assert.deepEqual(w.removed, ["baseline.s1"]);
+  });
+
+  it("--keep-slots keeps slot 1's stacks; a slot whose candidate cannot be scheduled takes the next, the rest go on", async () => {
+    const w = world("ctx4096.s1");
     const s = await runCampaign(settings({ parallel: { slots: 2, seed: 0, keepSlots: true } }), w.deps, running());
-    const seqs1 = s.candidates.find((c) => c.stack === "seqs1.s1");
-    assert.equal(seqs1?.status, "failed");
-    assert.match(seqs1?.detail ?? "", /^up failed: error: 0\/1 nodes are available: 1 Insufficient nvidia.com\/gpu/);
+    const ctx = s.candidates.find((c) => c.stack === "ctx4096.s1");
+    assert.equal(ctx?.status, "failed");
+    assert.match(ctx?.detail ?? "", /^up failed: error: 0\/1 nodes are available: 1 Insufficient nvidia.com\/gpu/);
+    // ctx4096's up failed at once, so slot 1 was free before slot 0 and took seqs1.
     assert.deepEqual(
       s.candidates.filter((c) => c.status === "measured").map((c) => c.stack),
-      ["baseline", "seqs2", "ctx4096", "baseline.s1"],
+      ["baseline", "baseline.s1", "seqs2", "seqs1.s1"],
     );
     assert.deepEqual(w.removed, []);
     assert.deepEqual(
       s.cleanup.map((c) => [c.stack, c.action, c.detail]),
       [
         ["baseline.s1", "kept", "--keep-slots"],
+        ["ctx4096.s1", "kept", "--keep-slots"],
         ["seqs1.s1", "kept", "--keep-slots"],
       ],
     );
@@ -183,25 +239,59 @@ describe("campaign run --parallel 2 (fake Pulumi, fake benchmark)", () => {
     const w = world(undefined, () => stop.abort());
     const s = await runCampaign(settings(), w.deps, { stop: stop.signal, cancel: new AbortController().signal });
     assert.equal(s.interrupted, true);
+    // Slot 1 had deployed when the stop came, before its benchmark: not run, as in a sequential
+    // campaign. Free first, it then took the queue and ran none of it.
     assert.deepEqual(
       s.candidates.map((c) => [c.stack, c.status]),
       [
         ["baseline", "measured"],
-        ["seqs2", "not-run"],
-        ["ctx4096", "not-run"],
-        // Slot 1 had deployed when the stop came, before its benchmark: not run, as in a sequential campaign.
         ["baseline.s1", "not-run"],
+        ["seqs2.s1", "not-run"],
+        ["ctx4096.s1", "not-run"],
         ["seqs1.s1", "not-run"],
       ],
     );
     // A turn that never ran has the same record shape as one that did: slot, node and GPU included.
-    const never = s.candidates.find((c) => c.stack === "ctx4096");
+    const never = s.candidates.find((c) => c.stack === "ctx4096.s1");
     assert.deepEqual(
       [never?.candidate, never?.slot, never?.node, never?.detail],
-      ["ctx4096", 0, { value: null, reason: "not deployed" }, "campaign stopped (Ctrl-C)"],
+      ["ctx4096", 1, { value: null, reason: "not deployed" }, "campaign stopped (Ctrl-C)"],
     );
     assert.equal(s.restore?.verification?.ok, true);
     assert.deepEqual(w.removed, ["baseline.s1"]);
+  });
+
+  it("resumes a queued candidate from the slot that measured it, whichever slot is free now", async () => {
+    // seqs2 ran in slot 1 last time; this time slot 0 is free first and would take it.
+    const stored: Record<string, ReturnType<typeof earlier>[]> = { "seqs2.s1": [earlier("seqs2", 1)] };
+    const w = world();
+    const deps = { ...w.deps, storedResults: (stack: string) => stored[stack] ?? [] };
+    const s = await runCampaign(settings({ fresh: false }), deps, running());
+    assert.deepEqual(
+      s.candidates.map((c) => [c.stack, c.slot, c.status, c.resultFile]),
+      [
+        ["baseline", 0, "measured", "/results/baseline.json"],
+        ["baseline.s1", 1, "measured", "/results/baseline.s1.json"],
+        ["seqs2.s1", 1, "skipped", "/old/seqs2.s1.json"],
+        ["ctx4096", 0, "measured", "/results/ctx4096.json"],
+        ["seqs1.s1", 1, "measured", "/results/seqs1.s1.json"],
+      ],
+    );
+    assert.ok(!w.calls.includes("up seqs2") && !w.calls.includes("up seqs2.s1"), w.calls.join(", "));
+    const plan = planCampaign(settings({ fresh: false }), {
+      readConfig: (x) => mergedStackConfig(PROJECT_DIR, x),
+      storedResults: (stack) => stored[stack] ?? [],
+    });
+    assert.deepEqual(
+      plan.map((p) => `${p.position} ${p.stack} slot ${p.slot} ${p.action}`),
+      [
+        "1 baseline slot 0 run",
+        "2 baseline.s1 slot 1 run",
+        "3 seqs2.s1 slot 1 skip",
+        "4 ctx4096 slot null run",
+        "5 seqs1 slot null run",
+      ],
+    );
   });
 
   it("a campaign of N slots owns every candidate's copy in every slot (stale locks cleared, recover removes them)", () => {
@@ -209,7 +299,7 @@ describe("campaign run --parallel 2 (fake Pulumi, fake benchmark)", () => {
     assert.deepEqual(ownedStacks(["seqs1"], 1), ["baseline", "seqs1"]);
   });
 
-  it("plan shows the schedule slot by slot", () => {
+  it("plan shows each slot's control, then the queue in its seeded order (its slot known only as it runs)", () => {
     const plan = planCampaign(settings(), {
       readConfig: (s) => mergedStackConfig(PROJECT_DIR, s),
       storedResults: () => [],
@@ -218,10 +308,10 @@ describe("campaign run --parallel 2 (fake Pulumi, fake benchmark)", () => {
       plan.map((p) => `${p.position} ${p.stack} slot ${p.slot} ${p.action} ${p.changes.join(",") || "-"}`),
       [
         "1 baseline slot 0 run -",
-        "2 seqs2 slot 0 run maxNumSeqs: 4 -> 2",
-        "3 ctx4096 slot 0 run maxModelLen: 8192 -> 4096",
-        "4 baseline.s1 slot 1 run -",
-        "5 seqs1.s1 slot 1 run maxNumSeqs: 4 -> 1",
+        "2 baseline.s1 slot 1 run -",
+        "3 seqs2 slot null run maxNumSeqs: 4 -> 2",
+        "4 ctx4096 slot null run maxModelLen: 8192 -> 4096",
+        "5 seqs1 slot null run maxNumSeqs: 4 -> 1",
       ],
     );
   });

@@ -6,7 +6,15 @@ import { recommend } from "../../../benchmarks/verdict/recommend";
 import { compareResults } from "../../../benchmarks/verdict/rule";
 import { prepare } from "../../../campaign/campaign";
 import { parseCliOptions } from "../../../campaign/options";
-import { parseSlotStack, SLOT_KEY, scheduleSlots, slotOverrides, slotStackName } from "../../../campaign/slots";
+import {
+  assignQueue,
+  parseSlotStack,
+  planSlots,
+  SLOT_KEY,
+  slotOverrides,
+  slotStackName,
+  slotsRecord,
+} from "../../../campaign/slots";
 import { deploymentObject, serviceObject } from "../../../components/render/objects";
 import { stackOutputs } from "../../../components/render/outputs";
 import { serviceSpec } from "../../../components/render/service";
@@ -74,39 +82,68 @@ describe("parallel slots: not a knob", () => {
   });
 });
 
-describe("parallel slots: the schedule", () => {
+describe("parallel slots: the shared queue (pure)", () => {
   const four = ["baseline", "seqs1", "seqs2", "ctx4096"];
-  const slotOf = (s: ReturnType<typeof scheduleSlots>, stack: string) =>
-    s.slots.findIndex((turns) => turns.some((t) => t.stack === stack));
+  const turns = (ts: readonly { position: number; runStack: string; control: boolean }[]) =>
+    ts.map((t) => `${t.position}:${t.runStack}${t.control ? " (control)" : ""}`);
 
-  it("one slot: the order as given, nothing added", () => {
-    const s = scheduleSlots(four, 1, 7);
+  it("one slot: the order as given, nothing added, every turn in slot 0", () => {
+    const plan = planSlots(four, 1, 7);
+    assert.deepEqual(plan.controls, []);
+    assert.deepEqual(turns(assignQueue(plan, [0, 0, 0, 0])), [
+      "1:baseline (control)",
+      "2:seqs1",
+      "3:seqs2",
+      "4:ctx4096",
+    ]);
+  });
+
+  it("two slots: baseline first in each (a control per slot), then the others in one queue in a seeded order", () => {
+    const plan = planSlots(four, 2, 0);
+    assert.deepEqual(turns(plan.controls), ["1:baseline (control)", "2:baseline.s1 (control)"]);
     assert.deepEqual(
-      s.slots.map((turns) => turns.map((t) => `${t.position}:${t.runStack}`)),
-      [["1:baseline", "2:seqs1", "3:seqs2", "4:ctx4096"]],
+      plan.queue.map((q) => `${q.position}:${q.stack}`),
+      ["3:seqs2", "4:ctx4096", "5:seqs1"],
+    );
+    assert.deepEqual(
+      planSlots(four, 2, 1).queue.map((q) => q.stack),
+      ["ctx4096", "seqs1", "seqs2"],
     );
   });
 
-  it("two slots: baseline first in each (a control per slot), the others dealt over a seeded slot order", () => {
-    const s = scheduleSlots(four, 2, 0);
-    assert.deepEqual(
-      s.slots.map((turns) => turns.map((t) => `${t.position}:${t.runStack}${t.control ? " (control)" : ""}`)),
-      [
-        ["1:baseline (control)", "2:seqs2", "3:ctx4096"],
-        ["4:baseline.s1 (control)", "5:seqs1.s1"],
+  it("whichever slot comes free next takes the next candidate: a slot that ends early takes more", () => {
+    const plan = planSlots(four, 2, 0);
+    // Slot 1 free first, then slot 0, then slot 1 again: its turns were shorter.
+    assert.deepEqual(turns(assignQueue(plan, [1, 0, 1])), ["3:seqs2.s1", "4:ctx4096", "5:seqs1.s1"]);
+    // Slot 0 free three times in a row (slot 1 still busy with its control): slot 0 takes the whole queue.
+    assert.deepEqual(turns(assignQueue(plan, [0, 0, 0])), ["3:seqs2", "4:ctx4096", "5:seqs1"]);
+    // A slot asking after the queue is empty gets nothing.
+    assert.deepEqual(turns(assignQueue(plan, [0, 1, 0, 1, 0])), ["3:seqs2", "4:ctx4096.s1", "5:seqs1"]);
+  });
+
+  it("the summary records each candidate's place in the run and the slot that took it, in run order", () => {
+    const plan = planSlots(four, 2, 0);
+    const taken = assignQueue(plan, [1, 0, 1]);
+    assert.deepEqual(slotsRecord(plan, [...taken, ...plan.controls]), {
+      slots: 2,
+      seed: 0,
+      assignment: [
+        { position: 1, stack: "baseline", slot: 0 },
+        { position: 2, stack: "baseline", slot: 1 },
+        { position: 3, stack: "seqs2", slot: 1 },
+        { position: 4, stack: "ctx4096", slot: 0 },
+        { position: 5, stack: "seqs1", slot: 1 },
       ],
-    );
+    });
   });
 
-  it("no knob always lands on the same slot: over seeds, each candidate runs in both", () => {
-    for (const stack of ["seqs1", "seqs2", "ctx4096"]) {
-      const slots = new Set([0, 1, 2, 3, 4, 5, 6, 7].map((seed) => slotOf(scheduleSlots(four, 2, seed), stack)));
-      assert.deepEqual([...slots].sort(), [0, 1], stack);
-    }
+  it("no knob always comes first: over seeds, each candidate heads the queue", () => {
+    const heads = new Set([0, 1, 2, 3, 4, 5, 6, 7].map((seed) => planSlots(four, 2, seed).queue[0]?.stack));
+    assert.deepEqual([...heads].sort(), ["ctx4096", "seqs1", "seqs2"]);
   });
 
   it("refuses a slot count outside 1-16 and a fixed endpoint with --parallel", () => {
-    assert.throws(() => scheduleSlots(four, 0, 0), /parallel must be an integer from 1 to 16, got 0/);
+    assert.throws(() => planSlots(four, 0, 0), /parallel must be an integer from 1 to 16, got 0/);
     assert.throws(() => parseCliOptions(["--parallel", "17"], "/r"), /--parallel must be an integer from 1 to 16/);
     assert.throws(
       () => parseCliOptions(["--parallel", "2", "--endpoint", "http://127.0.0.1:8100"], "/r"),

@@ -2,7 +2,7 @@ import { strict as assert } from "node:assert";
 import { recommend } from "../../../../benchmarks/verdict/recommend";
 import { compareResults } from "../../../../benchmarks/verdict/rule";
 import type { CampaignControl } from "../../../../campaign/campaign";
-import { scheduleSlots, scheduleTurns } from "../../../../campaign/slots";
+import { assignQueue, planSlots } from "../../../../campaign/slots";
 import type { CampaignSummary } from "../../../../campaign/summary";
 import { runTune, type TuneDeps, type TuneSettings } from "../../../../campaign/tune/loop";
 import { candidateOf, type StepSlots, slotsLine, stepSlots, stepStacks } from "../../../../campaign/tune/parallel";
@@ -18,22 +18,25 @@ describe("campaign tune --parallel: a step's schedule (pure)", () => {
     assert.deepEqual(stepSlots({ slots: 2, seed: 7 }, 3), { slots: 2, seed: 9 });
   });
 
-  it("runs baseline in every slot and deals the earlier winners and the proposals over the slots", () => {
+  it("runs baseline in every slot, then the earlier winners and the proposals from one seeded queue", () => {
     const stacks = stepStacks(["seqs8"], ["seqs16", "ctx4096"]);
     assert.deepEqual(stacks, ["baseline", "seqs8", "seqs16", "ctx4096"]);
-    const schedule = scheduleSlots(stacks, 2, 5);
-    const turns = scheduleTurns(schedule);
+    const plan = planSlots(stacks, 2, 5);
     assert.deepEqual(
-      turns.filter((t) => t.control).map((t) => [t.runStack, t.slot]),
+      plan.controls.map((t) => [t.runStack, t.slot]),
       [
         ["baseline", 0],
         ["baseline.s1", 1],
       ],
     );
-    assert.deepEqual(turns.map((t) => t.stack).sort(), ["baseline", "baseline", "ctx4096", "seqs16", "seqs8"]);
-    const line = slotsLine(stacks, { slots: 2, seed: 5 });
-    const each = schedule.slots.map((ts, s) => `slot ${s}: ${ts.map((t) => t.stack).join(", ")}`).join("; ");
-    assert.equal(line, ` in 2 slots (seed 5; ${each})`);
+    assert.deepEqual(
+      plan.queue.map((q) => q.stack),
+      ["seqs8", "seqs16", "ctx4096"],
+    );
+    assert.equal(
+      slotsLine(stacks, { slots: 2, seed: 5 }),
+      " in 2 slots (seed 5; a baseline control in each, then the queue: seqs8, seqs16, ctx4096)",
+    );
     assert.equal(slotsLine(stacks, null), "");
   });
 
@@ -44,10 +47,11 @@ describe("campaign tune --parallel: a step's schedule (pure)", () => {
 });
 
 /**
- * The tune's world with each campaign replaced by the schedule and the real rule and recommendation
- * over modelled results: `rpsOf(candidate, slot)` is what the candidate measures in that slot.
+ * The tune's world with each campaign replaced by the slots' queue and the real rule and
+ * recommendation over modelled results: `rpsOf(candidate, slot)` is what the candidate measures in
+ * that slot; the slots come free in the order `freed` (slot 1's control ends first).
  */
-function slotted(rpsOf: (candidate: string, slot: number) => number) {
+function slotted(rpsOf: (candidate: string, slot: number) => number, freed: readonly number[] = [1, 0, 1, 0]) {
   const calls: { stacks: string[]; slots: StepSlots | null }[] = [];
   let campaigns = 0;
   let promoted = 0;
@@ -55,7 +59,8 @@ function slotted(rpsOf: (candidate: string, slot: number) => number) {
     measure: async (stacks, _control, slots) => {
       calls.push({ stacks: [...stacks], slots });
       campaigns += 1;
-      const turns = scheduleTurns(scheduleSlots(stacks, slots?.slots ?? 1, slots?.seed ?? 0));
+      const plan = planSlots(stacks, slots?.slots ?? 1, slots?.seed ?? 0);
+      const turns = [...plan.controls, ...assignQueue(plan, slots === null ? plan.queue.map(() => 0) : freed)];
       const file = (stack: string) => `/results/${stack}/${campaigns}.json`;
       const results = turns.map((t) => ({
         result: result(t.runStack, [level(TARGET, rpsOf(t.stack, t.slot), 1700, 0, 0)]),
@@ -119,8 +124,7 @@ const running = (): CampaignControl => ({ stop: new AbortController().signal, ca
 
 describe("campaign tune --parallel: the step's noise has the slot spread (injected campaign)", () => {
   it("promotes seqs8 measured in slot 1 (as seqs8.s1), when it beats baseline beyond the slot spread", async () => {
-    // Seed 12 deals seqs8 to slot 1, so the recommendation names seqs8.s1.
-    assert.equal(scheduleTurns(scheduleSlots(["baseline", "seqs8"], 2, 12)).find((t) => t.stack === "seqs8")?.slot, 1);
+    // Slot 1's control ends first, so it takes seqs8 from the queue: the recommendation names seqs8.s1.
     // Slots 1 % apart; seqs8 twice baseline's throughput.
     const f = slotted((c, slot) => (c === "baseline" ? 2.36 * (slot === 0 ? 1 : 0.99) : 4.72));
     const s = await runTune(settings, f.deps, running(), null);
