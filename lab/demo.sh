@@ -59,7 +59,7 @@ mapfile -t missing < <(npx --no-install tsx common/tools.ts missing "${TOOLS[@]}
 if [[ ${#missing[@]} -gt 0 ]]; then
   say "building the lab toolchain into $LAB_BIN (missing: ${missing[*]}); the first build takes a while, later runs skip it"
   command -v go >/dev/null || { echo "demo: the toolchain is built from source and needs Go on PATH (https://go.dev/dl/), then rerun npm run demo" >&2; exit 1; }
-  bash lab/toolchain/build.sh lab >&2
+  bash lab/toolchain/build.sh >&2
 else
   say "toolchain present in $LAB_BIN"
 fi

@@ -7,7 +7,6 @@
 # Usage: lab/toolchain/build.sh [TOOL...]     (default: all, in this order)
 #   tools: k8s pulumi pulumi-language-nodejs kubernetes-provider command-provider
 #          plugins etcd kwok llm-d-inference-sim actionlint
-#   lab: all but actionlint (only .ci/run lints with it), what npm run demo and npm test build
 #   (plugins = `pulumi plugin install resource kubernetes|command <ver> --file ...` into
 #    $PULUMI_HOME/plugins; it is skipped when the identical binary is already there.)
 #   command-provider is built from ../shared/third-party/ next to the repository (not served by
@@ -366,11 +365,9 @@ build_actionlint() {
 }
 
 ###############################################################################
-LAB_TOOLS=(k8s pulumi pulumi-language-nodejs kubernetes-provider command-provider plugins etcd kwok llm-d-inference-sim)
-ALL_TOOLS=("${LAB_TOOLS[@]}" actionlint)
-TOOLS=()
-for t in "$@"; do if [[ "$t" == lab ]]; then TOOLS+=("${LAB_TOOLS[@]}"); else TOOLS+=("$t"); fi; done
-[[ $# -eq 0 ]] && TOOLS=("${ALL_TOOLS[@]}")
+ALL_TOOLS=(k8s pulumi pulumi-language-nodejs kubernetes-provider command-provider plugins etcd kwok llm-d-inference-sim actionlint)
+TOOLS=("$@")
+[[ ${#TOOLS[@]} -eq 0 ]] && TOOLS=("${ALL_TOOLS[@]}")
 
 T_ALL=$SECONDS
 for t in "${TOOLS[@]}"; do
@@ -392,7 +389,7 @@ for t in "${TOOLS[@]}"; do
     kwok) run_step kwok "$KWOK_VERSION" tool build_kwok kwok kwokctl ;;
     llm-d-inference-sim) run_step llm-d-inference-sim "$LLMD_SIM_VERSION" tool build_llmd_sim llm-d-inference-sim ;;
     actionlint) run_step actionlint "$ACTIONLINT_VERSION" tool build_actionlint actionlint ;;
-    *) echo "unknown tool: $t (known: ${ALL_TOOLS[*]}, or lab for all but actionlint)" >&2; exit 2 ;;
+    *) echo "unknown tool: $t (known: ${ALL_TOOLS[*]})" >&2; exit 2 ;;
   esac
 done
 
