@@ -226,11 +226,17 @@ third_party_dir() {
   [[ -d "$d/pulumi-command-$COMMAND_PROVIDER_VERSION/provider" && -d "$d/pulumi-go-provider-$COMMAND_GO_PROVIDER_VERSION" ]] || return 1
   (cd "$d" && pwd)
 }
-# The one line said when the plugin is neither built nor buildable here (once per run).
+# The one line said when the plugin is neither built nor buildable here (once per run), unless
+# the plugin cache already has it (Pulumi downloads it there when it has internet).
 COMMAND_SKIP_SAID=0
 say_command_skipped() {
   ((COMMAND_SKIP_SAID)) && return 0
   COMMAND_SKIP_SAID=1
+  local cached="${PULUMI_HOME:-$HOME/.pulumi}/plugins/resource-command-v$COMMAND_PROVIDER_VERSION"
+  if [[ -x "$cached/pulumi-resource-command" ]]; then
+    log "pulumi-resource-command $COMMAND_PROVIDER_VERSION: not built (no sources), the plugin cache has it: $cached"
+    return 0
+  fi
   log "pulumi-resource-command $COMMAND_PROVIDER_VERSION: skipped, no sources in" \
     "${VLLM_LAB_THIRD_PARTY:-$(cd "$HERE/../../.." && pwd)/shared/third-party}" \
     "(pulumi-command-$COMMAND_PROVIDER_VERSION/provider, pulumi-go-provider-$COMMAND_GO_PROVIDER_VERSION);" \

@@ -16,6 +16,14 @@ function pinned(name: string): string {
   return m[1]!;
 }
 
+/** Runs build.sh STEPS with `places` (VLLM_LAB_HOME, PULUMI_HOME, ...) and no VLLM_LAB_TOOL_* override. */
+function build(steps: readonly string[], places: Readonly<Record<string, string>>) {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...places };
+  for (const k of Object.keys(env)) if (k.startsWith("VLLM_LAB_TOOL_")) delete env[k];
+  const r = spawnSync("bash", [BUILD, ...steps], { env, encoding: "utf8" });
+  return { rc: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
 /**
  * The toolchain's first run on a fresh clone has no ../shared/third-party: the `command` plugin
  * (optional) is skipped with one line and the run still succeeds, so `npm run demo` and `npm test`
@@ -23,19 +31,14 @@ function pinned(name: string): string {
  */
 describe("lab/toolchain/build.sh without the command provider's sources", () => {
   let tmp: string;
-  let run: { rc: number | null; stdout: string; stderr: string };
+  let run: ReturnType<typeof build>;
   before(() => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), "vllm-toolchain-"));
-    const sources = path.join(tmp, "no-third-party");
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
+    run = build(["command-provider", "plugins"], {
       VLLM_LAB_HOME: path.join(tmp, "home"),
       PULUMI_HOME: path.join(tmp, "pulumi-home"),
-      VLLM_LAB_THIRD_PARTY: sources,
-    };
-    for (const k of Object.keys(env)) if (k.startsWith("VLLM_LAB_TOOL_")) delete env[k];
-    const r = spawnSync("bash", [BUILD, "command-provider", "plugins"], { env, encoding: "utf8" });
-    run = { rc: r.status, stdout: r.stdout, stderr: r.stderr };
+      VLLM_LAB_THIRD_PARTY: path.join(tmp, "no-third-party"),
+    });
   });
   after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
@@ -51,6 +54,23 @@ describe("lab/toolchain/build.sh without the command provider's sources", () => 
         "VLLM_LAB_THIRD_PARTY at a folder with those sources and run: bash lab/toolchain/build.sh command-provider plugins",
     ]);
     assert.match(run.stdout, new RegExp(`^pulumi-resource-command +${version.replace(/\./g, "\\.")} +skipped$`, "m"));
+  });
+
+  it("says only that it is not built when the Pulumi plugin cache has the plugin (downloaded by Pulumi)", () => {
+    const version = pinned("COMMAND_PROVIDER_VERSION");
+    const cached = path.join(tmp, "cache-has-it", "plugins", `resource-command-v${version}`);
+    fs.mkdirSync(cached, { recursive: true });
+    fs.copyFileSync("/bin/true", path.join(cached, "pulumi-resource-command"));
+    const r = build(["command-provider"], {
+      VLLM_LAB_HOME: path.join(tmp, "home2"),
+      PULUMI_HOME: path.dirname(path.dirname(cached)),
+      VLLM_LAB_THIRD_PARTY: path.join(tmp, "no-third-party"),
+    });
+    assert.equal(r.rc, 0, `${r.stdout}${r.stderr}`);
+    assert.deepEqual(
+      r.stdout.split("\n").filter((l) => l.startsWith("[toolchain]")),
+      [`[toolchain] pulumi-resource-command ${version}: not built (no sources), the plugin cache has it: ${cached}`],
+    );
   });
 
   it("builds nothing and installs no plugin", () => {
