@@ -47,7 +47,7 @@ XZ=(xz "-$XZ_LEVEL" -T0)
 command -v xz >/dev/null || die "xz is needed to build the bundle"
 NODE="$(command -v node)"
 [[ "$("$NODE" -p 'process.versions.node.split(".")[0]')" -ge 22 ]] || die "node $("$NODE" --version) is too old; run: source lab/setup-node.sh"
-[[ -d "$REPO/node_modules/@pulumi/pulumi" ]] || die "$REPO/node_modules is missing (npm ci)"
+[[ -d "$REPO/node_modules/@pulumi/pulumi" ]] || die "$REPO/node_modules is missing: run npm ci --ignore-scripts first (the bundle carries it)"
 
 COMMIT="$(git -C "$REPO" rev-parse HEAD)"
 SHORT="$(git -C "$REPO" rev-parse --short HEAD)"

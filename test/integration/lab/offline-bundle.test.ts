@@ -56,6 +56,14 @@ describe("offline bundle: built, unpacked and the lab started from the unpacked 
     assert.equal(fs.readFileSync(`${archive}.sha256`, "utf8"), `${sha256(archive)}  ${path.basename(archive)}\n`);
     const first = bash(`tar -tJf ${archive} | head -4`, outDir);
     assert.deepEqual(first.out.trim().split("\n"), ["unpack.sh", "MANIFEST", "SHA256SUMS", "repo/"]);
+    // The sizes, read as docs/offline-bundle.md says: the MANIFEST straight from the archive.
+    const manifest = bash(`tar -xJOf ${archive} --occurrence=1 MANIFEST`, outDir);
+    assert.equal(manifest.rc, 0, manifest.out);
+    const sized = /^ {2}(\S+) +\d+ files +\d+ bytes +\d+ xz-bytes {2}xz-sha256 [0-9a-f]{64}$/gm;
+    assert.deepEqual(
+      [...manifest.stdout.matchAll(sized)].map((m) => m[1]),
+      ["repo", "node", "bin"],
+    );
   });
 
   it("refuses an archive that does not match its .sha256, extracting nothing", () => {

@@ -6,6 +6,7 @@ import type * as k8s from "@kubernetes/client-node";
 import type { Stack, UpResult } from "@pulumi/pulumi/automation";
 import type { MeasuredOutput } from "../../../config/stack-outputs";
 import { type LabState, startLab, stopLab } from "../../../lab";
+import { requireCommandPlugin } from "../command-plugin";
 import { type KeyProxy, kubeClients, type PulumiSandbox, pulumiSandbox, startKeyProxy } from "../helpers";
 
 const NS = "gemmaforge";
@@ -86,7 +87,8 @@ describe("post-deploy benchmark inside pulumi up (lab, command plugin)", functio
   const generation = async () =>
     (await apps.readNamespacedDeployment({ name: NAME, namespace: NS })).metadata!.generation;
 
-  before(async () => {
+  before(async function () {
+    requireCommandPlugin(this);
     lab = await startLab({ coldStartSeconds: 2, warmStartSeconds: 1 });
     ({ apps, core } = kubeClients(lab.kubeconfig));
     proxy = await startKeyProxy(lab.endpoint, API_KEY);
@@ -114,7 +116,7 @@ describe("post-deploy benchmark inside pulumi up (lab, command plugin)", functio
   after(async () => {
     await proxy?.close();
     await wrongKeyProxy?.close();
-    await stopLab();
+    if (lab) await stopLab();
   });
 
   it("up runs the benchmark against the new pod; the result file exists and measured is a stack output", async () => {

@@ -1,0 +1,80 @@
+import * as assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+
+const ROOT = path.resolve(__dirname, "../..");
+const BUILD = path.join(ROOT, "lab", "toolchain", "build.sh");
+
+/** A pinned version from lab/toolchain/versions.env. */
+function pinned(name: string): string {
+  const m = fs
+    .readFileSync(path.join(ROOT, "lab", "toolchain", "versions.env"), "utf8")
+    .match(new RegExp(`^${name}=(.+)$`, "m"));
+  if (!m) throw new Error(`${name} not in versions.env`);
+  return m[1]!;
+}
+
+/** Runs build.sh STEPS with `places` (VLLM_LAB_HOME, PULUMI_HOME, ...) and no VLLM_LAB_TOOL_* override. */
+function build(steps: readonly string[], places: Readonly<Record<string, string>>) {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...places };
+  for (const k of Object.keys(env)) if (k.startsWith("VLLM_LAB_TOOL_")) delete env[k];
+  const r = spawnSync("bash", [BUILD, ...steps], { env, encoding: "utf8" });
+  return { rc: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/**
+ * The toolchain's first run on a fresh clone has no ../shared/third-party: the `command` plugin
+ * (optional) is skipped with one line and the run still succeeds, so `npm run demo` and `npm test`
+ * go on. Only the command-provider and plugins steps, in an empty cache: a second, no Go needed.
+ */
+describe("lab/toolchain/build.sh without the command provider's sources", () => {
+  let tmp: string;
+  let run: ReturnType<typeof build>;
+  before(() => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), "vllm-toolchain-"));
+    run = build(["command-provider", "plugins"], {
+      VLLM_LAB_HOME: path.join(tmp, "home"),
+      PULUMI_HOME: path.join(tmp, "pulumi-home"),
+      VLLM_LAB_THIRD_PARTY: path.join(tmp, "no-third-party"),
+    });
+  });
+  after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+  it("exits 0 and says in one line what is skipped, what needs it and how to get it", () => {
+    assert.equal(run.rc, 0, `${run.stdout}${run.stderr}`);
+    assert.equal(run.stderr, "");
+    const [version, goProvider] = [pinned("COMMAND_PROVIDER_VERSION"), pinned("COMMAND_GO_PROVIDER_VERSION")];
+    const said = run.stdout.split("\n").filter((l) => l.includes("pulumi-resource-command") && l.startsWith("["));
+    assert.deepEqual(said, [
+      `[toolchain] pulumi-resource-command ${version}: skipped, no sources in ${path.join(tmp, "no-third-party")} ` +
+        `(pulumi-command-${version}/provider, pulumi-go-provider-${goProvider}); only benchmarkOnDeploy and ` +
+        "campaign run --via-deploy need it: with internet Pulumi installs the plugin itself, offline point " +
+        "VLLM_LAB_THIRD_PARTY at a folder with those sources and run: bash lab/toolchain/build.sh command-provider plugins",
+    ]);
+    assert.match(run.stdout, new RegExp(`^pulumi-resource-command +${version.replace(/\./g, "\\.")} +skipped$`, "m"));
+  });
+
+  it("says only that it is not built when the Pulumi plugin cache has the plugin (downloaded by Pulumi)", () => {
+    const version = pinned("COMMAND_PROVIDER_VERSION");
+    const cached = path.join(tmp, "cache-has-it", "plugins", `resource-command-v${version}`);
+    fs.mkdirSync(cached, { recursive: true });
+    fs.copyFileSync("/bin/true", path.join(cached, "pulumi-resource-command"));
+    const r = build(["command-provider"], {
+      VLLM_LAB_HOME: path.join(tmp, "home2"),
+      PULUMI_HOME: path.dirname(path.dirname(cached)),
+      VLLM_LAB_THIRD_PARTY: path.join(tmp, "no-third-party"),
+    });
+    assert.equal(r.rc, 0, `${r.stdout}${r.stderr}`);
+    assert.deepEqual(
+      r.stdout.split("\n").filter((l) => l.startsWith("[toolchain]")),
+      [`[toolchain] pulumi-resource-command ${version}: not built (no sources), the plugin cache has it: ${cached}`],
+    );
+  });
+
+  it("builds nothing and installs no plugin", () => {
+    assert.deepEqual(fs.readdirSync(path.join(tmp, "home", "bin")), []);
+    assert.equal(fs.existsSync(path.join(tmp, "pulumi-home")), false);
+  });
+});
