@@ -5,6 +5,7 @@ import { parse as parseYaml } from "yaml";
 import { EXIT } from "../common/exit-codes";
 import { UsageError } from "../common/usage-error";
 import { buildScenario, PHASES, PRESETS, type PresetName, readScenarioFile, type Scenario } from "./inputs/scenario";
+import { SLO_ARG_OPTIONS, SLO_USAGE, type Slo, sloFlagText, sloFromArgValues } from "./inputs/slo";
 import { loadStackOutputs, resolveEndpoint, type StackOutputs } from "./inputs/stack-outputs";
 import { postDeployCommand } from "./post-deploy";
 import { silentProgress, stderrProgress } from "./progress";
@@ -17,7 +18,7 @@ import { compareResults } from "./verdict/rule";
 
 const USAGE = `Usage:
   bench [run] [--stack NAME] [--outputs FILE | --outputs-json JSON] [--endpoint URL] [options]
-  bench compare RESULT.json... [--target-concurrency N] [--slo-p95-ms MS] [--slo-ttft-p95-ms MS] [--chart FILE] [--json]
+  bench compare RESULT.json... [--target-concurrency N] [--slo ...] [--slo-attainment F] [--chart FILE] [--json]
   bench post-deploy < INPUT.json   what \`pulumi up\` runs with benchmarkOnDeploy: inputs as one JSON document
                            on stdin (config/post-deploy-input.ts), the candidate summary as one JSON line on stdout
 
@@ -30,6 +31,9 @@ run options:
   --no-cluster             do not use the Kubernetes API at all
   --scenario FILE          YAML or JSON scenario; --preset short|default|sweep; --set key.path=VALUE (repeatable)
   --phases a,b,...         subset of ${PHASES.join(",")}
+  ${SLO_USAGE}
+                           (run: each level records attainment and request goodput; compare: bounds at the target;
+                           the old --slo-p95-ms / --slo-e2e-p95-ms / --slo-ttft-p95-ms / --slo-tpot-p95-ms MS are p95 bounds)
   --dcgm-url URL | --prometheus-url URL [--prometheus-memory-query Q] [--prometheus-util-query Q]
   --wait-ready SECONDS     wait for /health = 200, and for the Deployment's rollout to finish
                            before timing readiness (default 0)
@@ -53,6 +57,15 @@ function number(v: string | undefined, flag: string): number | undefined {
   const n = Number(v);
   if (!Number.isFinite(n)) throw new UsageError(`${flag} needs a number, got ${JSON.stringify(v)}`);
   return n;
+}
+
+/** The SLO flags' SLO; a malformed one is a usage error, an old flag a line on stderr. */
+function sloOf(values: Parameters<typeof sloFromArgValues>[0]): Slo | undefined {
+  try {
+    return sloFromArgValues(values, (line) => process.stderr.write(`warning: ${line}\n`));
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
 }
 
 async function runCommand(argv: string[], cwd: string): Promise<number> {
@@ -79,6 +92,7 @@ async function runCommand(argv: string[], cwd: string): Promise<number> {
       out: { type: "string", default: RESULTS_DIR },
       json: { type: "boolean", default: false },
       quiet: { type: "boolean", default: false },
+      ...SLO_ARG_OPTIONS,
     },
     strict: true,
     allowPositionals: false,
@@ -88,6 +102,8 @@ async function runCommand(argv: string[], cwd: string): Promise<number> {
   if (values.scenario) layers.push(readScenarioFile(resolve(cwd, values.scenario)));
   for (const s of values.set) layers.push(parseSet(s));
   if (values.phases) layers.push({ phases: values.phases.split(",").map((p) => p.trim()) });
+  const slo = sloOf(values);
+  if (slo) layers.push({ slo: sloFlagText(slo), sloAttainment: slo.attainment });
   let scenario: Scenario;
   let outputs: StackOutputs;
   let endpoint: string;
@@ -164,8 +180,7 @@ async function compareCommand(argv: string[], cwd: string): Promise<number> {
     args: argv,
     options: {
       "target-concurrency": { type: "string", default: "4" },
-      "slo-p95-ms": { type: "string" },
-      "slo-ttft-p95-ms": { type: "string" },
+      ...SLO_ARG_OPTIONS,
       chart: { type: "string" },
       out: { type: "string", default: RESULTS_DIR },
       json: { type: "boolean", default: false },
@@ -174,10 +189,10 @@ async function compareCommand(argv: string[], cwd: string): Promise<number> {
     allowPositionals: true,
   });
   if (positionals.length === 0) throw new UsageError("compare needs result files, e.g. results/*/*.json");
+  const slo = sloOf(values);
   const rule = {
     targetConcurrency: number(values["target-concurrency"], "--target-concurrency")!,
-    sloP95Ms: number(values["slo-p95-ms"], "--slo-p95-ms"),
-    sloTtftP95Ms: number(values["slo-ttft-p95-ms"], "--slo-ttft-p95-ms"),
+    ...(slo ? { slo } : {}),
   };
   const loaded = positionals.map((f) => ({ file: f, result: readResult(resolve(cwd, f)) }));
   const comparison = compareResults(loaded, rule);

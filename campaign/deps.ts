@@ -1,9 +1,9 @@
 import type { Scenario } from "../benchmarks/inputs/scenario";
+import type { Slo } from "../benchmarks/inputs/slo";
 import type { StackOutputs } from "../benchmarks/inputs/stack-outputs";
 import type { DeploymentRef } from "../benchmarks/kube/cluster";
 import type { BenchmarkResult, ReadinessPhase } from "../benchmarks/result/types";
 import type { Mode } from "../benchmarks/verdict/candidate-summary";
-import type { CompareRule } from "../benchmarks/verdict/rule";
 import type { RawConfig } from "../config";
 import type { OrderMode } from "./order";
 import type { ServingExpectation } from "./probe";
@@ -88,8 +88,8 @@ export interface CampaignSettings {
   /** The cacheRunId cold candidates get, unique to this campaign. */
   readonly coldRunId: string;
   readonly targetConcurrency: number;
-  /** Latency bounds the rule applies at the target (`campaign tune --slo-*`); absent: none. */
-  readonly slo?: Pick<CompareRule, "sloP95Ms" | "sloTtftP95Ms">;
+  /** Latency bounds the rule applies at the target (`--slo`, else the scenario's); absent: none. */
+  readonly slo?: Slo;
   /**
    * `campaign run --parallel N` (campaign/slots.ts): slots, the seed of the candidates' assignment to
    * them, and whether the slots beside the real server outlive the campaign. Absent: one slot.

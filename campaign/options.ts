@@ -1,5 +1,6 @@
 import * as path from "node:path";
 import { parseArgs } from "node:util";
+import { SLO_ARG_OPTIONS, SLO_USAGE, type Slo, SloError, sloFromArgValues } from "../benchmarks/inputs/slo";
 import { RESULTS_DIR } from "../benchmarks/result/store";
 import type { Mode } from "../benchmarks/verdict/candidate-summary";
 import { UsageError } from "../common/usage-error";
@@ -43,6 +44,8 @@ export interface CliOptions {
   readonly fresh: boolean;
   readonly keepCold: boolean;
   readonly targetConcurrency: number;
+  /** `--slo` (and `--slo-attainment`): the rule's latency bounds, also recorded per level; undefined: the scenario's, if any. */
+  readonly slo: Slo | undefined;
   readonly readyTimeoutSeconds: number;
   readonly json: boolean;
   readonly verbose: boolean;
@@ -99,6 +102,8 @@ Options:
                           every slot as its control (default 1: one at a time; docs/campaign.md)
   --keep-slots            keep slots 1..N-1 after the campaign (default: destroyed once baseline is back)
   --target-concurrency N  concurrency the recommendation compares at (default 4, the seed's)
+  ${SLO_USAGE}
+                          (bounds at the target; default: the scenario's slo keys; old --slo-*-p95-ms: p95 bounds)
   --ready-timeout S       seconds the endpoint may take to serve a new candidate after up (default 300, lab 120)
   --json                  print the campaign summary as JSON on stdout
   --verbose               also show the benchmark's own progress
@@ -141,6 +146,7 @@ const FLAGS = {
   "write-summary": { type: "boolean", default: false },
   engine: { type: "string" },
   "via-deploy": { type: "boolean", default: false },
+  ...SLO_ARG_OPTIONS,
 } as const;
 
 /** parseArgs with a UsageError (naming the flag) for anything it rejects. */
@@ -149,6 +155,16 @@ function parseFlags(argv: readonly string[]) {
     return parseArgs({ args: [...argv], options: FLAGS, strict: true, allowPositionals: false }).values;
   } catch (err) {
     throw new UsageError((err as Error).message);
+  }
+}
+
+/** The SLO flags' SLO; an old flag's deprecation line goes to stderr. */
+function parseSlo(values: Parameters<typeof sloFromArgValues>[0]): Slo | undefined {
+  try {
+    return sloFromArgValues(values, (line) => process.stderr.write(`warning: ${line}\n`));
+  } catch (err) {
+    if (err instanceof SloError) throw new UsageError(err.message);
+    throw err;
   }
 }
 
@@ -209,6 +225,7 @@ export function parseCliOptions(argv: readonly string[], repoDir: string): CliOp
     parallel,
     keepSlots: values["keep-slots"],
     targetConcurrency,
+    slo: parseSlo(values),
     readyTimeoutSeconds: positiveInt(values["ready-timeout"], "--ready-timeout") ?? (mode === "lab" ? 120 : 300),
     json: values.json,
     verbose: values.verbose,

@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { buildScenario, PRESETS, readScenarioFile, type Scenario } from "../benchmarks/inputs/scenario";
+import { buildScenario, PRESETS, readScenarioFile, type Scenario, scenarioSlo } from "../benchmarks/inputs/scenario";
+import { sloFlagText } from "../benchmarks/inputs/slo";
 import { kubernetesServer } from "../benchmarks/kube/cluster";
 import { silentProgress } from "../benchmarks/progress";
 import { writeResult } from "../benchmarks/report/write";
@@ -67,6 +68,7 @@ export function resolveSettings(opts: CliOptions, repoDir: string, io: Io) {
 
   const layers: unknown[] = [opts.short ? PRESETS.short : PRESETS.default];
   if (opts.scenarioFile !== undefined) layers.push(readScenarioFile(opts.scenarioFile));
+  if (opts.slo !== undefined) layers.push({ slo: sloFlagText(opts.slo), sloAttainment: opts.slo.attainment });
   let scenario: Scenario;
   try {
     scenario = buildScenario(layers, opts.scenarioFile ? `scenario ${opts.scenarioFile}` : "scenario");
@@ -103,6 +105,7 @@ export function resolveSettings(opts: CliOptions, repoDir: string, io: Io) {
     fresh: opts.fresh,
     coldRunId: coldRunIdFor(started),
     targetConcurrency: opts.targetConcurrency,
+    ...(scenario.slo !== undefined ? { slo: scenarioSlo(scenario)! } : {}),
     keepCold: opts.keepCold,
     ...(opts.parallel > 1 ? { parallel: { slots: opts.parallel, seed, keepSlots: opts.keepSlots } } : {}),
     logFile: `${campaignBase(opts.resultsDir, id)}.log`,

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { DEFAULT_SLO_ATTAINMENT, parseSloAttainment, parseSloBounds, type Slo, SloError } from "./slo";
 
 /** The seed's short prompt ("summarise three advantages of Kubernetes"), sent verbatim. */
 const SEED_SHORT_PROMPT = "Kubernetes의 장점을 세 가지로 요약해줘.";
@@ -67,6 +68,17 @@ const OPEN_LOOP_DEFAULTS = {
   sweep: null,
 } as const satisfies z.input<typeof OpenLoopSchema>;
 
+/** A string or number checked by one of the SLO's parsers; its error names the key, the value and what is allowed. */
+const checkedBy = <T extends z.ZodType>(schema: T, parse: (v: z.infer<T>) => unknown) =>
+  schema.superRefine((v, ctx) => {
+    try {
+      parse(v);
+    } catch (err) {
+      if (!(err instanceof SloError)) throw err;
+      ctx.addIssue({ code: "custom", message: err.message });
+    }
+  });
+
 /** Every knob of a benchmark run. Defaults reproduce the seed's procedure. */
 export const ScenarioSchema = z
   .object({
@@ -75,6 +87,13 @@ export const ScenarioSchema = z
       .array(z.enum(PHASES))
       .nonempty()
       .default([...PHASES]),
+    /**
+     * The SLO (`--slo`'s form, e.g. `ttft:p99:800,tpot:p99:40`): each load level then records its attainment and
+     * request goodput (`phases/slo-figures.ts`). Optional, not defaulted, so scenarios without it keep their hash.
+     */
+    slo: checkedBy(z.string(), (v) => parseSloBounds(v, "slo")).optional(),
+    /** Fraction of completed requests that must meet every bound (`--slo-attainment`); default 0.99. */
+    sloAttainment: checkedBy(z.number(), (v) => parseSloAttainment(v, "sloAttainment")).optional(),
     /** Per-request timeout for non-load requests, milliseconds. */
     requestTimeoutMs: positiveInt.default(120_000),
     /** Sent as `ignore_eos` so every request generates exactly max_tokens (vLLM and the simulator accept it). */
@@ -167,7 +186,15 @@ export const ScenarioSchema = z
       .strict()
       .default({ repeats: [64, 256, 512], runs: 5, maxTokens: 128 }),
   })
-  .strict();
+  .strict()
+  .superRefine((s, ctx) => {
+    if (s.sloAttainment !== undefined && s.slo === undefined)
+      ctx.addIssue({
+        code: "custom",
+        path: ["sloAttainment"],
+        message: `${s.sloAttainment} without slo is not allowed; allowed: with slo only`,
+      });
+  });
 
 export type Scenario = z.infer<typeof ScenarioSchema>;
 export type ScenarioInput = z.input<typeof ScenarioSchema>;
@@ -214,6 +241,12 @@ export function buildScenario(layers: readonly unknown[], source = "scenario"): 
   const parsed = ScenarioSchema.safeParse(merged);
   if (!parsed.success) throw new Error(`invalid ${source}:\n${formatIssues(parsed.error)}`);
   return parsed.data;
+}
+
+/** The scenario's SLO, or null when it sets none. */
+export function scenarioSlo(scenario: Pick<Scenario, "slo" | "sloAttainment">): Slo | null {
+  if (scenario.slo === undefined) return null;
+  return { bounds: parseSloBounds(scenario.slo, "slo"), attainment: scenario.sloAttainment ?? DEFAULT_SLO_ATTAINMENT };
 }
 
 /** Reads a YAML or JSON scenario file (YAML is a superset of JSON). */

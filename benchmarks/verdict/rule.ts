@@ -1,4 +1,5 @@
 import { num } from "../../common/format";
+import { DEFAULT_SLO_ATTAINMENT, describeBound, type Slo, type SloBound } from "../inputs/slo";
 import type { BenchmarkResult, LoadLevel } from "../result/types";
 import type { CandidateVerdict, CompareRule } from "./schema";
 import { levelThroughput } from "./throughput";
@@ -13,6 +14,22 @@ export interface Comparison {
   readonly reasons: string[];
 }
 
+/** The rule's SLO: `slo`, or the p95 bounds of a summary written before it existed; undefined: none. */
+export function ruleSlo(rule: CompareRule): Slo | undefined {
+  if (rule.slo) return rule.slo;
+  const bounds: SloBound[] = [];
+  if (rule.sloP95Ms !== undefined) bounds.push({ metric: "e2e", percentile: "p95", ms: rule.sloP95Ms });
+  if (rule.sloTtftP95Ms !== undefined) bounds.push({ metric: "ttft", percentile: "p95", ms: rule.sloTtftP95Ms });
+  return bounds.length > 0 ? { bounds, attainment: DEFAULT_SLO_ATTAINMENT } : undefined;
+}
+
+const SUMMARY_OF = { ttft: "ttftMs", tpot: "tpotMs", itl: "itlMs", e2e: "e2eMs" } as const;
+const LABEL = { ttft: "TTFT", tpot: "TPOT", itl: "ITL", e2e: "e2e" } as const;
+
+/** Pure: the level's figure for one bound (its percentile of the window's successful requests), or null. */
+export const boundFigure = (level: Pick<LoadLevel, "ttftMs" | "tpotMs" | "itlMs" | "e2eMs">, b: SloBound) =>
+  level[SUMMARY_OF[b.metric]]?.[b.percentile] ?? null;
+
 export function describeRule(rule: CompareRule): string {
   return [
     `highest sustained requests/s at concurrency ${rule.targetConcurrency}`,
@@ -20,8 +37,7 @@ export function describeRule(rule: CompareRule): string {
     "among candidates whose run is complete and valid (no pod change, no failed requests),",
     `with no waiting requests at any concurrency below ${rule.targetConcurrency},`,
     "zero preemptions and zero container restarts",
-    rule.sloP95Ms !== undefined ? `, end-to-end p95 <= ${rule.sloP95Ms} ms` : "",
-    rule.sloTtftP95Ms !== undefined ? `, TTFT p95 <= ${rule.sloTtftP95Ms} ms` : "",
+    ...(ruleSlo(rule)?.bounds.map((b) => `, ${describeBound(b)}`) ?? []),
     "; ties broken by the lower end-to-end p95",
   ]
     .join(" ")
@@ -65,13 +81,10 @@ export function judge(result: BenchmarkResult, rule: CompareRule, file: string |
   const throughput = at ? levelThroughput(at) : null;
   const e2eP95 = at?.e2eMs?.p95 ?? null;
   const ttftP95 = at?.ttftMs?.p95 ?? null;
-  if (rule.sloP95Ms !== undefined && at) {
-    if (e2eP95 === null) out.push("no end-to-end p95 at the target");
-    else if (e2eP95 > rule.sloP95Ms) out.push(`e2e p95 ${num(e2eP95, 1)} ms > SLO ${rule.sloP95Ms} ms`);
-  }
-  if (rule.sloTtftP95Ms !== undefined && at) {
-    if (ttftP95 === null) out.push("no TTFT p95 at the target");
-    else if (ttftP95 > rule.sloTtftP95Ms) out.push(`TTFT p95 ${num(ttftP95, 1)} ms > SLO ${rule.sloTtftP95Ms} ms`);
+  for (const b of (at && ruleSlo(rule)?.bounds) || []) {
+    const figure = boundFigure(at as LoadLevel, b);
+    if (figure === null) out.push(`no ${LABEL[b.metric]} ${b.percentile} at the target`);
+    else if (figure > b.ms) out.push(`${LABEL[b.metric]} ${b.percentile} ${num(figure, 1)} ms > SLO ${b.ms} ms`);
   }
   const ceiling = result.phases.load?.concurrencyCeiling;
   const measuredCeiling = ceiling?.measured.value ?? null;

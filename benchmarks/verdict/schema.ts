@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SloSchema } from "../inputs/slo";
 import { measuredOf } from "../measured";
 import { ModeSchema } from "./mode";
 import { CandidateEvidenceSchema } from "./propose/evidence";
@@ -14,9 +15,11 @@ import { ThroughputBasisSchema } from "./throughput";
 const CompareRuleSchema = z.strictObject({
   /** Operating concurrency: throughput is compared here (the seed chose 4). */
   targetConcurrency: z.number().int().positive(),
-  /** Upper bound on end-to-end p95 at the target concurrency, ms; undefined: no latency SLO. */
+  /** Latency bounds at the target concurrency (`--slo`); undefined: no latency SLO. */
+  slo: SloSchema.optional(),
+  /** Summaries written before `slo` existed: an end-to-end p95 bound, ms. Read as `e2e:p95`, never written. */
   sloP95Ms: z.number().optional(),
-  /** Upper bound on TTFT p95 at the target concurrency, ms; undefined: none. */
+  /** Summaries written before `slo` existed: a TTFT p95 bound, ms. Read as `ttft:p95`, never written. */
   sloTtftP95Ms: z.number().optional(),
 });
 

@@ -55,7 +55,10 @@ export async function runCampaign(
   const summary = (): CampaignSummary => {
     const comparison =
       results.length > 0
-        ? compareResults(results, { targetConcurrency: settings.targetConcurrency, ...settings.slo })
+        ? compareResults(results, {
+            targetConcurrency: settings.targetConcurrency,
+            ...(settings.slo ? { slo: settings.slo } : {}),
+          })
         : null;
     return {
       schemaVersion: CAMPAIGN_SCHEMA_VERSION,
@@ -207,7 +210,7 @@ export async function runCommand(opts: CliOptions, repoDir: string, io: Io): Pro
     const summary = await runCampaign(settings, deps, { stop: stop.signal, cancel: cancel.signal });
     const files = writeSummary(opts.resultsDir, summary);
     if (opts.writeSummary) {
-      const rule = { targetConcurrency: opts.targetConcurrency };
+      const rule = { targetConcurrency: opts.targetConcurrency, ...(settings.slo ? { slo: settings.slo } : {}) };
       const written = writeCandidateSummaries(
         path.join(repoDir, SUMMARY_DIR),
         summary.candidates,

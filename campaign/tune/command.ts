@@ -45,11 +45,8 @@ export async function tuneMain(argv: readonly string[], repoDir: string, io: Io)
   const prior = readTuneState(stateFile);
   const world = await openCampaignWorld(campaignOpts, repoDir, io, resolved, ownedStacks([BASELINE], c.parallel));
   const { parallel, ...oneAtATime } = world.settings;
-  const slo = {
-    ...(opts.sloE2eP95Ms !== undefined ? { sloP95Ms: opts.sloE2eP95Ms } : {}),
-    ...(opts.sloTtftP95Ms !== undefined ? { sloTtftP95Ms: opts.sloTtftP95Ms } : {}),
-  };
-  const rule = { targetConcurrency: c.targetConcurrency, ...slo };
+  const slo = world.settings.slo;
+  const rule = { targetConcurrency: c.targetConcurrency, ...(slo ? { slo } : {}) };
   let measurements = 0;
   // A campaign in slots is `campaign run --parallel`'s (runCampaign's slots, controls, noise and slot cleanup).
   const campaign = async (
@@ -65,7 +62,6 @@ export async function tuneMain(argv: readonly string[], repoDir: string, io: Io)
       ...(slots !== null && parallel !== undefined ? { parallel: { ...parallel, ...slots } } : {}),
       id: `${campaignId(new Date())}-tune${measurements}`,
       stacks: [...stacks],
-      slo,
     };
     const summary = await runCampaign(settings, world.deps, control);
     writeSummary(c.resultsDir, summary);
