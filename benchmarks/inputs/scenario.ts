@@ -43,6 +43,28 @@ const TargetRelativeErrorSchema = z.number({ error: (issue) => notAllowed(issue.
   if (!(v > 0 && v <= MAX_TARGET_RELATIVE_ERROR)) ctx.addIssue({ code: "custom", message: notAllowed(v) });
 });
 
+/**
+ * The SLO capacity search (`phases/capacity-search.ts`): Poisson probes from `lowRatePerSecond`, doubling up to
+ * `highRatePerSecond` until the SLO fails, then bisection until the bracket is within `resolution` of its
+ * passing end; at most `maxProbes` probes and `maxMinutes`. Each probe's window holds at least
+ * `tailRequests` ÷ (1 − q) completed requests at its rate (q: the SLO's highest percentile or its attainment
+ * target, whichever is higher), and at least `load.durationSeconds`.
+ */
+const CapacitySchema = z
+  .object({
+    lowRatePerSecond: z.number().positive().max(100_000).default(0.5),
+    highRatePerSecond: z.number().positive().max(100_000).default(64),
+    resolution: z.number().positive().max(1).default(0.1),
+    maxProbes: positiveInt.max(50).default(10),
+    maxMinutes: z.number().positive().max(600).default(30),
+    tailRequests: positiveInt.max(1000).default(10),
+  })
+  .strict()
+  .refine((c) => c.highRatePerSecond >= c.lowRatePerSecond, {
+    message: "highRatePerSecond below lowRatePerSecond is not allowed; allowed: lowRatePerSecond ≤ highRatePerSecond",
+  });
+export type CapacitySettings = z.infer<typeof CapacitySchema>;
+
 /** The open loop: arrivals at a rate, independent of completions (`vllm bench serve --request-rate`). */
 const OpenLoopSchema = z
   .object({
@@ -56,6 +78,8 @@ const OpenLoopSchema = z
     maxInFlight: positiveInt.max(100_000).default(256),
     /** null: run `ratesPerSecond`; set: find the highest rate meeting the SLOs. */
     sweep: SweepSchema.nullable().default(null),
+    /** Set: find the SLO capacity (needs `slo`); optional, not defaulted, so other scenarios keep their hash. */
+    capacity: CapacitySchema.optional(),
   })
   .strict();
 export type OpenLoop = z.infer<typeof OpenLoopSchema>;
@@ -188,6 +212,12 @@ export const ScenarioSchema = z
   })
   .strict()
   .superRefine((s, ctx) => {
+    if (s.load.openLoop.capacity !== undefined && s.slo === undefined)
+      ctx.addIssue({
+        code: "custom",
+        path: ["load", "openLoop", "capacity"],
+        message: "a capacity search without slo is not allowed; allowed: with slo (e.g. --slo ttft:p99:800)",
+      });
     if (s.sloAttainment !== undefined && s.slo === undefined)
       ctx.addIssue({
         code: "custom",

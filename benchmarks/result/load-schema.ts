@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { RequestSampleSchema } from "../http/chat";
+import { SloBoundSchema, SloSchema } from "../inputs/slo";
 import { PodIdentitySchema } from "../kube/readiness";
 import { StallSchema } from "../load/stall";
 import { measuredOf } from "../measured";
@@ -72,6 +73,33 @@ export const ServerLatencySchema = z.strictObject({
   itl: measuredOf(ServerLatencyFigureSchema),
 });
 
+/** One SLO bound on a level: its percentile over the window's successful requests, and the share meeting it. */
+export const SloBoundFigureSchema = SloBoundSchema.extend({
+  /** The bound's percentile of the window's successful requests (ITL: of every gap, pooled); null: none. */
+  figureMs: z.number().nullable(),
+  within: z.boolean(),
+  /** Successful requests of the window meeting this bound alone ÷ those completed. */
+  metFraction: z.number(),
+});
+
+/** A level's figures under the scenario's SLO (`phases/slo-figures.ts`). */
+export const LevelSloSchema = z.strictObject({
+  slo: SloSchema,
+  /** Successful requests that ended inside the window. */
+  completed: nonNegInt,
+  /** Those that met every bound. */
+  met: nonNegInt,
+  /** met ÷ completed. */
+  attainment: z.number(),
+  /** met ÷ the window's seconds: vLLM bench's `--goodput`. */
+  goodputRequestsPerSecond: z.number(),
+  bounds: z.array(SloBoundFigureSchema),
+  /** Every bound's percentile within it and the attainment at or above the target. */
+  holds: z.boolean(),
+  /** What failed, in the bounds' order, the attainment last (empty when it holds). */
+  misses: z.array(z.string()),
+});
+
 /** What every level has, closed or open loop. */
 const levelShape = {
   status: PhaseStatusSchema,
@@ -113,6 +141,11 @@ const levelShape = {
    */
   valid: z.boolean(),
   invalidReasons: z.array(z.string()),
+  /**
+   * Attainment and request goodput under the scenario's SLO; null with why (no SLO, no request succeeded).
+   * Absent in results written before it existed.
+   */
+  slo: measuredOf(LevelSloSchema).optional(),
   /** Every request of the level: `window` false for warm-up ones. */
   samples: z.array(RequestSampleSchema.extend({ window: z.boolean() })),
 };
@@ -212,6 +245,55 @@ export const SweepResultSchema = z.strictObject({
   highestRatePerSecond: measuredOf(z.number()),
 });
 
+/** One probe of the capacity search: an open-loop level (in `rateLevels`) and its verdict. */
+export const CapacityProbeSchema = z.strictObject({
+  ratePerSecond: z.number(),
+  holds: z.boolean(),
+  misses: z.array(z.string()),
+  windowSeconds: z.number(),
+  completed: nonNegInt,
+  attainment: z.number().nullable(),
+  goodputRequestsPerSecond: z.number().nullable(),
+});
+
+const atCapacity = measuredOf(z.number());
+
+/** The SLO capacity: the highest Poisson rate at which the SLO held, with its bracket (`phases/capacity.ts`). */
+export const SloCapacitySchema = z.strictObject({
+  slo: SloSchema,
+  settings: z.strictObject({
+    lowRatePerSecond: z.number(),
+    highRatePerSecond: z.number(),
+    resolution: z.number(),
+    maxProbes: int,
+    maxMinutes: z.number(),
+    tailRequests: int,
+  }),
+  /** Completed requests a probe needs for its percentiles to mean something, and the rule that gave it. */
+  minCompletedPerProbe: int,
+  probeRule: z.string(),
+  probes: z.array(CapacityProbeSchema),
+  highestPassingRatePerSecond: z.number().nullable(),
+  lowestFailingRatePerSecond: z.number().nullable(),
+  /** The bracket's passing end; null with why when the search did not bracket. */
+  capacityRatePerSecond: measuredOf(z.number()),
+  resolutionPerSecond: z.number().nullable(),
+  relativeResolution: z.number().nullable(),
+  /** What failed at the lowest failing rate: the bound that binds first as the rate rises. */
+  firstMisses: z.array(z.string()),
+  stoppedBy: z.enum(["resolution", "probes", "time", "not-bracketed", "probe-failed"]),
+  /** The server at the capacity's probe (peaks over its window); null without a capacity. */
+  atCapacity: z
+    .strictObject({
+      peakRunning: atCapacity,
+      peakWaiting: atCapacity,
+      peakKvCacheUsagePercent: atCapacity,
+      preemptionsDelta: atCapacity,
+    })
+    .nullable(),
+  elapsedSeconds: z.number(),
+});
+
 export const LoadPhaseSchema = z.strictObject({
   ...phaseBase,
   promptTokens: int.nullable(),
@@ -222,6 +304,8 @@ export const LoadPhaseSchema = z.strictObject({
   /** Open-loop levels, in the order run. */
   rateLevels: z.array(RateLevelSchema),
   sweep: SweepResultSchema.nullable(),
+  /** The SLO capacity search (`load.openLoop.capacity`); absent or null when none ran. */
+  capacity: SloCapacitySchema.nullable().optional(),
   /** The concurrency KV capacity and max-num-seqs predict, beside the one the closed loop measured. */
   concurrencyCeiling: ConcurrencyCeilingSchema,
 });

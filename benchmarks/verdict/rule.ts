@@ -1,5 +1,6 @@
 import { num } from "../../common/format";
 import { DEFAULT_SLO_ATTAINMENT, describeBound, type Slo, type SloBound } from "../inputs/slo";
+import { boundFigure } from "../phases/slo-figures";
 import type { BenchmarkResult, LoadLevel } from "../result/types";
 import type { CandidateVerdict, CompareRule } from "./schema";
 import { levelThroughput } from "./throughput";
@@ -23,12 +24,7 @@ export function ruleSlo(rule: CompareRule): Slo | undefined {
   return bounds.length > 0 ? { bounds, attainment: DEFAULT_SLO_ATTAINMENT } : undefined;
 }
 
-const SUMMARY_OF = { ttft: "ttftMs", tpot: "tpotMs", itl: "itlMs", e2e: "e2eMs" } as const;
 const LABEL = { ttft: "TTFT", tpot: "TPOT", itl: "ITL", e2e: "e2e" } as const;
-
-/** Pure: the level's figure for one bound (its percentile of the window's successful requests), or null. */
-export const boundFigure = (level: Pick<LoadLevel, "ttftMs" | "tpotMs" | "itlMs" | "e2eMs">, b: SloBound) =>
-  level[SUMMARY_OF[b.metric]]?.[b.percentile] ?? null;
 
 export function describeRule(rule: CompareRule): string {
   return [

@@ -1,0 +1,79 @@
+import * as assert from "node:assert/strict";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildScenario } from "../../../benchmarks/inputs/scenario";
+import { renderMarkdown } from "../../../benchmarks/report/markdown";
+import { writeResult } from "../../../benchmarks/report/write";
+import { readResult } from "../../../benchmarks/result/store";
+import { runBenchmark } from "../../../benchmarks/run";
+import { type FakeVllm, startFakeVllm } from "./fake-vllm";
+
+describe("SLO capacity search end to end (loopback, one slot)", function () {
+  this.timeout(120_000);
+  let fake: FakeVllm;
+  before(async () => {
+    // One request at a time, ~35 ms each: about 28 req/s, and TTFT grows with the queue as the rate nears it.
+    fake = await startFakeVllm({ ttftMs: 20, itlMs: 5, maxRunning: 1 });
+  });
+  after(() => fake.close());
+
+  it("brackets the rate where TTFT p90 passes 150 ms, its probes long enough, and writes a result that reads back", async () => {
+    const scenario = buildScenario([
+      {
+        phases: ["load"],
+        ignoreEos: true,
+        slo: "ttft:p90:150",
+        sloAttainment: 0.9,
+        load: {
+          mode: "rate",
+          durationSeconds: 1,
+          warmupSeconds: 0.3,
+          promptRepeats: 2,
+          maxTokens: 4,
+          metricsIntervalMs: 200,
+          openLoop: {
+            capacity: { lowRatePerSecond: 8, highRatePerSecond: 64, resolution: 0.3, maxProbes: 6, tailRequests: 3 },
+          },
+        },
+      },
+    ]);
+    const r = await runBenchmark({
+      stack: "fake",
+      outputs: { namespace: "ns", deploymentName: "d", servedModelName: "fake-model", config: {} },
+      endpoint: fake.url,
+      noCluster: true,
+      scenario,
+    });
+    const load = r.phases.load!;
+    assert.equal(load.status, "ok", load.error ?? "");
+    const c = load.capacity!;
+    // 3 ÷ (1 − 0.9) = 30 completed requests per probe: 4 s at 8/s, 2 s at 16/s, 1 s (the floor) from 30/s.
+    assert.equal(c.minCompletedPerProbe, 30);
+    assert.deepEqual(
+      c.probes.map((p) => p.windowSeconds >= Math.max(1, Math.ceil(30 / p.ratePerSecond)) - 0.01),
+      c.probes.map(() => true),
+    );
+    assert.ok(c.probes.length <= 6);
+    assert.deepEqual(
+      load.rateLevels.map((l) => l.openLoop.targetRatePerSecond),
+      c.probes.map((p) => p.ratePerSecond),
+    );
+    // Each probe's verdict is its level's: attainment and bounds as recorded there.
+    for (const [i, p] of c.probes.entries()) {
+      const slo = load.rateLevels[i]!.slo!.value!;
+      assert.equal(p.attainment, slo.attainment);
+      if (p.holds) assert.ok(slo.holds && slo.attainment >= 0.9);
+    }
+    assert.notEqual(c.capacityRatePerSecond.value, null, JSON.stringify(c.probes));
+    assert.equal(c.capacityRatePerSecond.value, c.highestPassingRatePerSecond);
+    assert.ok(c.lowestFailingRatePerSecond! > c.highestPassingRatePerSecond!);
+    assert.notEqual(c.atCapacity, null);
+    assert.ok(c.firstMisses.length > 0);
+    const { json } = writeResult(r, mkdtempSync(join(tmpdir(), "capacity-")));
+    assert.deepEqual(readResult(json), r);
+    const md = renderMarkdown(r);
+    assert.match(md, /^### SLO: TTFT p90 ≤ 150 ms, met by ≥ 90 % of requests$/m);
+    assert.match(md, /^### SLO capacity: \*\*[0-9.]+ req\/s, bracket \[/m);
+  });
+});
