@@ -15,10 +15,12 @@ import { writeResult } from "./report/write";
 import { comparisonChartFile, RESULTS_DIR, readResult, writeChart } from "./result/store";
 import { PreflightError, runBenchmark } from "./run";
 import { compareResults } from "./verdict/rule";
+import { ObjectiveSchema } from "./verdict/schema";
 
 const USAGE = `Usage:
   bench [run] [--stack NAME] [--outputs FILE | --outputs-json JSON] [--endpoint URL] [options]
-  bench compare RESULT.json... [--target-concurrency N] [--slo ...] [--slo-attainment F] [--chart FILE] [--json]
+  bench compare RESULT.json... [--target-concurrency N] [--objective throughput|goodput] [--slo ...] [--slo-attainment F]
+                               [--chart FILE] [--json]   (goodput: ranks by the SLO capacity, needs --slo)
   bench post-deploy < INPUT.json   what \`pulumi up\` runs with benchmarkOnDeploy: inputs as one JSON document
                            on stdin (config/post-deploy-input.ts), the candidate summary as one JSON line on stdout
 
@@ -181,6 +183,7 @@ async function compareCommand(argv: string[], cwd: string): Promise<number> {
     options: {
       "target-concurrency": { type: "string", default: "4" },
       ...SLO_ARG_OPTIONS,
+      objective: { type: "string", default: "throughput" },
       chart: { type: "string" },
       out: { type: "string", default: RESULTS_DIR },
       json: { type: "boolean", default: false },
@@ -190,8 +193,16 @@ async function compareCommand(argv: string[], cwd: string): Promise<number> {
   });
   if (positionals.length === 0) throw new UsageError("compare needs result files, e.g. results/*/*.json");
   const slo = sloOf(values);
+  const objective = ObjectiveSchema.safeParse(values.objective);
+  if (!objective.success)
+    throw new UsageError(
+      `--objective ${JSON.stringify(values.objective)} is not allowed; allowed: ${ObjectiveSchema.options.join(", ")}`,
+    );
+  if (objective.data === "goodput" && slo === undefined)
+    throw new UsageError("--objective goodput needs --slo (the SLO the capacity was searched under)");
   const rule = {
     targetConcurrency: number(values["target-concurrency"], "--target-concurrency")!,
+    ...(objective.data === "goodput" ? { objective: objective.data } : {}),
     ...(slo ? { slo } : {}),
   };
   const loaded = positionals.map((f) => ({ file: f, result: readResult(resolve(cwd, f)) }));

@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import { SLO_ARG_OPTIONS, SLO_USAGE, type Slo, SloError, sloFromArgValues } from "../benchmarks/inputs/slo";
 import { RESULTS_DIR } from "../benchmarks/result/store";
 import type { Mode } from "../benchmarks/verdict/candidate-summary";
+import { type Objective, ObjectiveSchema } from "../benchmarks/verdict/schema";
 import { UsageError } from "../common/usage-error";
 import { ORDER_MODES, type OrderMode } from "./order";
 import { MAX_PARALLEL } from "./slots";
@@ -46,6 +47,8 @@ export interface CliOptions {
   readonly targetConcurrency: number;
   /** `--slo` (and `--slo-attainment`): the rule's latency bounds, also recorded per level; undefined: the scenario's, if any. */
   readonly slo: Slo | undefined;
+  /** What the rule ranks by: throughput at the target (default) or goodput (the SLO capacity; needs an SLO). */
+  readonly objective: Objective;
   readonly readyTimeoutSeconds: number;
   readonly json: boolean;
   readonly verbose: boolean;
@@ -104,6 +107,8 @@ Options:
   --target-concurrency N  concurrency the recommendation compares at (default 4, the seed's)
   ${SLO_USAGE}
                           (bounds at the target; default: the scenario's slo keys; old --slo-*-p95-ms: p95 bounds)
+  --objective throughput|goodput  what the recommendation ranks by: req/s at --target-concurrency (default), or
+                          the SLO capacity (needs an SLO; runs load.openLoop.capacity after the closed loop)
   --ready-timeout S       seconds the endpoint may take to serve a new candidate after up (default 300, lab 120)
   --json                  print the campaign summary as JSON on stdout
   --verbose               also show the benchmark's own progress
@@ -147,6 +152,7 @@ const FLAGS = {
   engine: { type: "string" },
   "via-deploy": { type: "boolean", default: false },
   ...SLO_ARG_OPTIONS,
+  objective: { type: "string", default: "throughput" },
 } as const;
 
 /** parseArgs with a UsageError (naming the flag) for anything it rejects. */
@@ -156,6 +162,15 @@ function parseFlags(argv: readonly string[]) {
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
+}
+
+function parseObjective(value: string): Objective {
+  const parsed = ObjectiveSchema.safeParse(value);
+  if (!parsed.success)
+    throw new UsageError(
+      `--objective ${JSON.stringify(value)} is not allowed; allowed: ${ObjectiveSchema.options.join(", ")}`,
+    );
+  return parsed.data;
 }
 
 /** The SLO flags' SLO; an old flag's deprecation line goes to stderr. */
@@ -226,6 +241,7 @@ export function parseCliOptions(argv: readonly string[], repoDir: string): CliOp
     keepSlots: values["keep-slots"],
     targetConcurrency,
     slo: parseSlo(values),
+    objective: parseObjective(values.objective),
     readyTimeoutSeconds: positiveInt(values["ready-timeout"], "--ready-timeout") ?? (mode === "lab" ? 120 : 300),
     json: values.json,
     verbose: values.verbose,

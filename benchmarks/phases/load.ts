@@ -241,6 +241,9 @@ export async function loadPhase(
   switch (cfg.mode) {
     case "concurrency":
       for (const c of cfg.concurrency) await run.closed(c);
+      // The closed loop's levels are the evidence `propose` reads; the capacity is the goodput objective's figure.
+      if (cfg.openLoop.capacity !== undefined && slo !== null)
+        capacity = await run.capacity(cfg.openLoop.capacity, slo);
       break;
     case "rate":
       if (cfg.openLoop.capacity !== undefined && slo !== null)

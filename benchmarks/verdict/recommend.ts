@@ -129,12 +129,14 @@ export function recommend(
     // The error is the estimate's own where the throughput was read from it; a bare one is the count's.
     ...(sampleNoise === null
       ? []
-      : [`sampling error ${pct(sampleNoise)} per run${estimated(highest) ? " (throughput estimate's)" : ""}`]),
+      : comparison.rule.objective === "goodput"
+        ? [`capacity bracket ${pct(2 * sampleNoise)} wide`]
+        : [`sampling error ${pct(sampleNoise)} per run${estimated(highest) ? " (throughput estimate's)" : ""}`]),
     `tolerance at least ${pct(tolerance)}`,
   ].join(", ");
   const reason =
     chosen === highest
-      ? `${chosen} has the highest throughput (${num(best, 3)} req/s at concurrency ${comparison.rule.targetConcurrency})` +
+      ? `${chosen} has the highest ${comparison.rule.objective === "goodput" ? `SLO capacity (${num(best, 3)} req/s)` : `throughput (${num(best, 3)} req/s at concurrency ${comparison.rule.targetConcurrency})`}` +
         (equivalent.length > 1
           ? `; within noise: ${equivalent.filter((s) => s !== chosen).join(", ")} (${noiseText})`
           : `; no other candidate within noise (${noiseText})`)

@@ -1,7 +1,8 @@
 import { num } from "../../common/format";
-import { DEFAULT_SLO_ATTAINMENT, describeBound, type Slo, type SloBound } from "../inputs/slo";
+import { DEFAULT_SLO_ATTAINMENT, describeBound, describeSlo, type Slo, type SloBound } from "../inputs/slo";
 import { boundFigure } from "../phases/slo-figures";
 import type { BenchmarkResult, LoadLevel } from "../result/types";
+import { capacityOf, goodputChecks } from "./goodput";
 import type { CandidateVerdict, CompareRule } from "./schema";
 import { levelThroughput } from "./throughput";
 
@@ -27,6 +28,14 @@ export function ruleSlo(rule: CompareRule): Slo | undefined {
 const LABEL = { ttft: "TTFT", tpot: "TPOT", itl: "ITL", e2e: "e2e" } as const;
 
 export function describeRule(rule: CompareRule): string {
+  if (rule.objective === "goodput") {
+    const slo = ruleSlo(rule);
+    return (
+      `highest SLO capacity (the highest Poisson request rate at which ${slo ? describeSlo(slo) : "the SLO (none given)"} held, the bracket's passing end)` +
+      " among candidates whose run is complete, whose capacity search bracketed under that SLO, with zero preemptions at the capacity and zero container restarts" +
+      "; within noise (the brackets' widths and the controls' gap) the candidate that changes least wins"
+    );
+  }
   return [
     `highest sustained requests/s at concurrency ${rule.targetConcurrency}`,
     "(the throughput estimate where the result has one, else the count of requests completed in the window)",
@@ -41,8 +50,51 @@ export function describeRule(rule: CompareRule): string {
     .replace(/\s{2,}/g, " ");
 }
 
+/** Container restarts over the run, or null without cluster access. */
+const restartsOf = (result: BenchmarkResult) =>
+  result.phases.readiness?.report?.restarts ?? result.pod?.restartCount ?? null;
+
+/** The highest of a figure over the result's closed-loop levels, or null. */
+function peakOver(result: BenchmarkResult, f: (l: LoadLevel) => number | null): number | null {
+  const v = (result.phases.load?.levels ?? []).map(f).filter((x): x is number => x !== null);
+  return v.length ? Math.max(...v) : null;
+}
+
+/** Pure: the goodput objective's verdict (`goodput.ts`): ranked by the SLO capacity. */
+function judgeGoodput(result: BenchmarkResult, rule: CompareRule, file: string | null): CandidateVerdict {
+  const g = goodputChecks(result, ruleSlo(rule));
+  const restarts = restartsOf(result);
+  if (restarts === null) g.unverified.push("restarts: no cluster access");
+  else if (restarts > 0) g.out.push(`${restarts} container restarts`);
+  const at = g.at;
+  const ceiling = result.phases.load?.concurrencyCeiling;
+  const measuredCeiling = ceiling?.measured.value ?? null;
+  return {
+    stack: result.stack,
+    file,
+    eligible: g.out.length === 0,
+    disqualified: [...new Set(g.out)],
+    unverified: [...new Set(g.unverified)],
+    requestsPerSecond: g.capacity,
+    requestsPerSecondBasis: g.capacity === null ? null : "slo-capacity",
+    countRequestsPerSecond: at?.requestsPerSecond ?? null,
+    outputTokensPerSecond: at?.outputTokensPerSecond ?? null,
+    e2eP95Ms: g.e2eP95Ms,
+    ttftP95Ms: g.ttftP95Ms,
+    peakKvCacheUsagePercent: at?.server.peakKvCacheUsagePercent.value ?? null,
+    peakGpuMemoryMiB: at?.gpu.peakMemoryUsedMiB.value ?? peakOver(result, (l) => l.gpu.peakMemoryUsedMiB.value),
+    prefixCacheHitPercent: at?.prefixCache.hitRatePercent.value ?? null,
+    ceilingPredicted: ceiling?.predicted.value?.concurrency ?? null,
+    ceilingMeasured: measuredCeiling ? `${measuredCeiling.atLeast ? "≥ " : ""}${measuredCeiling.concurrency}` : null,
+    sweepHighestRatePerSecond: result.phases.load?.sweep?.highestRatePerSecond.value ?? null,
+    sloCapacity: capacityOf(result),
+    config: (result.outputs["config"] ?? {}) as Record<string, unknown>,
+  };
+}
+
 /** Pure: applies the rule to one result. */
 export function judge(result: BenchmarkResult, rule: CompareRule, file: string | null = null): CandidateVerdict {
+  if (rule.objective === "goodput") return judgeGoodput(result, rule, file);
   const out: string[] = [];
   const unverified: string[] = [];
   const unverifiedPreemptions = new Map<string, number[]>();
@@ -71,7 +123,7 @@ export function judge(result: BenchmarkResult, rule: CompareRule, file: string |
     const pre = l.server.preemptionsDelta.value;
     if (pre !== null && pre > 0) out.push(`${pre} preemptions at ${num(l.openLoop.targetRatePerSecond, 3)}/s`);
   }
-  const restarts = result.phases.readiness?.report?.restarts ?? result.pod?.restartCount ?? null;
+  const restarts = restartsOf(result);
   if (restarts === null) unverified.push("restarts: no cluster access");
   else if (restarts > 0) out.push(`${restarts} container restarts`);
   const throughput = at ? levelThroughput(at) : null;
@@ -106,6 +158,7 @@ export function judge(result: BenchmarkResult, rule: CompareRule, file: string |
     ceilingPredicted: ceiling?.predicted.value?.concurrency ?? null,
     ceilingMeasured: measuredCeiling ? `${measuredCeiling.atLeast ? "≥ " : ""}${measuredCeiling.concurrency}` : null,
     sweepHighestRatePerSecond: result.phases.load?.sweep?.highestRatePerSecond.value ?? null,
+    sloCapacity: capacityOf(result),
     config: (result.outputs["config"] ?? {}) as Record<string, unknown>,
   };
 }
@@ -122,7 +175,12 @@ export function compareResults(
 }
 
 /** " (estimate)" beside a figure read from the estimate; a bare figure is the count, as the rule's text says. */
-const basisNote = (c: CandidateVerdict) => (c.requestsPerSecondBasis === "estimate" ? " (estimate)" : "");
+const basisNote = (c: CandidateVerdict) =>
+  c.requestsPerSecondBasis === "estimate"
+    ? " (estimate)"
+    : c.requestsPerSecondBasis === "slo-capacity"
+      ? ` SLO capacity, bracket [${num(c.sloCapacity?.highestPassingRatePerSecond ?? null, 3)}, ${num(c.sloCapacity?.lowestFailingRatePerSecond ?? null, 3)}]`
+      : "";
 
 /** Pure: picks among verdicts already judged under `rule` (e.g. read back from candidate summaries). */
 export function compareVerdicts(candidates: CandidateVerdict[], rule: CompareRule): Comparison {
@@ -134,7 +192,7 @@ export function compareVerdicts(candidates: CandidateVerdict[], rule: CompareRul
   if (best === null) reasons.push("no candidate satisfies the rule; see the disqualifications");
   else {
     reasons.push(
-      `${best.stack}: ${num(best.requestsPerSecond, 3)} req/s${basisNote(best)} at concurrency ${rule.targetConcurrency}, e2e p95 ${num(best.e2eP95Ms, 1)} ms`,
+      `${best.stack}: ${num(best.requestsPerSecond, 3)} req/s${basisNote(best)}${rule.objective === "goodput" ? "" : ` at concurrency ${rule.targetConcurrency}`}, e2e p95 ${num(best.e2eP95Ms, 1)} ms`,
     );
     for (const other of eligible.slice(1)) {
       reasons.push(

@@ -4,7 +4,6 @@ import { type CliOptions, parseCliOptions } from "../options";
 /** `campaign tune` options: the campaign's own (where, what scenario, --target-concurrency) plus these. */
 interface TuneOptions {
   readonly campaign: CliOptions;
-  readonly objective: "throughput";
   /** Proposals measured over the whole tune (default 6). */
   readonly maxCandidates: number;
   /** Wall-clock budget in minutes over the whole tune (default 60). */
@@ -20,7 +19,7 @@ interface TuneOptions {
 export const TUNE_USAGE = `  tune   a bounded hill-climb: measure baseline, propose one-knob candidates, measure them, promote
          the one that wins beyond noise into Pulumi.yaml's default (one commit on --branch), repeat
          --branch NAME            required; the branch the steps are committed on (never the current one)
-         --objective throughput   highest req/s at --target-concurrency (goodput: not yet)
+         --objective goodput      promote by SLO capacity (needs --slo; default: throughput at the target)
          --slo ... [--slo-attainment F]  latency bounds at the target (as campaign run's)
          --max-candidates N       proposals measured in all (default 6); --max-minutes N (default 60)
          --memory-cap F           highest gpuMemoryUtilization proposed (default 0.90)
@@ -29,7 +28,7 @@ export const TUNE_USAGE = `  tune   a bounded hill-climb: measure baseline, prop
          --parallel N             measure each step's proposals N at a time in campaign run's slots
                                   (baseline in every slot; --keep-slots keeps slots 1..N-1 after)`;
 
-const VALUED = ["objective", "max-candidates", "max-minutes", "branch", "memory-cap", "min-context"] as const;
+const VALUED = ["max-candidates", "max-minutes", "branch", "memory-cap", "min-context"] as const;
 type Valued = (typeof VALUED)[number];
 
 /** Splits argv into the tune's flags and the campaign's. Pure. */
@@ -76,18 +75,10 @@ export function parseTuneOptions(argv: readonly string[], repoDir: string): Tune
     throw new UsageError(
       "--branch NAME is required: the branch the tune commits its steps on, e.g. --branch tune/2026-12-01",
     );
-  const objective = tune.objective ?? "throughput";
-  if (objective === "goodput")
-    throw new UsageError(
-      "--objective goodput is not supported yet (the open-loop sweep's rate is not in the recommendation's rule); use --objective throughput",
-    );
-  if (objective !== "throughput")
-    throw new UsageError(`--objective must be throughput, got ${JSON.stringify(objective)}`);
   const memoryCap = positive(tune["memory-cap"], "memory-cap", "number") ?? 0.9;
   if (memoryCap > 1) throw new UsageError(`--memory-cap must be a fraction at most 1, got ${memoryCap}`);
   return {
     campaign,
-    objective,
     maxCandidates: positive(tune["max-candidates"], "max-candidates", "integer") ?? 6,
     maxMinutes: positive(tune["max-minutes"], "max-minutes", "number") ?? 60,
     branch: tune.branch.trim(),

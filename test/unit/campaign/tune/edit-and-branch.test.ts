@@ -117,7 +117,11 @@ describe("campaign tune: options", () => {
       () => parse("--branch", "t", "--max-candidates", "0"),
       /--max-candidates must be a positive integer, got "0"/,
     );
-    assert.throws(() => parse("--branch", "t", "--objective", "speed"), /--objective must be throughput, got "speed"/);
+    assert.throws(
+      () => parse("--branch", "t", "--objective", "speed"),
+      (e: Error) =>
+        e instanceof UsageError && e.message === '--objective "speed" is not allowed; allowed: throughput, goodput',
+    );
     assert.throws(
       () => parse("--branch", "t", "--memory-cap", "1.5"),
       /--memory-cap must be a fraction at most 1, got 1.5/,
