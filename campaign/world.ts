@@ -149,6 +149,7 @@ export async function openCampaignWorld(
     ...(opts.viaDeploy
       ? postDeployEnv({
           targetConcurrency: opts.targetConcurrency,
+          objective: opts.objective,
           mode: opts.mode,
           waitReadySeconds: opts.readyTimeoutSeconds,
         })

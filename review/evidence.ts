@@ -98,6 +98,7 @@ export function compareEvidence(input: EvidenceInput): Evidence {
     };
   if (
     c.rule.targetConcurrency !== b.rule.targetConcurrency ||
+    (c.rule.objective ?? "throughput") !== (b.rule.objective ?? "throughput") ||
     JSON.stringify(ruleSlo(c.rule) ?? null) !== JSON.stringify(ruleSlo(b.rule) ?? null)
   ) {
     return {
