@@ -10,6 +10,7 @@ import { loadStackOutputs, resolveEndpoint, type StackOutputs } from "./inputs/s
 import { postDeployCommand } from "./post-deploy";
 import { silentProgress, stderrProgress } from "./progress";
 import { renderComparison } from "./report/comparison";
+import { capacityComparisonSvg } from "./report/slo-svg";
 import { chartFromResults } from "./report/svg";
 import { writeResult } from "./report/write";
 import { comparisonChartFile, RESULTS_DIR, readResult, writeChart } from "./result/store";
@@ -209,8 +210,15 @@ async function compareCommand(argv: string[], cwd: string): Promise<number> {
   const comparison = compareResults(loaded, rule);
   const chart = resolve(cwd, values.chart ?? comparisonChartFile(values.out, new Date()));
   writeChart(chart, chartFromResults(loaded.map((l) => l.result)));
-  if (values.json) process.stdout.write(`${JSON.stringify({ ...comparison, chart })}\n`);
-  else process.stdout.write(`${renderComparison(comparison)}\nChart: ${chart}\n`);
+  // Beside it, when any candidate searched its SLO capacity: the capacities side by side.
+  const capacitySvg = capacityComparisonSvg(loaded.map((l) => l.result));
+  const capacityChart = capacitySvg === null ? null : chart.replace(/\.svg$/, "-capacity.svg");
+  if (capacitySvg !== null && capacityChart !== null) writeChart(capacityChart, capacitySvg);
+  if (values.json) process.stdout.write(`${JSON.stringify({ ...comparison, chart, capacityChart })}\n`);
+  else
+    process.stdout.write(
+      `${renderComparison(comparison)}\nChart: ${chart}\n${capacityChart ? `SLO capacity chart: ${capacityChart}\n` : ""}`,
+    );
   return comparison.recommended === null ? EXIT.noRecommendation : EXIT.ok;
 }
 

@@ -34,7 +34,7 @@ function capacityLines(c: SloCapacity): string[] {
     "",
     `### SLO capacity: **${head}**`,
     "",
-    `The highest Poisson request rate at which ${describeSlo(c.slo)} held: probes from ${c.settings.lowRatePerSecond}/s doubling up to ${c.settings.highRatePerSecond}/s until one failed, then bisection to ${pct(c.settings.resolution)} of the passing rate; at most ${c.settings.maxProbes} probes and ${c.settings.maxMinutes} min (stopped by: ${c.stoppedBy}, after ${num(c.elapsedSeconds, 0)} s). Probe length: ${c.probeRule}. A probe holds when its level is valid, drops nothing, keeps up, and meets every bound and the attainment.`,
+    `Plot: \`<this report's name>.slo.svg\` beside it (each bound's percentile against the offered rate, the SLO and the capacity marked). The highest Poisson request rate at which ${describeSlo(c.slo)} held: probes from ${c.settings.lowRatePerSecond}/s doubling up to ${c.settings.highRatePerSecond}/s until one failed, then bisection to ${pct(c.settings.resolution)} of the passing rate; at most ${c.settings.maxProbes} probes and ${c.settings.maxMinutes} min (stopped by: ${c.stoppedBy}, after ${num(c.elapsedSeconds, 0)} s). Probe length: ${c.probeRule}. A probe holds when its level is valid, drops nothing, keeps up, and meets every bound and the attainment.`,
     ...(c.firstMisses.length > 0 ? ["", `First to fail as the rate rises: ${c.firstMisses.join("; ")}.`] : []),
     ...(at
       ? [

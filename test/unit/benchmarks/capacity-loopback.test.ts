@@ -1,5 +1,5 @@
 import * as assert from "node:assert/strict";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildScenario } from "../../../benchmarks/inputs/scenario";
@@ -13,17 +13,17 @@ describe("SLO capacity search end to end (loopback, one slot)", function () {
   this.timeout(120_000);
   let fake: FakeVllm;
   before(async () => {
-    // One request at a time, ~35 ms each: about 28 req/s, and TTFT grows with the queue as the rate nears it.
+    // One request at a time, ~35 ms each: about 28 req/s. At 4/s TTFT is far under 300 ms even on a loaded machine; past 28/s the queue grows without end.
     fake = await startFakeVllm({ ttftMs: 20, itlMs: 5, maxRunning: 1 });
   });
   after(() => fake.close());
 
-  it("brackets the rate where TTFT p90 passes 150 ms, its probes long enough, and writes a result that reads back", async () => {
+  it("brackets the rate where TTFT p90 passes 300 ms, its probes long enough, and writes a result that reads back", async () => {
     const scenario = buildScenario([
       {
         phases: ["load"],
         ignoreEos: true,
-        slo: "ttft:p90:150",
+        slo: "ttft:p90:300",
         sloAttainment: 0.9,
         load: {
           mode: "rate",
@@ -33,7 +33,7 @@ describe("SLO capacity search end to end (loopback, one slot)", function () {
           maxTokens: 4,
           metricsIntervalMs: 200,
           openLoop: {
-            capacity: { lowRatePerSecond: 8, highRatePerSecond: 64, resolution: 0.3, maxProbes: 6, tailRequests: 3 },
+            capacity: { lowRatePerSecond: 4, highRatePerSecond: 64, resolution: 0.3, maxProbes: 6, tailRequests: 2 },
           },
         },
       },
@@ -48,10 +48,10 @@ describe("SLO capacity search end to end (loopback, one slot)", function () {
     const load = r.phases.load!;
     assert.equal(load.status, "ok", load.error ?? "");
     const c = load.capacity!;
-    // 3 ÷ (1 − 0.9) = 30 completed requests per probe: 4 s at 8/s, 2 s at 16/s, 1 s (the floor) from 30/s.
-    assert.equal(c.minCompletedPerProbe, 30);
+    // 2 ÷ (1 − 0.9) = 20 completed requests per probe: 5 s at 4/s, 3 s at 8/s, 1 s (the floor) from 20/s.
+    assert.equal(c.minCompletedPerProbe, 20);
     assert.deepEqual(
-      c.probes.map((p) => p.windowSeconds >= Math.max(1, Math.ceil(30 / p.ratePerSecond)) - 0.01),
+      c.probes.map((p) => p.windowSeconds >= Math.max(1, Math.ceil(20 / p.ratePerSecond)) - 0.01),
       c.probes.map(() => true),
     );
     assert.ok(c.probes.length <= 6);
@@ -70,10 +70,16 @@ describe("SLO capacity search end to end (loopback, one slot)", function () {
     assert.ok(c.lowestFailingRatePerSecond! > c.highestPassingRatePerSecond!);
     assert.notEqual(c.atCapacity, null);
     assert.ok(c.firstMisses.length > 0);
-    const { json } = writeResult(r, mkdtempSync(join(tmpdir(), "capacity-")));
+    const { json, sloChart } = writeResult(r, mkdtempSync(join(tmpdir(), "capacity-")));
     assert.deepEqual(readResult(json), r);
+    // The plot beside the report: the bound, the capacity and the failing rate marked, one point per probe.
+    const svg = readFileSync(sloChart!, "utf8");
+    assert.ok(svg.includes(`SLO capacity ${c.capacityRatePerSecond.value} req/s`));
+    assert.ok(svg.includes("TTFT p90 ≤ 300 ms"));
+    assert.ok(svg.includes(`fails at ${c.lowestFailingRatePerSecond}/s`));
+    assert.equal(svg.match(/<circle /g)?.length, c.probes.length);
     const md = renderMarkdown(r);
-    assert.match(md, /^### SLO: TTFT p90 ≤ 150 ms, met by ≥ 90 % of requests$/m);
+    assert.match(md, /^### SLO: TTFT p90 ≤ 300 ms, met by ≥ 90 % of requests$/m);
     assert.match(md, /^### SLO capacity: \*\*[0-9.]+ req\/s, bracket \[/m);
   });
 });

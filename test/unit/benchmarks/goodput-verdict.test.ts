@@ -4,6 +4,7 @@ import { measured } from "../../../benchmarks/measured";
 import { capacityRecord } from "../../../benchmarks/phases/capacity";
 import { searchCapacity } from "../../../benchmarks/phases/capacity-search";
 import { renderComparison } from "../../../benchmarks/report/comparison";
+import { capacityComparisonSvg } from "../../../benchmarks/report/slo-svg";
 import type { BenchmarkResult, RateLevel } from "../../../benchmarks/result/types";
 import { rankNoise } from "../../../benchmarks/verdict/noise";
 import { recommend } from "../../../benchmarks/verdict/recommend";
@@ -72,6 +73,11 @@ describe("goodput objective: the rule ranks by the SLO capacity", () => {
     assert.equal(c.reasons[0], "seqs8: 6.000 req/s SLO capacity, bracket [6.000, 6.500], e2e p95 900.0 ms");
     assert.match(describeRule(goodput), /^highest SLO capacity .* TTFT p99 ≤ 1000 ms, TPOT p99 ≤ 30 ms, met by ≥ 99 %/);
     assert.match(renderComparison(c), /\| seqs8 \| 6\.000 \| slo-capacity \|/);
+    // Side by side: a bar and a bracket per candidate, and each at its capacity in the Pareto view.
+    const svg = capacityComparisonSvg([base, seqs8])!;
+    assert.equal(svg.match(/<rect x="[0-9.]+" y="[0-9.]+" width/g)?.length, 2);
+    assert.equal(svg.match(/<circle /g)?.length, 2);
+    assert.equal(capacityComparisonSvg([result("none", [])]), null);
   });
   it("disqualifies a result without a search, one that did not bracket, another SLO, preemptions at the capacity", async () => {
     const none = result("none", [level(4, 2, 1800, 0, 0)]);
