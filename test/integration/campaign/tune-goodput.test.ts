@@ -46,7 +46,7 @@ describe("campaign tune --objective goodput on the lab", function () {
         "  promptRepeats: 412",
         "  maxTokens: 32",
         "  openLoop:",
-        "    capacity: { lowRatePerSecond: 4, highRatePerSecond: 48, resolution: 0.25, maxProbes: 6, tailRequests: 3 }",
+        "    capacity: { lowRatePerSecond: 2, highRatePerSecond: 48, resolution: 0.25, maxProbes: 6, tailRequests: 2 }",
         "",
       ].join("\n"),
     );
@@ -86,7 +86,7 @@ describe("campaign tune --objective goodput on the lab", function () {
     assert.equal(out.code, EXIT.ok, out.stderr.slice(-4000));
     const steps = state.steps.map((s) => [s.step, s.verdict, s.promoted?.stack ?? null]);
     process.stderr.write(
-      `      ${JSON.stringify(state.steps.map((s) => [s.verdict, s.proposals.map((p) => `${p.stack} (${p.rule})`), s.figures.map((f) => [f.stack, f.requestsPerSecond]), s.reason]))}\n`,
+      `      ${JSON.stringify(state.steps.map((s) => [s.verdict, s.proposals.map((p) => `${p.stack} (${p.rule})`), s.figures.map((f) => [f.stack, f.requestsPerSecond, f.disqualified]), s.reason]))}\n`,
     );
     assert.deepEqual(steps, [
       [1, "promoted", "seqs8"],
