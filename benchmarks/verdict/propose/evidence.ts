@@ -200,7 +200,11 @@ function capacityEvidence(result: BenchmarkResult): CapacityEvidence | null {
   const failing = result.phases.load?.rateLevels.find(
     (x) => x.openLoop.targetRatePerSecond === c.lowestFailingRatePerSecond,
   );
-  const failed = failing?.slo?.value?.bounds.filter((b) => !b.within) ?? [];
+  // The bounds over their percentile; when only the attainment failed, the bound met least (what binds first).
+  const bounds = failing?.slo?.value?.bounds ?? [];
+  const over = bounds.filter((b) => !b.within);
+  const least = Math.min(...bounds.map((b) => b.metFraction));
+  const failed = over.length > 0 ? over : bounds.filter((b) => b.metFraction === least && least < 1);
   return {
     failedBounds: failed.map((b) => `${b.metric}:${b.percentile}`),
     capacityRatePerSecond: c.capacityRatePerSecond,

@@ -9,8 +9,9 @@ import type { Knob } from "./types";
  *
  * - preemptions, or the KV pool at least `KV_FULL_PERCENT` full: KV-bound → `gpuMemoryUtilization` up by
  *   0.05 (at most `--memory-cap`); at the cap, nothing (lower maxModelLen by hand, with `--min-context`);
- * - TTFT or e2e failed while requests waited and vLLM ran `maxNumSeqs` requests with KV room: queueing with
- *   KV room → `maxNumSeqs` up (doubled, at most the KV ceiling);
+ * - TTFT or e2e failed while vLLM ran `maxNumSeqs` requests (its cap) with KV room: arrivals beyond the cap
+ *   queue, queueing with KV room → `maxNumSeqs` up (doubled, at most the KV ceiling). The waiting peak is
+ *   shown but not required: an open loop's queue comes in bursts that 1 s scrapes can miss;
  * - TTFT or e2e failed while requests waited and fewer than `maxNumSeqs` ran: the step's token budget admits
  *   them slower than they arrive, TTFT lost to prefill under load → `maxNumBatchedTokens` up (doubled);
  * - TPOT or ITL failed: decode steps share their budget with prefill chunks → `maxNumBatchedTokens` down
@@ -91,15 +92,15 @@ export function sloBound(input: RuleInput): SloFinding | null {
   const batched = b.knobs.maxNumBatchedTokens?.value ?? null;
   const budget = batched === null || batched === 0 ? VLLM_DEFAULT_MAX_NUM_BATCHED_TOKENS : batched;
   const budgetText = batched ? `maxNumBatchedTokens ${batched}` : `vLLM's default ${budget} batched tokens`;
-  if (latency && waiting > 0 && seqs !== null && running !== null) {
+  if (latency && seqs !== null && running !== null) {
     const ceiling = b.kvCeiling.value?.requests ?? null;
     if (running >= seqs && (kv === null || kv < KV_ROOM_PERCENT) && (ceiling === null || ceiling > seqs)) {
-      const why = `queueing with KV room: ${waiting} requests waited while vLLM ran maxNumSeqs ${seqs} ${at(f)}, KV cache ${known(kv, " %", 1)}`;
+      const why = `queueing with KV room: vLLM ran maxNumSeqs ${seqs} (its cap) ${at(f)} with ${waiting} waiting at the peak scrape, KV cache ${known(kv, " %", 1)}`;
       const to = Math.min(2 * seqs, ceiling ?? MAX_NUM_SEQS_LIMIT, MAX_NUM_SEQS_LIMIT);
       const step = `maxNumSeqs doubled, at most the ${kvCeilingText(b)}: ${seqs} → ${to}`;
       return fired(move(input, "maxNumSeqs", seqs, to, [first, server, `${why}; ${step}`]), why);
     }
-    if (running < seqs) {
+    if (running < seqs && waiting > 0) {
       const why = `TTFT lost to prefill under load: ${waiting} requests waited ${at(f)} while only ${running} of maxNumSeqs ${seqs} ran, so the step's ${budgetText} admits prompts slower than they arrive`;
       const to = Math.min(2 * budget, 1_048_576);
       return fired(

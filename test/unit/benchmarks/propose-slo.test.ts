@@ -41,10 +41,17 @@ describe("propose under an SLO: which bound binds first, why, and the knob that 
     assert.equal(out.slo?.binds, "ttft:p99");
     assert.equal(
       out.slo?.why,
-      "queueing with KV room: 6 requests waited while vLLM ran maxNumSeqs 4 at 2.500/s, KV cache 30.0 %",
+      "queueing with KV room: vLLM ran maxNumSeqs 4 (its cap) at 2.500/s with 6 waiting at the peak scrape, KV cache 30.0 %",
     );
     assert.equal(p.evidence[0], "ttft:p99 fails first as the rate rises (ttft:p99 over)");
     assert.match(renderProposals(out, 4), /^Under the SLO: ttft:p99 binds first; queueing with KV room/);
+  });
+  it("queueing at the cap is read from running = maxNumSeqs even when the 1 s scrapes caught no waiting request", () => {
+    const out = run(underSlo(["ttft:p90"], { peakWaiting: measured(0), peakRunning: measured(4) }));
+    assert.deepEqual(
+      out.proposals.map((p) => [p.stack, p.rule]),
+      [["seqs8", "slo-bound"]],
+    );
   });
   it("TTFT lost to prefill under load (requests wait with free slots): maxNumBatchedTokens up from vLLM's default", () => {
     const out = run(underSlo(["ttft:p99"], { peakWaiting: measured(3), peakRunning: measured(2) }));
@@ -76,7 +83,8 @@ describe("propose under an SLO: which bound binds first, why, and the knob that 
     );
   });
   it("nothing shown to bind: nothing proposed by the SLO rule, with the reason", () => {
-    const out = run(underSlo(["e2e:p99"], {}));
+    // Below the cap with nothing waiting: the latency is the server's own, not a queue's.
+    const out = run(underSlo(["e2e:p99"], { peakRunning: measured(2) }));
     assert.equal(out.proposals.filter((p) => p.rule === "slo-bound").length, 0);
     assert.equal(
       out.notFired[0],
