@@ -18,8 +18,10 @@ const git = (...args: string[]) =>
  * (412 sentence repeats + 32 output tokens), so the emulated KV pool holds 8 of them: baseline's maxNumSeqs 4
  * makes requests queue with KV room as the Poisson rate rises, TTFT p90 passes 300 ms first, and the SLO rule
  * proposes seqs8 (the KV ceiling), whose SLO capacity is about twice baseline's: promoted. In step 2 seqs8
- * fills the pool, so nothing it proposes can raise the capacity: the step ends within noise (the capacities'
- * brackets and the gap between seqs8 and its control) and the tune stops by the noise rule. Short windows.
+ * fills the pool (8 of 8 requests), so what is proposed (kv-bound's mem085) cannot raise the capacity: the
+ * step ends within noise (the capacities' brackets and the gap between seqs8 and its control) and the tune
+ * stops by the noise rule. Short windows; 6.6 min on the 2-core lab beside other jobs (baseline 5/s, seqs8
+ * 10/s, mem085 6/s, brackets 20 % wide).
  */
 describe("campaign tune --objective goodput on the lab", function () {
   this.timeout(25 * 60_000);
