@@ -1,6 +1,5 @@
 import { z } from "zod";
 import { RequestSampleSchema } from "../http/chat";
-import { SloBoundSchema, SloSchema } from "../inputs/slo";
 import { PodIdentitySchema } from "../kube/readiness";
 import { StallSchema } from "../load/stall";
 import { measuredOf } from "../measured";
@@ -9,6 +8,7 @@ import { GpuWindowSchema } from "../metrics/gpu";
 import { PrefixCacheWindowSchema } from "../metrics/prefix-cache";
 import { SummarySchema } from "../stats";
 import { int, nonNegInt, PhaseStatusSchema, PromptSetSchema, phaseBase } from "./common-schema";
+import { LevelSloSchema, SloCapacitySchema } from "./slo-schema";
 
 /** The load phase of the result file: closed-loop levels, open-loop runs and the rate sweep. */
 
@@ -71,33 +71,6 @@ export const ServerLatencySchema = z.strictObject({
   /** Time requests waited inside the server before being scheduled. */
   queue: measuredOf(ServerLatencyFigureSchema),
   itl: measuredOf(ServerLatencyFigureSchema),
-});
-
-/** One SLO bound on a level: its percentile over the window's successful requests, and the share meeting it. */
-export const SloBoundFigureSchema = SloBoundSchema.extend({
-  /** The bound's percentile of the window's successful requests (ITL: of every gap, pooled); null: none. */
-  figureMs: z.number().nullable(),
-  within: z.boolean(),
-  /** Successful requests of the window meeting this bound alone ÷ those completed. */
-  metFraction: z.number(),
-});
-
-/** A level's figures under the scenario's SLO (`phases/slo-figures.ts`). */
-export const LevelSloSchema = z.strictObject({
-  slo: SloSchema,
-  /** Successful requests that ended inside the window. */
-  completed: nonNegInt,
-  /** Those that met every bound. */
-  met: nonNegInt,
-  /** met ÷ completed. */
-  attainment: z.number(),
-  /** met ÷ the window's seconds: vLLM bench's `--goodput`. */
-  goodputRequestsPerSecond: z.number(),
-  bounds: z.array(SloBoundFigureSchema),
-  /** Every bound's percentile within it and the attainment at or above the target. */
-  holds: z.boolean(),
-  /** What failed, in the bounds' order, the attainment last (empty when it holds). */
-  misses: z.array(z.string()),
 });
 
 /** What every level has, closed or open loop. */
@@ -243,55 +216,6 @@ export const SweepResultSchema = z.strictObject({
   verdicts: z.array(SweepVerdictSchema),
   /** The highest rate meeting the SLOs. */
   highestRatePerSecond: measuredOf(z.number()),
-});
-
-/** One probe of the capacity search: an open-loop level (in `rateLevels`) and its verdict. */
-export const CapacityProbeSchema = z.strictObject({
-  ratePerSecond: z.number(),
-  holds: z.boolean(),
-  misses: z.array(z.string()),
-  windowSeconds: z.number(),
-  completed: nonNegInt,
-  attainment: z.number().nullable(),
-  goodputRequestsPerSecond: z.number().nullable(),
-});
-
-const atCapacity = measuredOf(z.number());
-
-/** The SLO capacity: the highest Poisson rate at which the SLO held, with its bracket (`phases/capacity.ts`). */
-export const SloCapacitySchema = z.strictObject({
-  slo: SloSchema,
-  settings: z.strictObject({
-    lowRatePerSecond: z.number(),
-    highRatePerSecond: z.number(),
-    resolution: z.number(),
-    maxProbes: int,
-    maxMinutes: z.number(),
-    tailRequests: int,
-  }),
-  /** Completed requests a probe needs for its percentiles to mean something, and the rule that gave it. */
-  minCompletedPerProbe: int,
-  probeRule: z.string(),
-  probes: z.array(CapacityProbeSchema),
-  highestPassingRatePerSecond: z.number().nullable(),
-  lowestFailingRatePerSecond: z.number().nullable(),
-  /** The bracket's passing end; null with why when the search did not bracket. */
-  capacityRatePerSecond: measuredOf(z.number()),
-  resolutionPerSecond: z.number().nullable(),
-  relativeResolution: z.number().nullable(),
-  /** What failed at the lowest failing rate: the bound that binds first as the rate rises. */
-  firstMisses: z.array(z.string()),
-  stoppedBy: z.enum(["resolution", "probes", "time", "not-bracketed", "probe-failed"]),
-  /** The server at the capacity's probe (peaks over its window); null without a capacity. */
-  atCapacity: z
-    .strictObject({
-      peakRunning: atCapacity,
-      peakWaiting: atCapacity,
-      peakKvCacheUsagePercent: atCapacity,
-      preemptionsDelta: atCapacity,
-    })
-    .nullable(),
-  elapsedSeconds: z.number(),
 });
 
 export const LoadPhaseSchema = z.strictObject({
