@@ -51,6 +51,7 @@ export = async () => {
         kubeContext: raw["kubernetes:context"],
         waitReadySeconds: waitReady,
         targetConcurrency: rule?.targetConcurrency,
+        objective: rule?.objective,
         mode: rule?.mode,
       });
 

@@ -6,19 +6,23 @@ import { EXIT } from "../common/exit-codes";
 import { UsageError } from "../common/usage-error";
 import { exportCommand } from "./export/command";
 import { buildScenario, PHASES, PRESETS, type PresetName, readScenarioFile, type Scenario } from "./inputs/scenario";
+import { SLO_ARG_OPTIONS, SLO_USAGE, type Slo, sloFlagText, sloFromArgValues } from "./inputs/slo";
 import { loadStackOutputs, resolveEndpoint, type StackOutputs } from "./inputs/stack-outputs";
 import { postDeployCommand } from "./post-deploy";
 import { silentProgress, stderrProgress } from "./progress";
 import { renderComparison } from "./report/comparison";
+import { capacityComparisonSvg } from "./report/slo-svg";
 import { chartFromResults } from "./report/svg";
 import { writeResult } from "./report/write";
 import { comparisonChartFile, RESULTS_DIR, readResult, writeChart } from "./result/store";
 import { PreflightError, runBenchmark } from "./run";
 import { compareResults } from "./verdict/rule";
+import { ObjectiveSchema } from "./verdict/schema";
 
 const USAGE = `Usage:
   bench [run] [--stack NAME] [--outputs FILE | --outputs-json JSON] [--endpoint URL] [options]
-  bench compare RESULT.json... [--target-concurrency N] [--slo-p95-ms MS] [--slo-ttft-p95-ms MS] [--chart FILE] [--json]
+  bench compare RESULT.json... [--target-concurrency N] [--objective throughput|goodput] [--slo ...] [--slo-attainment F]
+                               [--chart FILE] [--json]   (goodput: ranks by the SLO capacity, needs --slo)
   bench export --format llm-d-report RESULT.json... [--out DIR]   each load level as an llm-d-benchmark
                            Benchmark Report v0.2 (docs/benchmark.md#exporting-to-llm-d-benchmark)
   bench post-deploy < INPUT.json   what \`pulumi up\` runs with benchmarkOnDeploy: inputs as one JSON document
@@ -33,6 +37,9 @@ run options:
   --no-cluster             do not use the Kubernetes API at all
   --scenario FILE          YAML or JSON scenario; --preset short|default|sweep; --set key.path=VALUE (repeatable)
   --phases a,b,...         subset of ${PHASES.join(",")}
+  ${SLO_USAGE}
+                           (run: each level records attainment and request goodput; compare: bounds at the target;
+                           the old --slo-p95-ms / --slo-e2e-p95-ms / --slo-ttft-p95-ms / --slo-tpot-p95-ms MS are p95 bounds)
   --dcgm-url URL | --prometheus-url URL [--prometheus-memory-query Q] [--prometheus-util-query Q]
   --wait-ready SECONDS     wait for /health = 200, and for the Deployment's rollout to finish
                            before timing readiness (default 0)
@@ -56,6 +63,15 @@ function number(v: string | undefined, flag: string): number | undefined {
   const n = Number(v);
   if (!Number.isFinite(n)) throw new UsageError(`${flag} needs a number, got ${JSON.stringify(v)}`);
   return n;
+}
+
+/** The SLO flags' SLO; a malformed one is a usage error, an old flag a line on stderr. */
+function sloOf(values: Parameters<typeof sloFromArgValues>[0]): Slo | undefined {
+  try {
+    return sloFromArgValues(values, (line) => process.stderr.write(`warning: ${line}\n`));
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
 }
 
 async function runCommand(argv: string[], cwd: string): Promise<number> {
@@ -82,6 +98,7 @@ async function runCommand(argv: string[], cwd: string): Promise<number> {
       out: { type: "string", default: RESULTS_DIR },
       json: { type: "boolean", default: false },
       quiet: { type: "boolean", default: false },
+      ...SLO_ARG_OPTIONS,
     },
     strict: true,
     allowPositionals: false,
@@ -91,6 +108,8 @@ async function runCommand(argv: string[], cwd: string): Promise<number> {
   if (values.scenario) layers.push(readScenarioFile(resolve(cwd, values.scenario)));
   for (const s of values.set) layers.push(parseSet(s));
   if (values.phases) layers.push({ phases: values.phases.split(",").map((p) => p.trim()) });
+  const slo = sloOf(values);
+  if (slo) layers.push({ slo: sloFlagText(slo), sloAttainment: slo.attainment });
   let scenario: Scenario;
   let outputs: StackOutputs;
   let endpoint: string;
@@ -167,8 +186,8 @@ async function compareCommand(argv: string[], cwd: string): Promise<number> {
     args: argv,
     options: {
       "target-concurrency": { type: "string", default: "4" },
-      "slo-p95-ms": { type: "string" },
-      "slo-ttft-p95-ms": { type: "string" },
+      ...SLO_ARG_OPTIONS,
+      objective: { type: "string", default: "throughput" },
       chart: { type: "string" },
       out: { type: "string", default: RESULTS_DIR },
       json: { type: "boolean", default: false },
@@ -177,17 +196,32 @@ async function compareCommand(argv: string[], cwd: string): Promise<number> {
     allowPositionals: true,
   });
   if (positionals.length === 0) throw new UsageError("compare needs result files, e.g. results/*/*.json");
+  const slo = sloOf(values);
+  const objective = ObjectiveSchema.safeParse(values.objective);
+  if (!objective.success)
+    throw new UsageError(
+      `--objective ${JSON.stringify(values.objective)} is not allowed; allowed: ${ObjectiveSchema.options.join(", ")}`,
+    );
+  if (objective.data === "goodput" && slo === undefined)
+    throw new UsageError("--objective goodput needs --slo (the SLO the capacity was searched under)");
   const rule = {
     targetConcurrency: number(values["target-concurrency"], "--target-concurrency")!,
-    sloP95Ms: number(values["slo-p95-ms"], "--slo-p95-ms"),
-    sloTtftP95Ms: number(values["slo-ttft-p95-ms"], "--slo-ttft-p95-ms"),
+    ...(objective.data === "goodput" ? { objective: objective.data } : {}),
+    ...(slo ? { slo } : {}),
   };
   const loaded = positionals.map((f) => ({ file: f, result: readResult(resolve(cwd, f)) }));
   const comparison = compareResults(loaded, rule);
   const chart = resolve(cwd, values.chart ?? comparisonChartFile(values.out, new Date()));
   writeChart(chart, chartFromResults(loaded.map((l) => l.result)));
-  if (values.json) process.stdout.write(`${JSON.stringify({ ...comparison, chart })}\n`);
-  else process.stdout.write(`${renderComparison(comparison)}\nChart: ${chart}\n`);
+  // Beside it, when any candidate searched its SLO capacity: the capacities side by side.
+  const capacitySvg = capacityComparisonSvg(loaded.map((l) => l.result));
+  const capacityChart = capacitySvg === null ? null : chart.replace(/\.svg$/, "-capacity.svg");
+  if (capacitySvg !== null && capacityChart !== null) writeChart(capacityChart, capacitySvg);
+  if (values.json) process.stdout.write(`${JSON.stringify({ ...comparison, chart, capacityChart })}\n`);
+  else
+    process.stdout.write(
+      `${renderComparison(comparison)}\nChart: ${chart}\n${capacityChart ? `SLO capacity chart: ${capacityChart}\n` : ""}`,
+    );
   return comparison.recommended === null ? EXIT.noRecommendation : EXIT.ok;
 }
 

@@ -5,7 +5,7 @@ import * as k8s from "@kubernetes/client-node";
 import { EXIT } from "../common/exit-codes";
 import { UsageError } from "../common/usage-error";
 import { type PostDeployInput, PostDeployInputSchema } from "../config/post-deploy-input";
-import { buildScenario, formatIssues, PRESETS, readScenarioFile, type Scenario } from "./inputs/scenario";
+import { buildScenario, formatIssues, PRESETS, readScenarioFile, type Scenario, scenarioSlo } from "./inputs/scenario";
 import { type Progress, stderrProgress } from "./progress";
 import { writeResult } from "./report/write";
 import { RESULTS_DIR } from "./result/store";
@@ -107,7 +107,14 @@ export async function postDeploy(
   const files = writeResult(result, path.resolve(cwd, RESULTS_DIR));
   const resultFile = path.relative(cwd, files.json);
   // Under the rule and mode the document names: the campaign's own with --via-deploy, so the two agree.
-  const summary = candidateSummary(result, { targetConcurrency: input.targetConcurrency }, input.mode, resultFile);
+  // The SLO is the scenario's (`slo`), as `campaign run --via-deploy` writes it.
+  const slo = scenarioSlo(result.scenario);
+  const rule = {
+    targetConcurrency: input.targetConcurrency,
+    ...(input.objective === "goodput" ? { objective: input.objective } : {}),
+    ...(slo ? { slo } : {}),
+  };
+  const summary = candidateSummary(result, rule, input.mode, resultFile);
   deps.progress.log(`result: ${resultFile}`);
   if (!result.complete) return { code: EXIT.interrupted, summary };
   if (!summary.valid)

@@ -1,9 +1,10 @@
 import type { Scenario } from "../benchmarks/inputs/scenario";
+import type { Slo } from "../benchmarks/inputs/slo";
 import type { StackOutputs } from "../benchmarks/inputs/stack-outputs";
 import type { DeploymentRef } from "../benchmarks/kube/cluster";
 import type { BenchmarkResult, ReadinessPhase } from "../benchmarks/result/types";
 import type { Mode } from "../benchmarks/verdict/candidate-summary";
-import type { CompareRule } from "../benchmarks/verdict/rule";
+import type { CompareRule, Objective } from "../benchmarks/verdict/schema";
 import type { RawConfig } from "../config";
 import type { OrderMode } from "./order";
 import type { ServingExpectation } from "./probe";
@@ -88,8 +89,10 @@ export interface CampaignSettings {
   /** The cacheRunId cold candidates get, unique to this campaign. */
   readonly coldRunId: string;
   readonly targetConcurrency: number;
-  /** Latency bounds the rule applies at the target (`campaign tune --slo-*`); absent: none. */
-  readonly slo?: Pick<CompareRule, "sloP95Ms" | "sloTtftP95Ms">;
+  /** Latency bounds the rule applies (`--slo`, else the scenario's); absent: none. */
+  readonly slo?: Slo;
+  /** What the rule ranks by (`--objective`); absent: throughput at the target. */
+  readonly objective?: Objective;
   /**
    * `campaign run --parallel N` (campaign/slots.ts): slots, the seed of the order of the queue they
    * share, and whether the slots beside the real server outlive the campaign. Absent: one slot.
@@ -118,3 +121,10 @@ export interface CampaignControl {
   readonly stop: AbortSignal;
   readonly cancel: AbortSignal;
 }
+
+/** The benchmark's rule a campaign judges under: its target, its objective and its SLO. Pure. */
+export const campaignRule = (s: Pick<CampaignSettings, "targetConcurrency" | "slo" | "objective">): CompareRule => ({
+  targetConcurrency: s.targetConcurrency,
+  ...(s.objective === "goodput" ? { objective: s.objective } : {}),
+  ...(s.slo ? { slo: s.slo } : {}),
+});

@@ -1,7 +1,9 @@
 import * as path from "node:path";
 import { parseArgs } from "node:util";
+import { SLO_ARG_OPTIONS, SLO_USAGE, type Slo, SloError, sloFromArgValues } from "../benchmarks/inputs/slo";
 import { RESULTS_DIR } from "../benchmarks/result/store";
 import type { Mode } from "../benchmarks/verdict/candidate-summary";
+import { type Objective, ObjectiveSchema } from "../benchmarks/verdict/schema";
 import { UsageError } from "../common/usage-error";
 import { ORDER_MODES, type OrderMode } from "./order";
 import { MAX_PARALLEL } from "./slots";
@@ -43,6 +45,10 @@ export interface CliOptions {
   readonly fresh: boolean;
   readonly keepCold: boolean;
   readonly targetConcurrency: number;
+  /** `--slo` (and `--slo-attainment`): the rule's latency bounds, also recorded per level; undefined: the scenario's, if any. */
+  readonly slo: Slo | undefined;
+  /** What the rule ranks by: throughput at the target (default) or goodput (the SLO capacity; needs an SLO). */
+  readonly objective: Objective;
   readonly readyTimeoutSeconds: number;
   readonly json: boolean;
   readonly verbose: boolean;
@@ -100,6 +106,10 @@ Options:
                           at a time; docs/campaign.md)
   --keep-slots            keep slots 1..N-1 after the campaign (default: each destroyed once the queue is empty)
   --target-concurrency N  concurrency the recommendation compares at (default 4, the seed's)
+  ${SLO_USAGE}
+                          (bounds at the target; default: the scenario's slo keys; old --slo-*-p95-ms: p95 bounds)
+  --objective throughput|goodput  what the recommendation ranks by: req/s at --target-concurrency (default), or
+                          the SLO capacity (needs an SLO; runs load.openLoop.capacity after the closed loop)
   --ready-timeout S       seconds the endpoint may take to serve a new candidate after up (default 300, lab 120)
   --json                  print the campaign summary as JSON on stdout
   --verbose               also show the benchmark's own progress
@@ -142,6 +152,8 @@ const FLAGS = {
   "write-summary": { type: "boolean", default: false },
   engine: { type: "string" },
   "via-deploy": { type: "boolean", default: false },
+  ...SLO_ARG_OPTIONS,
+  objective: { type: "string", default: "throughput" },
 } as const;
 
 /** parseArgs with a UsageError (naming the flag) for anything it rejects. */
@@ -150,6 +162,25 @@ function parseFlags(argv: readonly string[]) {
     return parseArgs({ args: [...argv], options: FLAGS, strict: true, allowPositionals: false }).values;
   } catch (err) {
     throw new UsageError((err as Error).message);
+  }
+}
+
+function parseObjective(value: string): Objective {
+  const parsed = ObjectiveSchema.safeParse(value);
+  if (!parsed.success)
+    throw new UsageError(
+      `--objective ${JSON.stringify(value)} is not allowed; allowed: ${ObjectiveSchema.options.join(", ")}`,
+    );
+  return parsed.data;
+}
+
+/** The SLO flags' SLO; an old flag's deprecation line goes to stderr. */
+function parseSlo(values: Parameters<typeof sloFromArgValues>[0]): Slo | undefined {
+  try {
+    return sloFromArgValues(values, (line) => process.stderr.write(`warning: ${line}\n`));
+  } catch (err) {
+    if (err instanceof SloError) throw new UsageError(err.message);
+    throw err;
   }
 }
 
@@ -210,6 +241,8 @@ export function parseCliOptions(argv: readonly string[], repoDir: string): CliOp
     parallel,
     keepSlots: values["keep-slots"],
     targetConcurrency,
+    slo: parseSlo(values),
+    objective: parseObjective(values.objective),
     readyTimeoutSeconds: positiveInt(values["ready-timeout"], "--ready-timeout") ?? (mode === "lab" ? 120 : 300),
     json: values.json,
     verbose: values.verbose,

@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { buildScenario, PRESETS, readScenarioFile, type Scenario } from "../benchmarks/inputs/scenario";
+import { buildScenario, PRESETS, readScenarioFile, type Scenario, scenarioSlo } from "../benchmarks/inputs/scenario";
+import { sloFlagText } from "../benchmarks/inputs/slo";
 import { kubernetesServer } from "../benchmarks/kube/cluster";
 import { silentProgress } from "../benchmarks/progress";
 import { writeResult } from "../benchmarks/report/write";
@@ -67,6 +68,15 @@ export function resolveSettings(opts: CliOptions, repoDir: string, io: Io) {
 
   const layers: unknown[] = [opts.short ? PRESETS.short : PRESETS.default];
   if (opts.scenarioFile !== undefined) layers.push(readScenarioFile(opts.scenarioFile));
+  if (opts.slo !== undefined) layers.push({ slo: sloFlagText(opts.slo), sloAttainment: opts.slo.attainment });
+  // The goodput objective ranks by the SLO capacity: the search runs (after the closed loop) with its defaults.
+  if (opts.objective === "goodput") {
+    if (!layers.some((l) => (l as { slo?: unknown } | null)?.slo !== undefined))
+      throw new UsageError(
+        "--objective goodput needs an SLO: --slo METRIC:PCT:MS[,...] (e.g. --slo ttft:p99:800,tpot:p99:40) or the scenario's slo",
+      );
+    layers.push({ load: { openLoop: { capacity: {} } } });
+  }
   let scenario: Scenario;
   try {
     scenario = buildScenario(layers, opts.scenarioFile ? `scenario ${opts.scenarioFile}` : "scenario");
@@ -103,6 +113,8 @@ export function resolveSettings(opts: CliOptions, repoDir: string, io: Io) {
     fresh: opts.fresh,
     coldRunId: coldRunIdFor(started),
     targetConcurrency: opts.targetConcurrency,
+    ...(scenario.slo !== undefined ? { slo: scenarioSlo(scenario)! } : {}),
+    ...(opts.objective === "goodput" ? { objective: opts.objective } : {}),
     keepCold: opts.keepCold,
     ...(opts.parallel > 1 ? { parallel: { slots: opts.parallel, seed, keepSlots: opts.keepSlots } } : {}),
     logFile: `${campaignBase(opts.resultsDir, id)}.log`,
@@ -137,6 +149,7 @@ export async function openCampaignWorld(
     ...(opts.viaDeploy
       ? postDeployEnv({
           targetConcurrency: opts.targetConcurrency,
+          objective: opts.objective,
           mode: opts.mode,
           waitReadySeconds: opts.readyTimeoutSeconds,
         })

@@ -30,6 +30,8 @@ interface PostDeployBenchmarkArgs {
   readonly waitReadySeconds?: number;
   /** The concurrency `measured` is judged at (default 4, the seed's; config/post-deploy-input.ts). */
   readonly targetConcurrency?: number;
+  /** What `measured`'s rule ranks by (default throughput). */
+  readonly objective?: PostDeployInput["objective"];
   /** Where it measures, as `measured` records it (default `unknown`). */
   readonly mode?: PostDeployInput["mode"];
 }
@@ -51,6 +53,7 @@ export function benchmarkInput(a: {
   kubeContext?: string;
   waitReadySeconds?: number;
   targetConcurrency?: number;
+  objective?: PostDeployInput["objective"];
   mode?: PostDeployInput["mode"];
   apiKey?: string;
 }): PostDeployInput {
@@ -63,6 +66,7 @@ export function benchmarkInput(a: {
     ...(a.kubeContext ? { kubeContext: a.kubeContext } : {}),
     waitReadySeconds: a.waitReadySeconds ?? POST_DEPLOY_WAIT_READY_SECONDS,
     targetConcurrency: a.targetConcurrency ?? POST_DEPLOY_TARGET_CONCURRENCY,
+    ...(a.objective === "goodput" ? { objective: a.objective } : {}),
     mode: a.mode ?? "unknown",
     ...(a.apiKey !== undefined ? { apiKey: a.apiKey } : {}),
   };
@@ -121,6 +125,7 @@ export class PostDeployBenchmark extends pulumi.ComponentResource {
         kubeContext: args.kubeContext,
         waitReadySeconds: args.waitReadySeconds,
         targetConcurrency: args.targetConcurrency,
+        objective: args.objective,
         mode: args.mode,
       }),
     );

@@ -4,6 +4,9 @@ import { StackOutputsSchema } from "./stack-outputs";
 /** benchmarks/verdict/mode.ts's modes and `unknown` (a unit test keeps the two lists equal; config cannot import benchmarks). */
 export const POST_DEPLOY_MODES = ["lab", "cluster", "unknown"] as const;
 type PostDeployMode = (typeof POST_DEPLOY_MODES)[number];
+/** benchmarks/verdict/schema.ts's objectives (a unit test keeps the two lists equal). */
+export const POST_DEPLOY_OBJECTIVES = ["throughput", "goodput"] as const;
+type PostDeployObjective = (typeof POST_DEPLOY_OBJECTIVES)[number];
 
 /**
  * What the post-deploy benchmark is given: one JSON document on the stdin of the command that
@@ -28,6 +31,8 @@ export const PostDeployInputSchema = z.strictObject({
   waitReadySeconds: z.number().int().min(0).max(3600),
   /** The rule the printed summary is judged under (benchmarks/verdict/rule.ts): its target concurrency. */
   targetConcurrency: z.number().int().positive(),
+  /** What the summary's rule ranks by; absent: throughput. goodput reads the scenario's SLO capacity search. */
+  objective: z.enum(POST_DEPLOY_OBJECTIVES).optional(),
   /** Where it measures, as the summary records it (benchmarks/verdict/mode.ts); unknown when nobody said. */
   mode: z.enum(POST_DEPLOY_MODES),
   /** The key vLLM requires; sent as Bearer, never stored, never put in an environment. */
@@ -59,10 +64,13 @@ export const POST_DEPLOY_TARGET_CONCURRENCY = 4;
  */
 const TARGET_ENV = "VLLM_TUNER_TARGET_CONCURRENCY";
 const MODE_ENV = "VLLM_TUNER_MODE";
+const OBJECTIVE_ENV = "VLLM_TUNER_OBJECTIVE";
 
 interface PostDeployRule {
   readonly targetConcurrency: number;
   readonly mode: PostDeployMode;
+  /** Absent: throughput. */
+  readonly objective?: PostDeployObjective;
 }
 
 /**
@@ -79,9 +87,15 @@ export function postDeployRule(env: Readonly<Record<string, string | undefined>>
     );
   if (mode !== undefined && mode !== "" && !(POST_DEPLOY_MODES as readonly string[]).includes(mode))
     throw new Error(`${MODE_ENV} = ${JSON.stringify(mode)}: expected one of ${POST_DEPLOY_MODES.join(", ")}`);
+  const objective = env[OBJECTIVE_ENV];
+  if (objective !== undefined && objective !== "" && !(POST_DEPLOY_OBJECTIVES as readonly string[]).includes(objective))
+    throw new Error(
+      `${OBJECTIVE_ENV} = ${JSON.stringify(objective)}: expected one of ${POST_DEPLOY_OBJECTIVES.join(", ")}`,
+    );
   return {
     targetConcurrency: target === undefined || target === "" ? POST_DEPLOY_TARGET_CONCURRENCY : Number(target),
     mode: mode === undefined || mode === "" ? "unknown" : (mode as PostDeployMode),
+    ...(objective === "goodput" ? { objective } : {}),
   };
 }
 
@@ -90,6 +104,7 @@ export function postDeployEnv(rule: PostDeployRule & { readonly waitReadySeconds
   return {
     [TARGET_ENV]: String(rule.targetConcurrency),
     [MODE_ENV]: rule.mode,
+    ...(rule.objective === "goodput" ? { [OBJECTIVE_ENV]: rule.objective } : {}),
     [WAIT_READY_ENV]: String(Math.min(rule.waitReadySeconds, 3600)),
   };
 }

@@ -1,7 +1,7 @@
 import type { Measured } from "../benchmarks/measured";
 import type { CandidateSummary } from "../benchmarks/verdict/candidate-summary";
 import { type Recommendation, recommend } from "../benchmarks/verdict/recommend";
-import { type Comparison, compareVerdicts } from "../benchmarks/verdict/rule";
+import { type Comparison, compareVerdicts, ruleSlo } from "../benchmarks/verdict/rule";
 import { BASELINE_STACK } from "../config";
 
 /**
@@ -98,8 +98,8 @@ export function compareEvidence(input: EvidenceInput): Evidence {
     };
   if (
     c.rule.targetConcurrency !== b.rule.targetConcurrency ||
-    c.rule.sloP95Ms !== b.rule.sloP95Ms ||
-    c.rule.sloTtftP95Ms !== b.rule.sloTtftP95Ms
+    (c.rule.objective ?? "throughput") !== (b.rule.objective ?? "throughput") ||
+    JSON.stringify(ruleSlo(c.rule) ?? null) !== JSON.stringify(ruleSlo(b.rule) ?? null)
   ) {
     return {
       status: "none",

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { DEFAULT_SLO_ATTAINMENT, parseSloAttainment, parseSloBounds, type Slo, SloError } from "./slo";
 
 /** The seed's short prompt ("summarise three advantages of Kubernetes"), sent verbatim. */
 const SEED_SHORT_PROMPT = "Kubernetes의 장점을 세 가지로 요약해줘.";
@@ -42,6 +43,28 @@ const TargetRelativeErrorSchema = z.number({ error: (issue) => notAllowed(issue.
   if (!(v > 0 && v <= MAX_TARGET_RELATIVE_ERROR)) ctx.addIssue({ code: "custom", message: notAllowed(v) });
 });
 
+/**
+ * The SLO capacity search (`phases/capacity-search.ts`): Poisson probes from `lowRatePerSecond`, doubling up to
+ * `highRatePerSecond` until the SLO fails, then bisection until the bracket is within `resolution` of its
+ * passing end; at most `maxProbes` probes and `maxMinutes`. Each probe's window holds at least
+ * `tailRequests` ÷ (1 − q) completed requests at its rate (q: the SLO's highest percentile or its attainment
+ * target, whichever is higher), and at least `load.durationSeconds`.
+ */
+const CapacitySchema = z
+  .object({
+    lowRatePerSecond: z.number().positive().max(100_000).default(0.5),
+    highRatePerSecond: z.number().positive().max(100_000).default(64),
+    resolution: z.number().positive().max(1).default(0.1),
+    maxProbes: positiveInt.max(50).default(10),
+    maxMinutes: z.number().positive().max(600).default(30),
+    tailRequests: positiveInt.max(1000).default(10),
+  })
+  .strict()
+  .refine((c) => c.highRatePerSecond >= c.lowRatePerSecond, {
+    message: "highRatePerSecond below lowRatePerSecond is not allowed; allowed: lowRatePerSecond ≤ highRatePerSecond",
+  });
+export type CapacitySettings = z.infer<typeof CapacitySchema>;
+
 /** The open loop: arrivals at a rate, independent of completions (`vllm bench serve --request-rate`). */
 const OpenLoopSchema = z
   .object({
@@ -55,6 +78,8 @@ const OpenLoopSchema = z
     maxInFlight: positiveInt.max(100_000).default(256),
     /** null: run `ratesPerSecond`; set: find the highest rate meeting the SLOs. */
     sweep: SweepSchema.nullable().default(null),
+    /** Set: find the SLO capacity (needs `slo`); optional, not defaulted, so other scenarios keep their hash. */
+    capacity: CapacitySchema.optional(),
   })
   .strict();
 export type OpenLoop = z.infer<typeof OpenLoopSchema>;
@@ -67,6 +92,17 @@ const OPEN_LOOP_DEFAULTS = {
   sweep: null,
 } as const satisfies z.input<typeof OpenLoopSchema>;
 
+/** A string or number checked by one of the SLO's parsers; its error names the key, the value and what is allowed. */
+const checkedBy = <T extends z.ZodType>(schema: T, parse: (v: z.infer<T>) => unknown) =>
+  schema.superRefine((v, ctx) => {
+    try {
+      parse(v);
+    } catch (err) {
+      if (!(err instanceof SloError)) throw err;
+      ctx.addIssue({ code: "custom", message: err.message });
+    }
+  });
+
 /** Every knob of a benchmark run. Defaults reproduce the seed's procedure. */
 export const ScenarioSchema = z
   .object({
@@ -75,6 +111,13 @@ export const ScenarioSchema = z
       .array(z.enum(PHASES))
       .nonempty()
       .default([...PHASES]),
+    /**
+     * The SLO (`--slo`'s form, e.g. `ttft:p99:800,tpot:p99:40`): each load level then records its attainment and
+     * request goodput (`phases/slo-figures.ts`). Optional, not defaulted, so scenarios without it keep their hash.
+     */
+    slo: checkedBy(z.string(), (v) => parseSloBounds(v, "slo")).optional(),
+    /** Fraction of completed requests that must meet every bound (`--slo-attainment`); default 0.99. */
+    sloAttainment: checkedBy(z.number(), (v) => parseSloAttainment(v, "sloAttainment")).optional(),
     /** Per-request timeout for non-load requests, milliseconds. */
     requestTimeoutMs: positiveInt.default(120_000),
     /** Sent as `ignore_eos` so every request generates exactly max_tokens (vLLM and the simulator accept it). */
@@ -167,7 +210,21 @@ export const ScenarioSchema = z
       .strict()
       .default({ repeats: [64, 256, 512], runs: 5, maxTokens: 128 }),
   })
-  .strict();
+  .strict()
+  .superRefine((s, ctx) => {
+    if (s.load.openLoop.capacity !== undefined && s.slo === undefined)
+      ctx.addIssue({
+        code: "custom",
+        path: ["load", "openLoop", "capacity"],
+        message: "a capacity search without slo is not allowed; allowed: with slo (e.g. --slo ttft:p99:800)",
+      });
+    if (s.sloAttainment !== undefined && s.slo === undefined)
+      ctx.addIssue({
+        code: "custom",
+        path: ["sloAttainment"],
+        message: `${s.sloAttainment} without slo is not allowed; allowed: with slo only`,
+      });
+  });
 
 export type Scenario = z.infer<typeof ScenarioSchema>;
 export type ScenarioInput = z.input<typeof ScenarioSchema>;
@@ -214,6 +271,12 @@ export function buildScenario(layers: readonly unknown[], source = "scenario"): 
   const parsed = ScenarioSchema.safeParse(merged);
   if (!parsed.success) throw new Error(`invalid ${source}:\n${formatIssues(parsed.error)}`);
   return parsed.data;
+}
+
+/** The scenario's SLO, or null when it sets none. */
+export function scenarioSlo(scenario: Pick<Scenario, "slo" | "sloAttainment">): Slo | null {
+  if (scenario.slo === undefined) return null;
+  return { bounds: parseSloBounds(scenario.slo, "slo"), attainment: scenario.sloAttainment ?? DEFAULT_SLO_ATTAINMENT };
 }
 
 /** Reads a YAML or JSON scenario file (YAML is a superset of JSON). */

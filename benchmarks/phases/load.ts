@@ -1,11 +1,14 @@
 import type { ChatRequest } from "../http/chat";
 import { streamChat } from "../http/stream";
-import { type OpenLoop, repeatSentence } from "../inputs/scenario";
+import { type CapacitySettings, type OpenLoop, repeatSentence, scenarioSlo } from "../inputs/scenario";
+import type { Slo } from "../inputs/slo";
 import { runClosedLoop } from "../load/closed-loop";
 import { runOpenLoop } from "../load/open-loop";
 import { measureCeiling, predictCeiling } from "../metrics/capacity";
-import type { LoadLevel, LoadPhase, RateLevel, SweepResult } from "../result/types";
+import type { LoadLevel, LoadPhase, RateLevel, SloCapacity, SweepResult } from "../result/types";
 import { levelThroughput } from "../verdict/throughput";
+import { capacityRecord, judgeProbe, minCompletedPerProbe, probeWindowSeconds } from "./capacity";
+import { searchCapacity } from "./capacity-search";
 import { earlyEndChecks, earlyStopRecord } from "./early-stop";
 import { hopeless, type LoadInputs, measureLevel } from "./load-level";
 import { PromptSource, usageRange } from "./prompts";
@@ -111,15 +114,17 @@ class LoadRun {
     return level;
   }
 
-  async open(ratePerSecond: number): Promise<RateLevel | null> {
+  /** An open-loop level; `durationSeconds` replaces the scenario's window (a capacity probe's own length). */
+  async open(ratePerSecond: number, durationSeconds = this.cfg.durationSeconds): Promise<RateLevel | null> {
     if (this.ctx.signal.aborted || this.error !== null) return null;
-    const cfg = this.cfg;
+    const cfg = { ...this.cfg, durationSeconds };
+    const ctx = { ...this.ctx, scenario: { ...this.ctx.scenario, load: cfg } };
     const o = cfg.openLoop;
     const name = `rate ${ratePerSecond.toFixed(3)}/s`;
     this.ctx.progress.log(
       `load: ${name} (${o.arrival}, seed ${o.seed}), warm-up ${cfg.warmupSeconds} s, window ${cfg.durationSeconds} s`,
     );
-    const { level: base, loop } = await measureLevel(this.ctx, this.inputs, `load ${name}`, this.send, (hooks) =>
+    const { level: base, loop } = await measureLevel(ctx, this.inputs, `load ${name}`, this.send, (hooks) =>
       runOpenLoop({
         ratePerSecond,
         arrival: o.arrival,
@@ -160,6 +165,40 @@ class LoadRun {
     return level;
   }
 
+  /** The SLO capacity: probes at Poisson rates, bracketed then bisected (`capacity-search.ts`). */
+  async capacity(settings: CapacitySettings, slo: Slo): Promise<SloCapacity> {
+    const started = Date.now();
+    const { count, rule } = minCompletedPerProbe(slo, settings.tailRequests);
+    this.ctx.progress.log(`load: SLO capacity search; ${rule}`);
+    const before = this.rateLevels.length;
+    const search = await searchCapacity(
+      async (rate) => {
+        const level = await this.open(rate, probeWindowSeconds(rate, count, this.cfg.durationSeconds));
+        if (level === null || level.status !== "ok")
+          return { ratePerSecond: rate, error: level?.error ?? this.error ?? "interrupted" };
+        const out = judgeProbe(level, count);
+        this.ctx.progress.log(`capacity probe ${rate}/s: ${out.holds ? "holds" : `fails: ${out.misses.join("; ")}`}`);
+        return out;
+      },
+      {
+        lowRatePerSecond: settings.lowRatePerSecond,
+        highRatePerSecond: settings.highRatePerSecond,
+        resolution: settings.resolution,
+        maxProbes: settings.maxProbes,
+        maxMs: settings.maxMinutes * 60_000,
+        nowMs: Date.now,
+      },
+    );
+    const record = capacityRecord(slo, settings, search, this.rateLevels.slice(before), (Date.now() - started) / 1000);
+    const c = record.capacityRatePerSecond;
+    this.ctx.progress.log(
+      c.value === null
+        ? `SLO capacity: none (${c.reason})`
+        : `SLO capacity: ${c.value}/s, bracket [${record.highestPassingRatePerSecond}, ${record.lowestFailingRatePerSecond}]/s (${+((record.relativeResolution ?? 0) * 100).toFixed(1)} %), first to fail: ${record.firstMisses.join("; ")}`,
+    );
+    return record;
+  }
+
   /** GuideLLM's sweep: synchronous and throughput probes (closed loop), then rates between them. */
   async sweep(sweep: Sweep): Promise<SweepResult> {
     const synchronous = probeRate((await this.closed(1)) ?? undefined, "synchronous (concurrency 1)");
@@ -197,12 +236,19 @@ export async function loadPhase(
   };
   const run: LoadRun = new LoadRun(ctx, inputs, req, prompts, () => onLevel?.(run.levels));
   let sweep: SweepResult | null = null;
+  let capacity: SloCapacity | null = null;
+  const slo = scenarioSlo(ctx.scenario);
   switch (cfg.mode) {
     case "concurrency":
       for (const c of cfg.concurrency) await run.closed(c);
+      // The closed loop's levels are the evidence `propose` reads; the capacity is the goodput objective's figure.
+      if (cfg.openLoop.capacity !== undefined && slo !== null)
+        capacity = await run.capacity(cfg.openLoop.capacity, slo);
       break;
     case "rate":
-      if (cfg.openLoop.sweep !== null) sweep = await run.sweep(cfg.openLoop.sweep);
+      if (cfg.openLoop.capacity !== undefined && slo !== null)
+        capacity = await run.capacity(cfg.openLoop.capacity, slo);
+      else if (cfg.openLoop.sweep !== null) sweep = await run.sweep(cfg.openLoop.sweep);
       else for (const r of cfg.openLoop.ratesPerSecond) await run.open(r);
       break;
     default: {
@@ -228,6 +274,7 @@ export async function loadPhase(
     levels: run.levels,
     rateLevels: run.rateLevels,
     sweep,
+    ...(cfg.openLoop.capacity !== undefined ? { capacity } : {}),
     concurrencyCeiling: {
       predicted: predictCeiling(inputs.kvCapacity, promptTokens, cfg.maxTokens, inputs.maxNumSeqs),
       measured: measureCeiling(

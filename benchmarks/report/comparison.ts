@@ -6,13 +6,16 @@ import type { Comparison } from "../verdict/rule";
 export function renderComparison(c: Comparison): string {
   // Shown only when some candidate ran the open-loop sweep.
   const sweep = c.candidates.some((x) => x.sweepHighestRatePerSecond !== null);
+  // Shown only when some candidate ran the SLO capacity search.
+  const capacity = c.candidates.some((x) => x.sloCapacity != null);
+  const goodput = c.rule.objective === "goodput";
   const lines = [
     `Rule: ${c.ruleText}.`,
     "",
     ...markdownTableLines(
       [
         "stack",
-        `req/s @c=${c.rule.targetConcurrency}`,
+        goodput ? "SLO capacity req/s" : `req/s @c=${c.rule.targetConcurrency}`,
         // Which figure the rule read (docs/throughput.md), and the count beside it.
         "req/s from",
         "count req/s",
@@ -24,6 +27,7 @@ export function renderComparison(c: Comparison): string {
         "prefix cache hit %",
         "ceiling predicted / measured",
         ...(sweep ? ["sweep: highest rate /s"] : []),
+        ...(capacity ? ["SLO capacity bracket /s", "first to fail"] : []),
         "eligible",
       ],
       c.candidates.map((x) => [
@@ -39,6 +43,14 @@ export function renderComparison(c: Comparison): string {
         num(x.prefixCacheHitPercent, 1),
         `${num(x.ceilingPredicted, 0)} / ${x.ceilingMeasured ?? "n/a"}`,
         ...(sweep ? [num(x.sweepHighestRatePerSecond, 3)] : []),
+        ...(capacity
+          ? [
+              x.sloCapacity
+                ? `[${num(x.sloCapacity.highestPassingRatePerSecond, 3)}, ${num(x.sloCapacity.lowestFailingRatePerSecond, 3)}]`
+                : "n/a",
+              x.sloCapacity?.firstMisses.join("; ") || "-",
+            ]
+          : []),
         x.eligible ? "yes" : `no: ${x.disqualified.join("; ")}`,
       ]),
     ),

@@ -5,6 +5,7 @@ import { KEEP_UP_FRACTION } from "../phases/sweep";
 import type { LevelBase, LoadLevel, LoadPhase, PromptSet, ServerLatencyFigure } from "../result/types";
 import { PERCENTILE_METHOD } from "../stats";
 import { countsText, Notes, pcts, table } from "./markdown-notes";
+import { sloSectionLines } from "./slo-markdown";
 
 /** The load phase's section of a result's report: closed-loop levels, open-loop runs, the server's view. Pure. */
 
@@ -200,7 +201,7 @@ export function loadSectionLines(
       ...earlyStopLines(load.levels),
     );
   }
-  out.push(...rateSections(load, notes));
+  out.push(...rateSections(load, notes), ...sloSectionLines(load));
   out.push("", promptsLine(load.prompts), "", ceilingLine(load.concurrencyCeiling));
   out.push(
     "",

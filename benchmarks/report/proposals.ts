@@ -3,6 +3,7 @@ import { knobValue, type ProposeOutcome } from "../verdict/propose";
 /** Pure: `campaign propose`'s outcome for people: each proposal with its evidence, bounds, what binds above the target. */
 export function renderProposals(outcome: ProposeOutcome, targetConcurrency: number): string {
   const lines: string[] = [`Proposals against ${outcome.baseline} at target concurrency ${targetConcurrency}:`];
+  if (outcome.slo) lines.splice(0, 0, `Under the SLO: ${outcome.slo.binds} binds first; ${outcome.slo.why}.`);
   if (outcome.proposals.length === 0) lines.push(`  none: ${outcome.noProposal ?? "no rule fired"}`);
   for (const p of outcome.proposals) {
     lines.push(

@@ -8,6 +8,7 @@ import { GpuWindowSchema } from "../metrics/gpu";
 import { PrefixCacheWindowSchema } from "../metrics/prefix-cache";
 import { SummarySchema } from "../stats";
 import { int, nonNegInt, PhaseStatusSchema, PromptSetSchema, phaseBase } from "./common-schema";
+import { LevelSloSchema, SloCapacitySchema } from "./slo-schema";
 
 /** The load phase of the result file: closed-loop levels, open-loop runs and the rate sweep. */
 
@@ -113,6 +114,11 @@ const levelShape = {
    */
   valid: z.boolean(),
   invalidReasons: z.array(z.string()),
+  /**
+   * Attainment and request goodput under the scenario's SLO; null with why (no SLO, no request succeeded).
+   * Absent in results written before it existed.
+   */
+  slo: measuredOf(LevelSloSchema).optional(),
   /** Every request of the level: `window` false for warm-up ones. */
   samples: z.array(RequestSampleSchema.extend({ window: z.boolean() })),
 };
@@ -222,6 +228,8 @@ export const LoadPhaseSchema = z.strictObject({
   /** Open-loop levels, in the order run. */
   rateLevels: z.array(RateLevelSchema),
   sweep: SweepResultSchema.nullable(),
+  /** The SLO capacity search (`load.openLoop.capacity`); absent or null when none ran. */
+  capacity: SloCapacitySchema.nullable().optional(),
   /** The concurrency KV capacity and max-num-seqs predict, beside the one the closed loop measured. */
   concurrencyCeiling: ConcurrencyCeilingSchema,
 });

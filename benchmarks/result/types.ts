@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type * as C from "./common-schema";
 import type * as L from "./load-schema";
 import type * as S from "./schema";
+import type * as O from "./slo-schema";
 
 export { RESULT_KIND, SCHEMA_VERSION } from "./schema";
 
@@ -30,6 +31,7 @@ export type RateLevel = z.infer<typeof L.RateLevelSchema>;
 export type SweepVerdict = z.infer<typeof L.SweepVerdictSchema>;
 export type SweepResult = z.infer<typeof L.SweepResultSchema>;
 export type LoadPhase = z.infer<typeof L.LoadPhaseSchema>;
+export type SloCapacity = z.infer<typeof O.SloCapacitySchema>;
 export type PromptSet = z.infer<typeof C.PromptSetSchema>;
 export type InputLengthCase = z.infer<typeof S.InputLengthCaseSchema>;
 export type InputLengthPhase = z.infer<typeof S.InputLengthPhaseSchema>;

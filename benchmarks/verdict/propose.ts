@@ -4,6 +4,7 @@ import { kvBound } from "./propose/kv-bound";
 import type { RuleInput, RuleResult } from "./propose/rule-kit";
 import { kvCeilingText } from "./propose/rule-kit";
 import { schedulerBound } from "./propose/scheduler-bound";
+import { sloBound } from "./propose/slo-bound";
 import {
   KNOBS,
   type Knob,
@@ -86,7 +87,14 @@ export function propose(evidence: ProposeEvidence, opts: ProposeOptions): Propos
   const bounds = startBounds(evidence.startFailures);
   const input: RuleInput = { baseline: evidence.baseline, others: evidence.candidates, opts, bounds };
   const target = opts.targetConcurrency;
-  const results: RuleResult[] = [schedulerBound(input, target), kvBound(input, target), contextHeadroom(input)];
+  // Under an SLO its finding comes first: it reads the capacity search, the figure the goodput objective ranks by.
+  const slo = sloBound(input);
+  const results: RuleResult[] = [
+    ...(slo ? [slo.result] : []),
+    schedulerBound(input, target),
+    kvBound(input, target),
+    contextHeadroom(input),
+  ];
   const proposals: Proposal[] = [];
   const notFired: string[] = [];
   for (const r of results) {
@@ -107,5 +115,6 @@ export function propose(evidence: ProposeEvidence, opts: ProposeOptions): Propos
           : `nothing binds at c ≤ ${target} on ${name}: ${notFired.join("; ")}`,
     aboveTarget: aboveTarget(input, target),
     notFired,
+    ...(slo ? { slo: { binds: slo.binds, why: slo.why } } : {}),
   };
 }

@@ -129,16 +129,19 @@ export function recommend(
     // The error is the estimate's own where the throughput was read from it; a bare one is the count's.
     ...(sampleNoise === null
       ? []
-      : [`sampling error ${pct(sampleNoise)} per run${estimated(highest) ? " (throughput estimate's)" : ""}`]),
+      : comparison.rule.objective === "goodput"
+        ? [`capacity bracket ${pct(2 * sampleNoise)} wide`]
+        : [`sampling error ${pct(sampleNoise)} per run${estimated(highest) ? " (throughput estimate's)" : ""}`]),
     `tolerance at least ${pct(tolerance)}`,
   ].join(", ");
+  const unit = comparison.rule.objective === "goodput" ? " SLO capacity" : "";
   const reason =
     chosen === highest
-      ? `${chosen} has the highest throughput (${num(best, 3)} req/s at concurrency ${comparison.rule.targetConcurrency})` +
+      ? `${chosen} has the highest ${comparison.rule.objective === "goodput" ? `SLO capacity (${num(best, 3)} req/s)` : `throughput (${num(best, 3)} req/s at concurrency ${comparison.rule.targetConcurrency})`}` +
         (equivalent.length > 1
           ? `; within noise: ${equivalent.filter((s) => s !== chosen).join(", ")} (${noiseText})`
           : `; no other candidate within noise (${noiseText})`)
-      : `${highest} measured highest (${num(best, 3)} req/s), but ${chosen} (${num(rps.get(chosen) ?? null, 3)} req/s) is within noise of it ` +
+      : `${highest} measured highest (${num(best, 3)} req/s${unit}), but ${chosen} (${num(rps.get(chosen) ?? null, 3)} req/s${unit}) is within noise of it ` +
         `(${noiseText}) and changes ${chosenRecord && chosenRecord.changes.length > 0 ? `less (${chosenRecord.changes.join(", ")})` : "nothing from baseline"}`;
   return {
     stack: chosen,

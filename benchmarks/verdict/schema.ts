@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SloSchema } from "../inputs/slo";
 import { measuredOf } from "../measured";
 import { ModeSchema } from "./mode";
 import { CandidateEvidenceSchema } from "./propose/evidence";
@@ -11,12 +12,20 @@ import { ThroughputBasisSchema } from "./throughput";
  */
 
 /** The explicit rule that picks a candidate; every threshold is a parameter, none is hidden. */
+/** What the rule ranks by: requests/s at the target concurrency (the default), or the SLO capacity. */
+export const ObjectiveSchema = z.enum(["throughput", "goodput"]);
+export type Objective = z.infer<typeof ObjectiveSchema>;
+
 const CompareRuleSchema = z.strictObject({
+  /** Absent: throughput (summaries written before the goodput objective existed). */
+  objective: ObjectiveSchema.optional(),
   /** Operating concurrency: throughput is compared here (the seed chose 4). */
   targetConcurrency: z.number().int().positive(),
-  /** Upper bound on end-to-end p95 at the target concurrency, ms; undefined: no latency SLO. */
+  /** Latency bounds at the target concurrency (`--slo`); undefined: no latency SLO. */
+  slo: SloSchema.optional(),
+  /** Summaries written before `slo` existed: an end-to-end p95 bound, ms. Read as `e2e:p95`, never written. */
   sloP95Ms: z.number().optional(),
-  /** Upper bound on TTFT p95 at the target concurrency, ms; undefined: none. */
+  /** Summaries written before `slo` existed: a TTFT p95 bound, ms. Read as `ttft:p95`, never written. */
   sloTtftP95Ms: z.number().optional(),
 });
 
@@ -48,6 +57,21 @@ const CandidateVerdictSchema = z.strictObject({
   ceilingMeasured: z.string().nullable(),
   /** The open-loop sweep's highest rate meeting its SLOs (`--preset sweep`), req/s; null when none ran. */
   sweepHighestRatePerSecond: figure,
+  /**
+   * The SLO capacity search's outcome (`load.capacity`); under the goodput objective `requestsPerSecond` is its
+   * rate. Null: the result has no search. Absent in verdicts written before it existed.
+   */
+  sloCapacity: z
+    .strictObject({
+      ratePerSecond: figure,
+      reason: z.string().nullable(),
+      highestPassingRatePerSecond: figure,
+      lowestFailingRatePerSecond: figure,
+      relativeResolution: figure,
+      firstMisses: z.array(z.string()),
+    })
+    .nullable()
+    .optional(),
   config: z.record(z.string(), z.unknown()),
 });
 

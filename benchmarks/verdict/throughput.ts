@@ -1,9 +1,12 @@
 import { z } from "zod";
 import type { LoadLevel } from "../result/types";
 
-/** Which figure a level's throughput was read from: the estimate, or the count for results without one. */
-export const ThroughputBasisSchema = z.enum(["estimate", "count"]);
-type ThroughputBasis = z.infer<typeof ThroughputBasisSchema>;
+/**
+ * Which figure the verdict ranks by: a level's throughput estimate, or its count for results without one; or,
+ * under the goodput objective, the SLO capacity (`verdict/goodput.ts`).
+ */
+export const ThroughputBasisSchema = z.enum(["estimate", "count", "slo-capacity"]);
+type ThroughputBasis = Exclude<z.infer<typeof ThroughputBasisSchema>, "slo-capacity">;
 
 interface LevelThroughput {
   readonly requestsPerSecond: number;

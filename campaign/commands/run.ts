@@ -1,12 +1,12 @@
 import * as path from "node:path";
 import type { BenchmarkResult } from "../../benchmarks/result/types";
 import { SUMMARY_DIR, writeCandidateSummaries } from "../../benchmarks/verdict/candidate-summary";
-import { throughputNoise } from "../../benchmarks/verdict/noise";
+import { rankNoise } from "../../benchmarks/verdict/noise";
 import { recommend } from "../../benchmarks/verdict/recommend";
 import { compareResults } from "../../benchmarks/verdict/rule";
 import { UsageError } from "../../common/usage-error";
 import { candidateRecord, runCandidate } from "../candidate";
-import type { CampaignControl, CampaignDeps, CampaignSettings } from "../deps";
+import { type CampaignControl, type CampaignDeps, type CampaignSettings, campaignRule } from "../deps";
 import { writeSummary } from "../files";
 import { destroyRunStacks, restoreBaseline } from "../finish";
 import type { CliOptions } from "../options";
@@ -53,11 +53,9 @@ export async function runCampaign(
   let interrupted = false;
   let fatal: string | null = null;
 
+  const rule = campaignRule(settings);
   const summary = (): CampaignSummary => {
-    const comparison =
-      results.length > 0
-        ? compareResults(results, { targetConcurrency: settings.targetConcurrency, ...settings.slo })
-        : null;
+    const comparison = results.length > 0 ? compareResults(results, rule) : null;
     return {
       schemaVersion: CAMPAIGN_SCHEMA_VERSION,
       kind: CAMPAIGN_KIND,
@@ -85,7 +83,7 @@ export async function runCampaign(
       comparison,
       recommendation: recommend(comparison, candidates, base.args, (stack) => {
         const r = results.find((x) => x.result.stack === stack)?.result;
-        return r === undefined ? null : throughputNoise(r, settings.targetConcurrency);
+        return r === undefined ? null : rankNoise(r, rule);
       }),
       logFile: settings.logFile,
       pulumi: settings.pulumi,
@@ -231,7 +229,7 @@ export async function runCommand(opts: CliOptions, repoDir: string, io: Io): Pro
     const summary = await runCampaign(settings, deps, { stop: stop.signal, cancel: cancel.signal });
     const files = writeSummary(opts.resultsDir, summary);
     if (opts.writeSummary) {
-      const rule = { targetConcurrency: opts.targetConcurrency };
+      const rule = campaignRule(settings);
       const written = writeCandidateSummaries(
         path.join(repoDir, SUMMARY_DIR),
         summary.candidates,

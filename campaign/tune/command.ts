@@ -8,6 +8,7 @@ import { EXIT } from "../../common/exit-codes";
 import { UsageError } from "../../common/usage-error";
 import { BASELINE, type CampaignControl, type CampaignSettings, runCampaign } from "../campaign";
 import { writeProposalStackFiles } from "../commands/propose-files";
+import { campaignRule } from "../deps";
 import { campaignId, writeSummary } from "../files";
 import { checkPlacement } from "../placement";
 import { ownedStacks } from "../slots";
@@ -45,11 +46,7 @@ export async function tuneMain(argv: readonly string[], repoDir: string, io: Io)
   const prior = readTuneState(stateFile);
   const world = await openCampaignWorld(campaignOpts, repoDir, io, resolved, ownedStacks([BASELINE], c.parallel));
   const { parallel, ...oneAtATime } = world.settings;
-  const slo = {
-    ...(opts.sloE2eP95Ms !== undefined ? { sloP95Ms: opts.sloE2eP95Ms } : {}),
-    ...(opts.sloTtftP95Ms !== undefined ? { sloTtftP95Ms: opts.sloTtftP95Ms } : {}),
-  };
-  const rule = { targetConcurrency: c.targetConcurrency, ...slo };
+  const rule = campaignRule(world.settings);
   let measurements = 0;
   // A campaign in slots is `campaign run --parallel`'s (runCampaign's slots, controls, noise and slot cleanup).
   const campaign = async (
@@ -65,7 +62,6 @@ export async function tuneMain(argv: readonly string[], repoDir: string, io: Io)
       ...(slots !== null && parallel !== undefined ? { parallel: { ...parallel, ...slots } } : {}),
       id: `${campaignId(new Date())}-tune${measurements}`,
       stacks: [...stacks],
-      slo,
     };
     const summary = await runCampaign(settings, world.deps, control);
     writeSummary(c.resultsDir, summary);
@@ -79,7 +75,7 @@ export async function tuneMain(argv: readonly string[], repoDir: string, io: Io)
       {
         branch: opts.branch,
         baseCommit: prior?.baseCommit ?? runGit(repoDir, ["rev-parse", "HEAD"]),
-        objective: opts.objective,
+        objective: c.objective,
         targetConcurrency: c.targetConcurrency,
         maxCandidates: opts.maxCandidates,
         maxMinutes: opts.maxMinutes,

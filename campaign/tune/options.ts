@@ -4,9 +4,6 @@ import { type CliOptions, parseCliOptions } from "../options";
 /** `campaign tune` options: the campaign's own (where, what scenario, --target-concurrency) plus these. */
 interface TuneOptions {
   readonly campaign: CliOptions;
-  readonly objective: "throughput";
-  readonly sloE2eP95Ms: number | undefined;
-  readonly sloTtftP95Ms: number | undefined;
   /** Proposals measured over the whole tune (default 6). */
   readonly maxCandidates: number;
   /** Wall-clock budget in minutes over the whole tune (default 60). */
@@ -22,8 +19,8 @@ interface TuneOptions {
 export const TUNE_USAGE = `  tune   a bounded hill-climb: measure baseline, propose one-knob candidates, measure them, promote
          the one that wins beyond noise into Pulumi.yaml's default (one commit on --branch), repeat
          --branch NAME            required; the branch the steps are committed on (never the current one)
-         --objective throughput   highest req/s at --target-concurrency (goodput: not yet)
-         --slo-ttft-p95-ms N      TTFT p95 bound at the target; --slo-e2e-p95-ms N: end-to-end p95 bound
+         --objective goodput      promote by SLO capacity (needs --slo; default: throughput at the target)
+         --slo ... [--slo-attainment F]  latency bounds at the target (as campaign run's)
          --max-candidates N       proposals measured in all (default 6); --max-minutes N (default 60)
          --memory-cap F           highest gpuMemoryUtilization proposed (default 0.90)
          --min-context N          smallest maxModelLen proposed (default: maxModelLen is not lowered)
@@ -31,17 +28,7 @@ export const TUNE_USAGE = `  tune   a bounded hill-climb: measure baseline, prop
          --parallel N             measure each step's proposals N at a time in campaign run's slots
                                   (baseline in every slot; --keep-slots keeps slots 1..N-1 after)`;
 
-const VALUED = [
-  "objective",
-  "slo-ttft-p95-ms",
-  "slo-tpot-p95-ms",
-  "slo-e2e-p95-ms",
-  "max-candidates",
-  "max-minutes",
-  "branch",
-  "memory-cap",
-  "min-context",
-] as const;
+const VALUED = ["max-candidates", "max-minutes", "branch", "memory-cap", "min-context"] as const;
 type Valued = (typeof VALUED)[number];
 
 /** Splits argv into the tune's flags and the campaign's. Pure. */
@@ -88,24 +75,10 @@ export function parseTuneOptions(argv: readonly string[], repoDir: string): Tune
     throw new UsageError(
       "--branch NAME is required: the branch the tune commits its steps on, e.g. --branch tune/2026-12-01",
     );
-  const objective = tune.objective ?? "throughput";
-  if (objective === "goodput")
-    throw new UsageError(
-      "--objective goodput is not supported yet (the open-loop sweep's rate is not in the recommendation's rule); use --objective throughput",
-    );
-  if (objective !== "throughput")
-    throw new UsageError(`--objective must be throughput, got ${JSON.stringify(objective)}`);
-  if (tune["slo-tpot-p95-ms"] !== undefined)
-    throw new UsageError(
-      `--slo-tpot-p95-ms ${tune["slo-tpot-p95-ms"]}: the benchmark's rule has no TPOT bound yet; use --slo-ttft-p95-ms or --slo-e2e-p95-ms`,
-    );
   const memoryCap = positive(tune["memory-cap"], "memory-cap", "number") ?? 0.9;
   if (memoryCap > 1) throw new UsageError(`--memory-cap must be a fraction at most 1, got ${memoryCap}`);
   return {
     campaign,
-    objective,
-    sloE2eP95Ms: positive(tune["slo-e2e-p95-ms"], "slo-e2e-p95-ms", "number"),
-    sloTtftP95Ms: positive(tune["slo-ttft-p95-ms"], "slo-ttft-p95-ms", "number"),
     maxCandidates: positive(tune["max-candidates"], "max-candidates", "integer") ?? 6,
     maxMinutes: positive(tune["max-minutes"], "max-minutes", "number") ?? 60,
     branch: tune.branch.trim(),

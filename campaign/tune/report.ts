@@ -8,7 +8,7 @@ export function renderTuning(s: TuneState): string {
   const lines = [
     "## Tuning",
     "",
-    `Branch \`${s.branch}\` from ${s.baseCommit?.slice(0, 12) ?? "an unknown commit"}; objective ${s.objective} at concurrency ${s.targetConcurrency}; ` +
+    `Branch \`${s.branch}\` from ${s.baseCommit?.slice(0, 12) ?? "an unknown commit"}; objective ${s.objective === "goodput" ? "goodput (SLO capacity)" : `${s.objective} at concurrency ${s.targetConcurrency}`}; ` +
       `${promoted.length} promotion${promoted.length === 1 ? "" : "s"}${promoted.length > 0 ? ` (${promoted.map((x) => `${x.promoted?.knob} ${x.promoted?.from} -> ${x.promoted?.to}`).join(", ")})` : ""}.`,
     "",
     `- stopped: ${s.stopped ?? "still running, or killed (run the same command to resume)"}`,

@@ -9,6 +9,7 @@ import type { RunOptions } from "../../benchmarks/run";
 import { runBenchmark } from "../../benchmarks/run";
 import { candidateSummary } from "../../benchmarks/verdict/candidate-summary";
 import { ModeSchema } from "../../benchmarks/verdict/mode";
+import { ObjectiveSchema } from "../../benchmarks/verdict/schema";
 import { gitInfo } from "../../common/git-info";
 import {
   BENCHMARK_COMMAND,
@@ -18,6 +19,7 @@ import {
 } from "../../components/post-deploy-benchmark";
 import {
   POST_DEPLOY_MODES,
+  POST_DEPLOY_OBJECTIVES,
   type PostDeployInput,
   postDeployEnv,
   postDeployRule,
@@ -127,6 +129,14 @@ describe("post-deploy benchmark: one JSON document in, the candidate summary out
     assert.equal(waitReadySeconds(env), 3600);
     // config/ cannot import the verdict's modes: the two lists are kept equal here.
     assert.deepEqual(POST_DEPLOY_MODES, [...ModeSchema.options, "unknown"]);
+    assert.deepEqual(POST_DEPLOY_OBJECTIVES, ObjectiveSchema.options);
+    const goodput = postDeployEnv({ targetConcurrency: 4, mode: "lab", objective: "goodput", waitReadySeconds: 60 });
+    assert.equal(goodput["VLLM_TUNER_OBJECTIVE"], "goodput");
+    assert.deepEqual(postDeployRule(goodput), { targetConcurrency: 4, mode: "lab", objective: "goodput" });
+    assert.throws(
+      () => postDeployRule({ VLLM_TUNER_OBJECTIVE: "speed" }),
+      /^Error: VLLM_TUNER_OBJECTIVE = "speed": expected one of throughput, goodput$/,
+    );
   });
 
   it("the summary is judged under the document's target and records its mode", async () => {

@@ -29,6 +29,31 @@ const LevelEvidenceSchema = z.strictObject({
   peakKvCacheUsagePercent: measuredOf(z.number()),
 });
 
+/** The server and the latencies at one probe of the capacity search. */
+const ProbeEvidenceSchema = z.strictObject({
+  ratePerSecond: z.number(),
+  peakRunning: measuredOf(z.number()),
+  peakWaiting: measuredOf(z.number()),
+  preemptions: measuredOf(z.number()),
+  peakKvCacheUsagePercent: measuredOf(z.number()),
+  /** vLLM's mean time in its queue over the window (`vllm:request_queue_time_seconds`), ms; null: not exported. */
+  serverQueueMeanMs: z.number().nullable(),
+  ttftP50Ms: z.number().nullable(),
+  tpotP50Ms: z.number().nullable(),
+  misses: z.array(z.string()),
+});
+
+/** What the SLO capacity search measured, for the SLO rule (`slo-bound.ts`). */
+const CapacityEvidenceSchema = z.strictObject({
+  /** The bounds that failed at the lowest failing rate (`ttft:p99`), in the SLO's order. */
+  failedBounds: z.array(z.string()),
+  capacityRatePerSecond: measuredOf(z.number()),
+  /** The highest passing and the lowest failing probe; null where the search had none. */
+  passing: ProbeEvidenceSchema.nullable(),
+  failing: ProbeEvidenceSchema.nullable(),
+});
+export type CapacityEvidence = z.infer<typeof CapacityEvidenceSchema>;
+
 export const CandidateEvidenceSchema = z.strictObject({
   stack: z.string().min(1),
   /** The knobs as `outputs.config` records them. */
@@ -36,6 +61,8 @@ export const CandidateEvidenceSchema = z.strictObject({
     maxNumSeqs: measuredOf(int),
     gpuMemoryUtilization: measuredOf(z.number()),
     maxModelLen: measuredOf(int),
+    /** 0: vLLM's default. Absent from summaries written before it was read. */
+    maxNumBatchedTokens: measuredOf(int).optional(),
   }),
   /** Closed-loop levels, lowest concurrency first. */
   levels: z.array(LevelEvidenceSchema),
@@ -54,6 +81,8 @@ export const CandidateEvidenceSchema = z.strictObject({
   largestRequest: measuredOf(z.strictObject({ tokens: int.positive(), source: z.string() })),
   complete: z.boolean(),
   valid: z.boolean(),
+  /** The SLO capacity search's evidence; null: none ran. Absent from summaries written before it existed. */
+  capacity: CapacityEvidenceSchema.nullable().optional(),
 });
 
 export type LevelEvidence = z.output<typeof LevelEvidenceSchema>;
@@ -124,6 +153,7 @@ export function candidateEvidence(result: BenchmarkResult): CandidateEvidence {
       maxNumSeqs: knob(config, "maxNumSeqs", true),
       gpuMemoryUtilization: knob(config, "gpuMemoryUtilization", false),
       maxModelLen: knob(config, "maxModelLen", true),
+      maxNumBatchedTokens: knob(config, "maxNumBatchedTokens", true),
     },
     levels,
     kvCacheTokens:
@@ -144,6 +174,42 @@ export function candidateEvidence(result: BenchmarkResult): CandidateEvidence {
     largestRequest: largestRequest(result),
     complete: result.complete,
     valid: result.valid,
+    capacity: capacityEvidence(result),
+  };
+}
+
+/** Pure: the capacity search's evidence, or null when none ran. */
+function capacityEvidence(result: BenchmarkResult): CapacityEvidence | null {
+  const c = result.phases.load?.capacity;
+  if (!c) return null;
+  const probe = (rate: number | null): CapacityEvidence["passing"] => {
+    const l = result.phases.load?.rateLevels.find((x) => x.openLoop.targetRatePerSecond === rate);
+    if (rate === null || !l) return null;
+    return {
+      ratePerSecond: rate,
+      peakRunning: l.server.peakRunning,
+      peakWaiting: l.server.peakWaiting,
+      preemptions: l.server.preemptionsDelta,
+      peakKvCacheUsagePercent: l.server.peakKvCacheUsagePercent,
+      serverQueueMeanMs: l.serverLatency.queue.value?.meanMs ?? null,
+      ttftP50Ms: l.ttftMs?.p50 ?? null,
+      tpotP50Ms: l.tpotMs?.p50 ?? null,
+      misses: c.probes.find((p) => p.ratePerSecond === rate)?.misses ?? [],
+    };
+  };
+  const failing = result.phases.load?.rateLevels.find(
+    (x) => x.openLoop.targetRatePerSecond === c.lowestFailingRatePerSecond,
+  );
+  // The bounds over their percentile; when only the attainment failed, the bound met least (what binds first).
+  const bounds = failing?.slo?.value?.bounds ?? [];
+  const over = bounds.filter((b) => !b.within);
+  const least = Math.min(...bounds.map((b) => b.metFraction));
+  const failed = over.length > 0 ? over : bounds.filter((b) => b.metFraction === least && least < 1);
+  return {
+    failedBounds: failed.map((b) => `${b.metric}:${b.percentile}`),
+    capacityRatePerSecond: c.capacityRatePerSecond,
+    passing: probe(c.highestPassingRatePerSecond),
+    failing: probe(c.lowestFailingRatePerSecond),
   };
 }
 

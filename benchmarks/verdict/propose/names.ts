@@ -2,7 +2,7 @@ import type { Knob } from "./types";
 
 /**
  * A proposal's stack name, as the repo's stack files are named: seqs8, mem085 (gpuMemoryUtilization in
- * hundredths, three digits), ctx4096. Pure.
+ * hundredths, three digits), ctx4096, mbt4096 (maxNumBatchedTokens). Pure.
  */
 export function proposalStackName(knob: Knob, value: number): string {
   switch (knob) {
@@ -12,6 +12,8 @@ export function proposalStackName(knob: Knob, value: number): string {
       return `mem${String(Math.round(value * 100)).padStart(3, "0")}`;
     case "maxModelLen":
       return `ctx${value}`;
+    case "maxNumBatchedTokens":
+      return `mbt${value}`;
     default: {
       const never: never = knob;
       throw new Error(`unknown knob ${String(never)}`);

@@ -80,7 +80,7 @@ export function measuredKv(input: RuleInput, knob: Knob, value: number): string 
   const keys = ["maxNumSeqs", "gpuMemoryUtilization", "maxModelLen"] as const;
   const match = input.others.find(
     (o) =>
-      o.knobs[knob].value === value &&
+      o.knobs[knob]?.value === value &&
       keys.every((k) => k === knob || o.knobs[k].value === base.knobs[k].value) &&
       o.kvCacheTokens.value !== null,
   );

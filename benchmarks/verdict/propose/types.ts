@@ -1,8 +1,8 @@
 import type { CandidateEvidence, StartFailure } from "./evidence";
 
 /** The knobs a proposal may move (config keys of `Pulumi.yaml`). */
-export type Knob = "maxNumSeqs" | "gpuMemoryUtilization" | "maxModelLen";
-export const KNOBS: readonly Knob[] = ["maxNumSeqs", "gpuMemoryUtilization", "maxModelLen"];
+export type Knob = "maxNumSeqs" | "gpuMemoryUtilization" | "maxModelLen" | "maxNumBatchedTokens";
+export const KNOBS: readonly Knob[] = ["maxNumSeqs", "gpuMemoryUtilization", "maxModelLen", "maxNumBatchedTokens"];
 
 /** The next candidate to measure: one knob moved from baseline's value, with the figures that suggested it. */
 export interface Proposal {
@@ -12,7 +12,7 @@ export interface Proposal {
   /** Baseline's value. */
   readonly from: number;
   readonly to: number;
-  readonly rule: "scheduler-bound" | "kv-bound" | "context-headroom";
+  readonly rule: "scheduler-bound" | "kv-bound" | "context-headroom" | "slo-bound";
   /** Sentences with the figures, each naming the stack and level it came from. */
   readonly evidence: readonly string[];
 }
@@ -41,6 +41,11 @@ export interface ProposeOutcome {
   readonly aboveTarget: readonly string[];
   /** Rules that were checked and did not fire, each with why (what `noProposal` is made of). */
   readonly notFired: readonly string[];
+  /**
+   * Under an SLO (baseline ran the capacity search): which bound binds first as the rate rises, why, and the
+   * knob that moves it (`propose/slo-bound.ts`); absent without a search.
+   */
+  readonly slo?: { readonly binds: string; readonly why: string };
 }
 
 export interface ProposeOptions {

@@ -9,6 +9,8 @@ export interface FakeVllmOptions {
   /** Delay before the first token and between tokens, ms. */
   readonly ttftMs?: number;
   readonly itlMs?: number;
+  /** Completions generated at once; more wait in a FIFO queue (their TTFT includes the wait). Default: no limit. */
+  readonly maxRunning?: number;
   /** Status forced on every completion (e.g. 500), or undefined. */
   readonly forceStatus?: number;
 }
@@ -68,6 +70,16 @@ export async function startFakeVllm(opts: FakeVllmOptions = {}): Promise<FakeVll
   const model = opts.model ?? "fake-model";
   const maxModelLen = opts.maxModelLen ?? 1024;
   let running = 0;
+  const queue: Array<() => void> = [];
+  const admit = async () => {
+    if (opts.maxRunning !== undefined && running >= opts.maxRunning)
+      await new Promise<void>((resolve) => queue.push(resolve));
+    running += 1;
+  };
+  const leave = () => {
+    running -= 1;
+    queue.shift()?.();
+  };
   const seen: string[] = [];
   const cache = new PrefixCache();
   const json = (res: ServerResponse, status: number, body: unknown) => {
@@ -90,7 +102,7 @@ export async function startFakeVllm(opts: FakeVllmOptions = {}): Promise<FakeVll
         case "/metrics":
           res.writeHead(200, { "content-type": "text/plain" });
           return res.end(
-            `vllm:num_requests_running{model_name="${model}"} ${running}\nvllm:num_requests_waiting{model_name="${model}"} 0\n` +
+            `vllm:num_requests_running{model_name="${model}"} ${running}\nvllm:num_requests_waiting{model_name="${model}"} ${queue.length}\n` +
               `vllm:prompt_tokens_total{model_name="${model}"} ${cache.promptTokens}\n` +
               `vllm:prompt_tokens_cached_total{model_name="${model}"} ${cache.cachedTokens}\n`,
           );
@@ -107,7 +119,7 @@ export async function startFakeVllm(opts: FakeVllmOptions = {}): Promise<FakeVll
           }
           seen.push(promptOf(body));
           cache.admit(promptOf(body));
-          running += 1;
+          await admit();
           try {
             await sleep(opts.ttftMs ?? 0);
             if (!body["stream"]) {
@@ -128,7 +140,7 @@ export async function startFakeVllm(opts: FakeVllmOptions = {}): Promise<FakeVll
             );
             res.end("data: [DONE]\n\n");
           } finally {
-            running -= 1;
+            leave();
           }
           return;
         }

@@ -51,7 +51,7 @@ describe("compare", () => {
       "not verifiable for seqs4: restarts: no cluster access",
     ]);
     assert.match(renderComparison(c), /Rule's pick: \*\*seqs4\*\*/);
-    assert.match(c.ruleText, /^highest sustained requests\/s at concurrency 4 .* end-to-end p95 <= 2000 ms/);
+    assert.match(c.ruleText, /^highest sustained requests\/s at concurrency 4 .* e2e p95 ≤ 2000 ms/);
   });
 
   it("disqualifies preemptions, invalid levels and incomplete runs; null preemptions are only unverified", () => {

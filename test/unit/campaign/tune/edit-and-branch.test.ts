@@ -117,14 +117,20 @@ describe("campaign tune: options", () => {
       () => parse("--branch", "t", "--max-candidates", "0"),
       /--max-candidates must be a positive integer, got "0"/,
     );
-    assert.throws(() => parse("--branch", "t", "--objective", "speed"), /--objective must be throughput, got "speed"/);
+    assert.throws(
+      () => parse("--branch", "t", "--objective", "speed"),
+      (e: Error) =>
+        e instanceof UsageError && e.message === '--objective "speed" is not allowed; allowed: throughput, goodput',
+    );
     assert.throws(
       () => parse("--branch", "t", "--memory-cap", "1.5"),
       /--memory-cap must be a fraction at most 1, got 1.5/,
     );
     assert.throws(
-      () => parse("--branch", "t", "--slo-tpot-p95-ms", "20"),
-      /--slo-tpot-p95-ms 20: the benchmark's rule has no TPOT bound/,
+      () => parse("--branch", "t", "--slo", "tpot:p98:20"),
+      (e: Error) =>
+        e instanceof UsageError &&
+        e.message === '--slo bound "tpot:p98:20": percentile "p98" is not allowed; allowed: p50, p90, p95, p99',
     );
     assert.throws(
       () => parse("--branch", "t", "--via-deploy"),
@@ -141,8 +147,8 @@ describe("campaign tune: options", () => {
       "--max-minutes",
       "5",
       "--apply",
-      "--slo-e2e-p95-ms",
-      "900",
+      "--slo",
+      "e2e:p95:900,tpot:p99:40",
     );
     assert.deepEqual(
       [
@@ -153,11 +159,28 @@ describe("campaign tune: options", () => {
         o.maxMinutes,
         o.maxCandidates,
         o.apply,
-        o.sloE2eP95Ms,
+        o.campaign.slo,
         o.memoryCap,
         o.minContext,
       ],
-      ["tune/a", "lab", true, 8, 5, 6, true, 900, 0.9, null],
+      [
+        "tune/a",
+        "lab",
+        true,
+        8,
+        5,
+        6,
+        true,
+        {
+          bounds: [
+            { metric: "e2e", percentile: "p95", ms: 900 },
+            { metric: "tpot", percentile: "p99", ms: 40 },
+          ],
+          attainment: 0.99,
+        },
+        0.9,
+        null,
+      ],
     );
   });
 });

@@ -1,0 +1,80 @@
+import { num } from "../../common/format";
+import { describeSlo } from "../inputs/slo";
+import type { LevelBase, LoadPhase, SloCapacity } from "../result/types";
+import { table } from "./markdown-notes";
+
+/** The SLO's part of a result's report: attainment and request goodput per level, and the SLO capacity. Pure. */
+
+const pct = (f: number | null | undefined) => (f === null || f === undefined ? "-" : `${num(f * 100, 1)} %`);
+
+function levelRows(levels: ReadonlyArray<readonly [string, LevelBase]>): string[][] {
+  return levels.map(([name, l]) => {
+    const s = l.slo;
+    if (s === undefined || s.value === null) return [name, "-", "-", "-", "-", s?.reason ?? "not recorded"];
+    const v = s.value;
+    return [
+      name,
+      `${v.met} / ${v.completed}`,
+      pct(v.attainment),
+      num(v.goodputRequestsPerSecond, 3),
+      v.bounds.map((b) => `${b.metric} ${b.percentile} ${num(b.figureMs, 1)} (${pct(b.metFraction)})`).join(", "),
+      v.holds ? "holds" : v.misses.join("; "),
+    ];
+  });
+}
+
+function capacityLines(c: SloCapacity): string[] {
+  const cap = c.capacityRatePerSecond;
+  const head =
+    cap.value === null
+      ? `n/a (${cap.reason})`
+      : `${num(cap.value, 3)} req/s, bracket [${num(c.highestPassingRatePerSecond, 3)}, ${num(c.lowestFailingRatePerSecond, 3)}] req/s (resolution ${pct(c.relativeResolution)})`;
+  const at = c.atCapacity;
+  return [
+    "",
+    `### SLO capacity: **${head}**`,
+    "",
+    `Plot: \`<this report's name>.slo.svg\` beside it (each bound's percentile against the offered rate, the SLO and the capacity marked). The highest Poisson request rate at which ${describeSlo(c.slo)} held: probes from ${c.settings.lowRatePerSecond}/s doubling up to ${c.settings.highRatePerSecond}/s until one failed, then bisection to ${pct(c.settings.resolution)} of the passing rate; at most ${c.settings.maxProbes} probes and ${c.settings.maxMinutes} min (stopped by: ${c.stoppedBy}, after ${num(c.elapsedSeconds, 0)} s). Probe length: ${c.probeRule}. A probe holds when its level is valid, drops nothing, keeps up, and meets every bound and the attainment.`,
+    ...(c.firstMisses.length > 0 ? ["", `First to fail as the rate rises: ${c.firstMisses.join("; ")}.`] : []),
+    ...(at
+      ? [
+          "",
+          `At the capacity: peak running ${num(at.peakRunning.value, 0)}, waiting ${num(at.peakWaiting.value, 0)}, KV cache ${num(at.peakKvCacheUsagePercent.value, 1)} %, preemptions ${num(at.preemptionsDelta.value, 0)}.`,
+        ]
+      : []),
+    "",
+    ...table(
+      ["rate req/s", "window s", "completed", "attainment", "goodput req/s", "holds", "why not"],
+      c.probes.map((p) => [
+        num(p.ratePerSecond, 3),
+        num(p.windowSeconds, 1),
+        String(p.completed),
+        pct(p.attainment),
+        num(p.goodputRequestsPerSecond, 3),
+        p.holds ? "yes" : "no",
+        p.misses.join("; ") || "-",
+      ]),
+    ),
+  ];
+}
+
+/** Pure: the SLO section; nothing when no level recorded SLO figures and no capacity was searched. */
+export function sloSectionLines(load: LoadPhase): string[] {
+  const levels = [
+    ...load.levels.map((l) => [`c=${l.concurrency}`, l] as const),
+    ...load.rateLevels.map((l) => [`${num(l.openLoop.targetRatePerSecond, 3)}/s`, l] as const),
+  ];
+  const slo = levels.map(([, l]) => l.slo?.value?.slo).find((s) => s !== undefined);
+  const out: string[] = [];
+  if (slo)
+    out.push(
+      "",
+      `### SLO: ${describeSlo(slo)}`,
+      "",
+      "Attainment: the window's successful requests meeting every bound at once ÷ those completed. Goodput: those per second of the window (vLLM bench's `--goodput`). Each bound's column: its percentile over the window (ms) and the share of requests meeting it alone.",
+      "",
+      ...table(["level", "met / completed", "attainment", "goodput req/s", "bounds", "SLO"], levelRows(levels)),
+    );
+  if (load.capacity) out.push(...capacityLines(load.capacity));
+  return out;
+}

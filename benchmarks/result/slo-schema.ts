@@ -1,0 +1,82 @@
+import { z } from "zod";
+import { SloBoundSchema, SloSchema } from "../inputs/slo";
+import { measuredOf } from "../measured";
+import { int, nonNegInt } from "./common-schema";
+
+/** The SLO's parts of the result file: a level's attainment and goodput, and the SLO capacity search. */
+
+/** One SLO bound on a level: its percentile over the window's successful requests, and the share meeting it. */
+const SloBoundFigureSchema = SloBoundSchema.extend({
+  /** The bound's percentile of the window's successful requests (ITL: of every gap, pooled); null: none. */
+  figureMs: z.number().nullable(),
+  within: z.boolean(),
+  /** Successful requests of the window meeting this bound alone ÷ those completed. */
+  metFraction: z.number(),
+});
+
+/** A level's figures under the scenario's SLO (`phases/slo-figures.ts`). */
+export const LevelSloSchema = z.strictObject({
+  slo: SloSchema,
+  /** Successful requests that ended inside the window. */
+  completed: nonNegInt,
+  /** Those that met every bound. */
+  met: nonNegInt,
+  /** met ÷ completed. */
+  attainment: z.number(),
+  /** met ÷ the window's seconds: vLLM bench's `--goodput`. */
+  goodputRequestsPerSecond: z.number(),
+  bounds: z.array(SloBoundFigureSchema),
+  /** Every bound's percentile within it and the attainment at or above the target. */
+  holds: z.boolean(),
+  /** What failed, in the bounds' order, the attainment last (empty when it holds). */
+  misses: z.array(z.string()),
+});
+
+/** One probe of the capacity search: an open-loop level (in `rateLevels`) and its verdict. */
+export const CapacityProbeSchema = z.strictObject({
+  ratePerSecond: z.number(),
+  holds: z.boolean(),
+  misses: z.array(z.string()),
+  windowSeconds: z.number(),
+  completed: nonNegInt,
+  attainment: z.number().nullable(),
+  goodputRequestsPerSecond: z.number().nullable(),
+});
+
+const atCapacity = measuredOf(z.number());
+
+/** The SLO capacity: the highest Poisson rate at which the SLO held, with its bracket (`phases/capacity.ts`). */
+export const SloCapacitySchema = z.strictObject({
+  slo: SloSchema,
+  settings: z.strictObject({
+    lowRatePerSecond: z.number(),
+    highRatePerSecond: z.number(),
+    resolution: z.number(),
+    maxProbes: int,
+    maxMinutes: z.number(),
+    tailRequests: int,
+  }),
+  /** Completed requests a probe needs for its percentiles to mean something, and the rule that gave it. */
+  minCompletedPerProbe: int,
+  probeRule: z.string(),
+  probes: z.array(CapacityProbeSchema),
+  highestPassingRatePerSecond: z.number().nullable(),
+  lowestFailingRatePerSecond: z.number().nullable(),
+  /** The bracket's passing end; null with why when the search did not bracket. */
+  capacityRatePerSecond: measuredOf(z.number()),
+  resolutionPerSecond: z.number().nullable(),
+  relativeResolution: z.number().nullable(),
+  /** What failed at the lowest failing rate: the bound that binds first as the rate rises. */
+  firstMisses: z.array(z.string()),
+  stoppedBy: z.enum(["resolution", "probes", "time", "not-bracketed", "probe-failed"]),
+  /** The server at the capacity's probe (peaks over its window); null without a capacity. */
+  atCapacity: z
+    .strictObject({
+      peakRunning: atCapacity,
+      peakWaiting: atCapacity,
+      peakKvCacheUsagePercent: atCapacity,
+      preemptionsDelta: atCapacity,
+    })
+    .nullable(),
+  elapsedSeconds: z.number(),
+});

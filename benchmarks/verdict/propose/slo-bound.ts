@@ -1,0 +1,130 @@
+import { num } from "../../../common/format";
+import type { CapacityEvidence } from "./evidence";
+import { boundText, crosses, kvCeilingText, notFired, proposal, type RuleInput, type RuleResult } from "./rule-kit";
+import type { Knob } from "./types";
+
+/**
+ * SLO-bound: from baseline's SLO capacity search, which bound binds first as the rate rises (the bounds that
+ * failed at the lowest failing rate), why, and the knob that moves it. Read at that probe:
+ *
+ * - preemptions, or the KV pool at least `KV_FULL_PERCENT` full: KV-bound → `gpuMemoryUtilization` up by
+ *   0.05 (at most `--memory-cap`); at the cap, nothing (lower maxModelLen by hand, with `--min-context`);
+ * - TTFT or e2e failed while vLLM ran `maxNumSeqs` requests (its cap) with KV room: arrivals beyond the cap
+ *   queue, queueing with KV room → `maxNumSeqs` up (doubled, at most the KV ceiling). The waiting peak is
+ *   shown but not required: an open loop's queue comes in bursts that 1 s scrapes can miss;
+ * - TTFT or e2e failed while requests waited and fewer than `maxNumSeqs` ran: the step's token budget admits
+ *   them slower than they arrive, TTFT lost to prefill under load → `maxNumBatchedTokens` up (doubled);
+ * - TPOT or ITL failed: decode steps share their budget with prefill chunks → `maxNumBatchedTokens` down
+ *   (halved, not below 256 nor `maxNumSeqs`), fewer chunked-prefill tokens per decode step;
+ * - anything else: nothing proposed, with the reason. Pure.
+ */
+
+/** vLLM 0.24's `max_num_batched_tokens` when the flag is not given (its engine log: `max_num_batched_tokens=8192`). */
+export const VLLM_DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192;
+/** At or above this KV cache usage the pool is full for this rule. */
+const KV_FULL_PERCENT = 95;
+/** Below this KV cache usage the pool has room for more running requests. */
+const KV_ROOM_PERCENT = 90;
+const MIN_BATCHED_TOKENS = 256;
+const MAX_NUM_SEQS_LIMIT = 1024;
+
+export interface SloFinding {
+  readonly result: RuleResult;
+  /** The bound(s) that fail first as the rate rises, or what is known instead. */
+  readonly binds: string;
+  readonly why: string;
+}
+
+type Probe = NonNullable<CapacityEvidence["failing"]>;
+
+const at = (p: Probe) => `at ${num(p.ratePerSecond, 3)}/s`;
+/** A figure or "unknown"; counts whole, percentages and ms to one decimal. */
+const known = (v: number | null, unit = "", digits = 0) => (v === null ? "unknown" : `${num(v, digits)}${unit}`);
+
+/** Moves `knob` to `to` unless a value that could not start is in the way. */
+function move(input: RuleInput, knob: Knob, from: number, to: number, evidence: string[]): RuleResult {
+  const blocked = crosses(input.bounds, knob, to);
+  if (blocked !== undefined) return notFired(`slo-bound: ${knob} ${from} → ${to} blocked: ${boundText(blocked)}`);
+  if (to === from) return notFired(`slo-bound: ${knob} cannot move from ${from}: ${evidence.join("; ")}`);
+  return { fired: true, proposal: proposal(knob, from, to, "slo-bound", evidence) };
+}
+
+/** Pure: the SLO finding, or null when baseline ran no capacity search. */
+export function sloBound(input: RuleInput): SloFinding | null {
+  const b = input.baseline;
+  const c = b.capacity;
+  if (!c) return null;
+  const f = c.failing;
+  if (f === null) {
+    const why = `no probe failed: ${c.capacityRatePerSecond.reason ?? "the search did not bracket"}`;
+    return { result: notFired(`slo-bound: ${why}`), binds: "none measured", why };
+  }
+  const failed = c.failedBounds;
+  const binds = failed.length > 0 ? failed.join(", ") : (f.misses[0] ?? "unknown");
+  const fired = (result: RuleResult, why: string): SloFinding => ({ result, binds, why });
+  const waiting = f.peakWaiting.value ?? 0;
+  const running = f.peakRunning.value;
+  const kv = f.peakKvCacheUsagePercent.value;
+  const preempted = f.preemptions.value ?? 0;
+  const seqs = b.knobs.maxNumSeqs.value;
+  const server = `${b.stack} ${at(f)}: ${known(running)} running, ${known(waiting)} waiting (peaks), KV cache ${known(kv, " %", 1)}, ${preempted} preemptions, server queue mean ${known(f.serverQueueMeanMs, " ms", 1)}, TTFT p50 ${known(f.ttftP50Ms, " ms", 1)}, TPOT p50 ${known(f.tpotP50Ms, " ms", 1)}`;
+  const first = `${binds} fails first as the rate rises (${f.misses.join("; ") || "no figure"})`;
+
+  if (preempted > 0 || (kv !== null && kv >= KV_FULL_PERCENT)) {
+    const why = `KV-bound: ${preempted > 0 ? `${preempted} preemptions` : `the KV pool ${num(kv, 1)} % full`} ${at(f)}`;
+    const mem = b.knobs.gpuMemoryUtilization.value;
+    if (mem === null) return fired(notFired(`slo-bound: ${why}, but gpuMemoryUtilization is unknown`), why);
+    const to = Math.min(+(mem + 0.05).toFixed(2), input.opts.memoryCap);
+    if (to <= mem)
+      return fired(
+        notFired(
+          `slo-bound: ${why}, and gpuMemoryUtilization ${mem} is at --memory-cap ${input.opts.memoryCap}: lower maxModelLen instead (--min-context)`,
+        ),
+        why,
+      );
+    return fired(
+      move(input, "gpuMemoryUtilization", mem, to, [first, server, `${why}: memory up, ${mem} → ${to}`]),
+      why,
+    );
+  }
+  const latency = failed.some((x) => x.startsWith("ttft:") || x.startsWith("e2e:"));
+  const decode = failed.some((x) => x.startsWith("tpot:") || x.startsWith("itl:"));
+  const batched = b.knobs.maxNumBatchedTokens?.value ?? null;
+  const budget = batched === null || batched === 0 ? VLLM_DEFAULT_MAX_NUM_BATCHED_TOKENS : batched;
+  const budgetText = batched ? `maxNumBatchedTokens ${batched}` : `vLLM's default ${budget} batched tokens`;
+  if (latency && seqs !== null && running !== null) {
+    const ceiling = b.kvCeiling.value?.requests ?? null;
+    if (running >= seqs && (kv === null || kv < KV_ROOM_PERCENT) && (ceiling === null || ceiling > seqs)) {
+      const why = `queueing with KV room: vLLM ran maxNumSeqs ${seqs} (its cap) ${at(f)} with ${waiting} waiting at the peak scrape, KV cache ${known(kv, " %", 1)}`;
+      const to = Math.min(2 * seqs, ceiling ?? MAX_NUM_SEQS_LIMIT, MAX_NUM_SEQS_LIMIT);
+      const step = `maxNumSeqs doubled, at most the ${kvCeilingText(b)}: ${seqs} → ${to}`;
+      return fired(move(input, "maxNumSeqs", seqs, to, [first, server, `${why}; ${step}`]), why);
+    }
+    if (running < seqs && waiting > 0) {
+      const why = `TTFT lost to prefill under load: ${waiting} requests waited ${at(f)} while only ${running} of maxNumSeqs ${seqs} ran, so the step's ${budgetText} admits prompts slower than they arrive`;
+      const to = Math.min(2 * budget, 1_048_576);
+      return fired(
+        move(input, "maxNumBatchedTokens", budget, to, [
+          first,
+          server,
+          `${why}; maxNumBatchedTokens doubled: ${budget} → ${to}`,
+        ]),
+        why,
+      );
+    }
+  }
+  if (decode) {
+    const why = `TPOT/ITL lost to prefill chunks: decode steps ${at(f)} share the ${budgetText} with chunked prefills of arriving prompts`;
+    const to = Math.max(Math.floor(budget / 2), MIN_BATCHED_TOKENS, seqs ?? 0);
+    return fired(
+      move(input, "maxNumBatchedTokens", budget, Math.min(to, budget), [
+        first,
+        server,
+        `${why}; maxNumBatchedTokens halved (not below ${MIN_BATCHED_TOKENS} nor maxNumSeqs): ${budget} → ${Math.min(to, budget)}; fewer maxNumSeqs is the other lever`,
+      ]),
+      why,
+    );
+  }
+  const why = `${binds} fails ${at(f)} with ${known(waiting)} waiting, ${preempted} preemptions and KV cache ${known(kv, " %", 1)}: no knob this tool moves is shown to bind`;
+  return fired(notFired(`slo-bound: ${why}`), why);
+}

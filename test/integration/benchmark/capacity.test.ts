@@ -1,0 +1,128 @@
+import { strict as assert } from "node:assert";
+import { buildScenario, type ScenarioInput } from "../../../benchmarks/inputs/scenario";
+import { probeWindowSeconds } from "../../../benchmarks/phases/capacity";
+import type { BenchmarkResult, RateLevel, SloCapacity } from "../../../benchmarks/result/types";
+import { runBenchmark } from "../../../benchmarks/run";
+import { type RunningSim, requireSimulator, type SimOptions, startSimulator } from "./simulator";
+
+const SIM: SimOptions = {
+  model: "sim-model",
+  maxNumSeqs: 4,
+  maxModelLen: 2048,
+  timeToFirstTokenMs: 100,
+  interTokenLatencyMs: 10,
+};
+const MAX_TOKENS = 20;
+/** Four slots, each busy TTFT + 19 ITL = 290 ms: about 13.8 req/s before requests queue without end. */
+const SLOTS_RATE = SIM.maxNumSeqs / ((SIM.timeToFirstTokenMs + (MAX_TOKENS - 1) * SIM.interTokenLatencyMs) / 1000);
+const DURATION_SECONDS = 3;
+/** 3 ÷ (1 − 0.9) = 30 completed requests per probe. */
+const MIN_COMPLETED = 30;
+
+const scenario = (load: NonNullable<ScenarioInput["load"]>) =>
+  buildScenario([
+    {
+      phases: ["load"],
+      ignoreEos: true,
+      // 150 ms of queueing allowed on top of the simulator's 100 ms TTFT.
+      slo: "ttft:p90:250",
+      sloAttainment: 0.9,
+      load: {
+        mode: "rate",
+        durationSeconds: DURATION_SECONDS,
+        warmupSeconds: 1,
+        promptRepeats: 8,
+        maxTokens: MAX_TOKENS,
+        metricsIntervalMs: 250,
+        ...load,
+      },
+    },
+  ]);
+
+/**
+ * The SLO capacity search against the real simulator on loopback (max-num-seqs 4): it brackets the rate at
+ * which queueing pushes TTFT p90 past 250 ms, and a plain open-loop run at the capacity (same seed, same
+ * window) meets the SLO while one at the lowest failing rate does not. A slower machine moves the knee, not
+ * the agreement: both runs are checked against each other, never against a fixed rate.
+ */
+describe("SLO capacity against llm-d-inference-sim", function () {
+  this.timeout(240_000);
+  let sim: RunningSim;
+  let search: BenchmarkResult;
+  let capacity: SloCapacity;
+  const run = (s: ReturnType<typeof scenario>) =>
+    runBenchmark({
+      stack: "sim-capacity",
+      outputs: { namespace: "t", deploymentName: "sim", servedModelName: SIM.model, config: {} },
+      endpoint: sim.url,
+      noCluster: true,
+      scenario: s,
+    });
+  /** A plain open-loop level at `rate`, with the window the search gave its probe there. */
+  const openLoopAt = async (rate: number): Promise<RateLevel> => {
+    const r = await run(
+      scenario({
+        durationSeconds: probeWindowSeconds(rate, MIN_COMPLETED, DURATION_SECONDS),
+        openLoop: { ratesPerSecond: [rate] },
+      }),
+    );
+    return r.phases.load!.rateLevels[0]!;
+  };
+
+  before(async function () {
+    const bin = requireSimulator(this);
+    sim = await startSimulator(bin, SIM);
+    search = await run(
+      scenario({
+        openLoop: {
+          capacity: { lowRatePerSecond: 2, highRatePerSecond: 64, resolution: 0.15, maxProbes: 8, tailRequests: 3 },
+        },
+      }),
+    );
+    capacity = search.phases.load!.capacity!;
+    process.stderr.write(
+      `      probes: ${capacity.probes.map((p) => `${p.ratePerSecond}/s ${p.holds ? "holds" : "fails"} (attainment ${p.attainment?.toFixed(3)})`).join(", ")}; ` +
+        `capacity ${capacity.capacityRatePerSecond.value ?? capacity.capacityRatePerSecond.reason}, slots' rate ${SLOTS_RATE.toFixed(2)}/s, ${capacity.elapsedSeconds.toFixed(0)} s\n`,
+    );
+  });
+  after(async () => {
+    await sim?.stop();
+  });
+
+  it("brackets the capacity below the slots' rate, within its probe budget, each probe long enough", () => {
+    assert.equal(search.phases.load!.status, "ok", search.phases.load!.error ?? "");
+    assert.notEqual(capacity.capacityRatePerSecond.value, null, capacity.capacityRatePerSecond.reason ?? "");
+    assert.ok(capacity.probes.length <= 8);
+    assert.equal(capacity.minCompletedPerProbe, MIN_COMPLETED);
+    const passing = capacity.highestPassingRatePerSecond!;
+    const failing = capacity.lowestFailingRatePerSecond!;
+    assert.ok(passing < failing);
+    // Above the slots' rate the queue grows without end: no rate beyond it can pass.
+    assert.ok(passing < SLOTS_RATE, `capacity ${passing} ≥ ${SLOTS_RATE}`);
+    assert.ok(capacity.stoppedBy === "resolution" || capacity.stoppedBy === "probes", capacity.stoppedBy);
+    if (capacity.stoppedBy === "resolution") assert.ok(capacity.relativeResolution! <= 0.15);
+    assert.deepEqual(
+      capacity.firstMisses.filter((m) => m.startsWith("TTFT p90")).length,
+      1,
+      capacity.firstMisses.join("; "),
+    );
+    for (const p of capacity.probes)
+      assert.ok(p.windowSeconds >= probeWindowSeconds(p.ratePerSecond, MIN_COMPLETED, DURATION_SECONDS) - 0.01);
+    assert.notEqual(capacity.atCapacity?.peakRunning.value ?? null, null);
+  });
+
+  it("an open-loop run at the capacity meets the SLO (attainment ≥ 0.9); one at the lowest failing rate does not", async () => {
+    const at = await openLoopAt(capacity.highestPassingRatePerSecond!);
+    const above = await openLoopAt(capacity.lowestFailingRatePerSecond!);
+    const a = at.slo!.value!;
+    const b = above.slo!.value!;
+    process.stderr.write(
+      `      at ${at.openLoop.targetRatePerSecond}/s: attainment ${a.attainment.toFixed(3)}, TTFT p90 ${a.bounds[0]!.figureMs?.toFixed(1)} ms; ` +
+        `at ${above.openLoop.targetRatePerSecond}/s: attainment ${b.attainment.toFixed(3)}, TTFT p90 ${b.bounds[0]!.figureMs?.toFixed(1)} ms\n`,
+    );
+    assert.equal(a.holds, true, a.misses.join("; "));
+    assert.ok(a.attainment >= 0.9);
+    assert.equal(b.holds, false);
+    assert.ok(b.attainment < a.attainment);
+  });
+});

@@ -1,0 +1,85 @@
+import * as assert from "node:assert/strict";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildScenario } from "../../../benchmarks/inputs/scenario";
+import { renderMarkdown } from "../../../benchmarks/report/markdown";
+import { writeResult } from "../../../benchmarks/report/write";
+import { readResult } from "../../../benchmarks/result/store";
+import { runBenchmark } from "../../../benchmarks/run";
+import { type FakeVllm, startFakeVllm } from "./fake-vllm";
+
+describe("SLO capacity search end to end (loopback, one slot)", function () {
+  this.timeout(120_000);
+  let fake: FakeVllm;
+  before(async () => {
+    // One request at a time, ~35 ms each: about 28 req/s. At 4/s TTFT is far under 300 ms even on a loaded machine; past 28/s the queue grows without end.
+    fake = await startFakeVllm({ ttftMs: 20, itlMs: 5, maxRunning: 1 });
+  });
+  after(() => fake.close());
+
+  it("brackets the rate where TTFT p90 passes 300 ms, its probes long enough, and writes a result that reads back", async () => {
+    const scenario = buildScenario([
+      {
+        phases: ["load"],
+        ignoreEos: true,
+        slo: "ttft:p90:300",
+        sloAttainment: 0.9,
+        load: {
+          mode: "rate",
+          durationSeconds: 1,
+          warmupSeconds: 0.3,
+          promptRepeats: 2,
+          maxTokens: 4,
+          metricsIntervalMs: 200,
+          openLoop: {
+            capacity: { lowRatePerSecond: 4, highRatePerSecond: 64, resolution: 0.3, maxProbes: 6, tailRequests: 2 },
+          },
+        },
+      },
+    ]);
+    const r = await runBenchmark({
+      stack: "fake",
+      outputs: { namespace: "ns", deploymentName: "d", servedModelName: "fake-model", config: {} },
+      endpoint: fake.url,
+      noCluster: true,
+      scenario,
+    });
+    const load = r.phases.load!;
+    assert.equal(load.status, "ok", load.error ?? "");
+    const c = load.capacity!;
+    // 2 ÷ (1 − 0.9) = 20 completed requests per probe: 5 s at 4/s, 3 s at 8/s, 1 s (the floor) from 20/s.
+    assert.equal(c.minCompletedPerProbe, 20);
+    assert.deepEqual(
+      c.probes.map((p) => p.windowSeconds >= Math.max(1, Math.ceil(20 / p.ratePerSecond)) - 0.01),
+      c.probes.map(() => true),
+    );
+    assert.ok(c.probes.length <= 6);
+    assert.deepEqual(
+      load.rateLevels.map((l) => l.openLoop.targetRatePerSecond),
+      c.probes.map((p) => p.ratePerSecond),
+    );
+    // Each probe's verdict is its level's: attainment and bounds as recorded there.
+    for (const [i, p] of c.probes.entries()) {
+      const slo = load.rateLevels[i]!.slo!.value!;
+      assert.equal(p.attainment, slo.attainment);
+      if (p.holds) assert.ok(slo.holds && slo.attainment >= 0.9);
+    }
+    assert.notEqual(c.capacityRatePerSecond.value, null, JSON.stringify(c.probes));
+    assert.equal(c.capacityRatePerSecond.value, c.highestPassingRatePerSecond);
+    assert.ok(c.lowestFailingRatePerSecond! > c.highestPassingRatePerSecond!);
+    assert.notEqual(c.atCapacity, null);
+    assert.ok(c.firstMisses.length > 0);
+    const { json, sloChart } = writeResult(r, mkdtempSync(join(tmpdir(), "capacity-")));
+    assert.deepEqual(readResult(json), r);
+    // The plot beside the report: the bound, the capacity and the failing rate marked, one point per probe.
+    const svg = readFileSync(sloChart!, "utf8");
+    assert.ok(svg.includes(`SLO capacity ${c.capacityRatePerSecond.value} req/s`));
+    assert.ok(svg.includes("TTFT p90 ≤ 300 ms"));
+    assert.ok(svg.includes(`fails at ${c.lowestFailingRatePerSecond}/s`));
+    assert.equal(svg.match(/<circle /g)?.length, c.probes.length);
+    const md = renderMarkdown(r);
+    assert.match(md, /^### SLO: TTFT p90 ≤ 300 ms, met by ≥ 90 % of requests$/m);
+    assert.match(md, /^### SLO capacity: \*\*[0-9.]+ req\/s, bracket \[/m);
+  });
+});

@@ -1,0 +1,121 @@
+import * as assert from "node:assert/strict";
+import {
+  type CapacitySearchOptions,
+  type ProbeOutcome,
+  searchCapacity,
+} from "../../../benchmarks/phases/capacity-search";
+
+/** A synthetic server: p99 TTFT = 200 ms ÷ (1 − rate ÷ 10), an M/M/1-like knee; the SLO bounds it at 800 ms. */
+const MU = 10;
+const ttftP99 = (rate: number) => (rate >= MU ? Infinity : 200 / (1 - rate / MU));
+/** Where the synthetic curve crosses 800 ms: 10 × (1 − 200 ÷ 800) = 7.5 req/s. */
+const KNEE = 7.5;
+
+function curve(bound = 800) {
+  const asked: number[] = [];
+  const probe = async (rate: number): Promise<ProbeOutcome> => {
+    asked.push(rate);
+    const v = ttftP99(rate);
+    return { ratePerSecond: rate, holds: v <= bound, misses: v <= bound ? [] : [`TTFT p99: ${v.toFixed(1)} ms`] };
+  };
+  return { probe, asked };
+}
+
+const opts = (over: Partial<CapacitySearchOptions> = {}): CapacitySearchOptions => ({
+  lowRatePerSecond: 0.5,
+  highRatePerSecond: 64,
+  resolution: 0.05,
+  maxProbes: 12,
+  maxMs: 60_000,
+  nowMs: () => 0,
+  ...over,
+});
+
+describe("SLO capacity search (synthetic latency curve)", () => {
+  it("brackets by doubling, then bisects to the knee within its resolution", async () => {
+    const { probe, asked } = curve();
+    const r = await searchCapacity(probe, opts());
+    assert.equal(r.stoppedBy, "resolution");
+    assert.equal(r.reason, null);
+    const p = r.highestPassingRatePerSecond!;
+    const f = r.lowestFailingRatePerSecond!;
+    assert.ok(p <= KNEE && KNEE < f, `knee ${KNEE} in [${p}, ${f}]`);
+    assert.ok((f - p) / p <= 0.05);
+    assert.equal(r.capacityRatePerSecond, p);
+    assert.equal(r.relativeResolution, (f - p) / p);
+    // 0.5, 1, 2, 4, 8 bracket [4, 8]; then 6, 7, 7.5, 7.75 close it to 3.3 %.
+    assert.deepEqual(asked, [0.5, 1, 2, 4, 8, 6, 7, 7.5, 7.75]);
+    assert.deepEqual([p, f], [7.5, 7.75]);
+    assert.deepEqual(r.firstMisses, [`TTFT p99: ${ttftP99(7.75).toFixed(1)} ms`]);
+    assert.equal(r.probes.length, asked.length);
+  });
+  it("stops within its probe budget and states the bracket and the resolution it reached", async () => {
+    const { probe, asked } = curve();
+    const r = await searchCapacity(probe, opts({ maxProbes: 6 }));
+    assert.equal(asked.length, 6);
+    assert.equal(r.stoppedBy, "probes");
+    assert.deepEqual([r.highestPassingRatePerSecond, r.lowestFailingRatePerSecond], [6, 8]);
+    assert.equal(r.capacityRatePerSecond, 6);
+    assert.equal(r.relativeResolution, 2 / 6);
+  });
+  it("stops on its time budget, checked before each probe", async () => {
+    const { probe, asked } = curve();
+    let t = 0;
+    const r = await searchCapacity(
+      async (rate) => {
+        t += 10_000;
+        return probe(rate);
+      },
+      opts({ maxMs: 30_000, nowMs: () => t }),
+    );
+    assert.deepEqual(asked, [0.5, 1, 2]);
+    assert.equal(r.stoppedBy, "time");
+    assert.equal(r.capacityRatePerSecond, null);
+    assert.equal(r.reason, "time budget (30 s) spent before a bracket");
+  });
+  it("reports honestly when the SLO fails at the lowest rate: no number", async () => {
+    const { probe, asked } = curve(100);
+    const r = await searchCapacity(probe, opts());
+    assert.deepEqual(asked, [0.5]);
+    assert.equal(r.stoppedBy, "not-bracketed");
+    assert.equal(r.capacityRatePerSecond, null);
+    assert.equal(r.highestPassingRatePerSecond, null);
+    assert.equal(r.lowestFailingRatePerSecond, 0.5);
+    assert.equal(
+      r.reason,
+      `the SLO fails at the lowest rate, 0.5/s (TTFT p99: ${ttftP99(0.5).toFixed(1)} ms): the capacity is below it`,
+    );
+  });
+  it("reports honestly when the SLO holds at the highest rate offered: no number", async () => {
+    const { probe, asked } = curve();
+    const r = await searchCapacity(probe, opts({ highRatePerSecond: 5 }));
+    assert.deepEqual(asked, [0.5, 1, 2, 4, 5]);
+    assert.equal(r.stoppedBy, "not-bracketed");
+    assert.equal(r.capacityRatePerSecond, null);
+    assert.equal(r.highestPassingRatePerSecond, 5);
+    assert.equal(
+      r.reason,
+      "the SLO holds at the highest rate offered, 5/s: the capacity is above what the generator offers",
+    );
+  });
+  it("stops at a probe that could not run and keeps what it measured", async () => {
+    const { probe } = curve();
+    const r = await searchCapacity(
+      async (rate) => (rate === 4 ? { ratePerSecond: rate, error: "interrupted" } : probe(rate)),
+      opts(),
+    );
+    assert.equal(r.stoppedBy, "probe-failed");
+    assert.equal(r.probes.length, 3);
+    assert.equal(r.capacityRatePerSecond, null);
+    assert.equal(r.reason, "the probe at 4/s did not run: interrupted");
+  });
+  it("brackets below the lowest failure when a higher rate passes by chance", async () => {
+    // Holds up to 4, fails at 8 and 6, holds at 5: the bracket is [5, 6], whatever passed above a failure.
+    const verdict: Record<number, boolean> = { 0.5: true, 1: true, 2: true, 4: true, 8: false, 6: false, 5: true };
+    const r = await searchCapacity(
+      async (rate) => ({ ratePerSecond: rate, holds: verdict[rate] ?? false, misses: verdict[rate] ? [] : ["x"] }),
+      opts({ resolution: 0.2 }),
+    );
+    assert.deepEqual([r.highestPassingRatePerSecond, r.lowestFailingRatePerSecond, r.stoppedBy], [5, 6, "resolution"]);
+  });
+});
