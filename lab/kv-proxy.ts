@@ -2,6 +2,8 @@ import * as http from "node:http";
 import { rewriteMetrics } from "./kv-metrics";
 import type { KvPool } from "./kv-model";
 import { type Admission, KvScheduler } from "./kv-scheduler";
+import { type EngineTiming, StepEngine } from "./step-engine";
+import { timedAnswer } from "./timed-answer";
 
 /** What the lab's KV layer needs to know about its pod. */
 export interface KvProxyConfig {
@@ -9,6 +11,11 @@ export interface KvProxyConfig {
   readonly maxNumSeqs: number;
   /** The served model name, as the simulator labels its series. */
   readonly modelName: string;
+  /**
+   * The engine timing (lab/step-engine.ts): the proxy paces the simulator's answer by the fitted
+   * model of vLLM's steps. Absent: the simulator's own fixed latencies pass through.
+   */
+  readonly timing?: EngineTiming;
 }
 
 /** Where the proxy listens: a Unix socket (the simulator in its own network namespace) or a loopback port. */
@@ -28,6 +35,7 @@ const GENERATE = new Set(["/v1/chat/completions", "/v1/completions"]);
  */
 export class KvProxy {
   readonly scheduler: KvScheduler;
+  private readonly engine: StepEngine | null;
   private readonly server: http.Server;
   private readonly agent = new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
   /** Submissions happen in arrival order even though token counts come back in any order. */
@@ -39,6 +47,7 @@ export class KvProxy {
     private readonly warn: (message: string) => void = (m) => process.stderr.write(`kv-proxy: ${m}\n`),
   ) {
     this.scheduler = new KvScheduler(config.maxNumSeqs, config.pool.kvCacheSizeTokens);
+    this.engine = config.timing ? new StepEngine(config.timing) : null;
     this.server = http.createServer((req, res) => {
       this.handle(req, res).catch((error: Error) => {
         this.warn(`${req.method} ${req.url}: ${error.message}`);
@@ -92,23 +101,29 @@ export class KvProxy {
     const tokens = this.tokensOf(path, body);
     const prev = this.lastSubmit;
     const submitted = (async () => {
-      const total = await tokens;
+      const counted = await tokens;
       await prev;
+      // The API server renders and tokenizes before the engine queues (one request at a time).
+      if (counted && this.engine && !client.gone()) await this.engine.frontend(counted.prompt);
       // A client gone before its turn to queue never queues: a waiting count nobody waits behind.
       if (client.gone()) return "left";
-      return total === null ? undefined : this.scheduler.submit(total);
+      return counted === null ? undefined : { admission: this.scheduler.submit(counted.total), prompt: counted.prompt };
     })();
     this.lastSubmit = submitted.catch(() => undefined);
-    const admission = await submitted;
-    if (admission === "left") return;
-    if (admission) {
+    const queued = await submitted;
+    if (queued === "left") return;
+    if (queued) {
       // A client that leaves while waiting leaves the queue; the wait ends either way.
-      if ((await Promise.race([admission.admitted, client.left])) === "left" || client.gone()) {
-        admission.release();
+      if ((await Promise.race([queued.admission.admitted, client.left])) === "left" || client.gone()) {
+        queued.admission.release();
+        return;
+      }
+      if (this.engine) {
+        this.forwardTimed(req, res, body, client, queued.admission, queued.prompt, this.engine);
         return;
       }
     }
-    this.forward(req, res, body, client, admission);
+    this.forward(req, res, body, client, queued?.admission);
   }
 
   /**
@@ -116,7 +131,7 @@ export class KvProxy {
    * leaves, as vLLM's does), or null when it goes straight through: not JSON, or over the context
    * limit (the simulator answers vLLM's 400 at once; vLLM refuses it before scheduling too).
    */
-  private async tokensOf(path: string, body: Buffer): Promise<number | null> {
+  private async tokensOf(path: string, body: Buffer): Promise<{ prompt: number; total: number } | null> {
     let request: Record<string, unknown>;
     try {
       request = JSON.parse(body.toString("utf8")) as Record<string, unknown>;
@@ -130,7 +145,7 @@ export class KvProxy {
     const total = prompt + maxTokens;
     if (!(Number.isInteger(total) && total >= 1 && total <= maxModelLen && total <= this.config.pool.kvCacheSizeTokens))
       return null;
-    return total;
+    return { prompt, total };
   }
 
   /** The prompt's tokens by the simulator's /tokenize; a failed count reserves the whole context, saying so. */
@@ -190,6 +205,46 @@ export class KvProxy {
     );
     upstream.once("error", (error) => {
       admission?.release();
+      if (!res.headersSent) res.writeHead(502, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { message: `lab kv proxy: simulator: ${error.message}`, code: 502 } }));
+    });
+    upstream.end(body);
+  }
+
+  /**
+   * An admitted request with the engine timing: the simulator answers at once; the answer goes to
+   * the client as the engine samples its tokens (lab/timed-answer.ts). It leaves the engine and
+   * gives its slot back when its last token is out, or at once when its client leaves (vLLM aborts
+   * it; the simulator's answer is read to its end regardless).
+   */
+  private forwardTimed(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    body: Buffer,
+    client: ClientWatch,
+    admission: Admission,
+    promptTokens: number,
+    engine: StepEngine,
+  ): void {
+    const run = engine.join(promptTokens);
+    const finish = () => {
+      run.leave();
+      admission.release();
+    };
+    client.left.then(finish);
+    const upstream = http.request(
+      {
+        host: "127.0.0.1",
+        port: this.upstreamPort,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+        agent: this.agent,
+      },
+      (answer) => timedAnswer(answer, res, run, finish),
+    );
+    upstream.once("error", (error) => {
+      finish();
       if (!res.headersSent) res.writeHead(502, { "content-type": "application/json" });
       res.end(JSON.stringify({ error: { message: `lab kv proxy: simulator: ${error.message}`, code: 502 } }));
     });
