@@ -2,8 +2,9 @@ import * as http from "node:http";
 import { rewriteMetrics } from "./kv-metrics";
 import type { KvPool } from "./kv-model";
 import { type Admission, KvScheduler } from "./kv-scheduler";
+import { LatencyHistograms } from "./latency-metrics";
 import { type EngineTiming, StepEngine } from "./step-engine";
-import { timedAnswer } from "./timed-answer";
+import { forwardPaced } from "./timed-answer";
 
 /** What the lab's KV layer needs to know about its pod. */
 export interface KvProxyConfig {
@@ -36,6 +37,8 @@ const GENERATE = new Set(["/v1/chat/completions", "/v1/completions"]);
 export class KvProxy {
   readonly scheduler: KvScheduler;
   private readonly engine: StepEngine | null;
+  /** With the engine timing: vLLM's latency histograms of the paced answers. */
+  private readonly latency: LatencyHistograms | null;
   private readonly server: http.Server;
   private readonly agent = new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
   /** Submissions happen in arrival order even though token counts come back in any order. */
@@ -48,6 +51,7 @@ export class KvProxy {
   ) {
     this.scheduler = new KvScheduler(config.maxNumSeqs, config.pool.kvCacheSizeTokens);
     this.engine = config.timing ? new StepEngine(config.timing) : null;
+    this.latency = config.timing ? new LatencyHistograms() : null;
     this.server = http.createServer((req, res) => {
       this.handle(req, res).catch((error: Error) => {
         this.warn(`${req.method} ${req.url}: ${error.message}`);
@@ -80,6 +84,7 @@ export class KvProxy {
     // Watched before the first wait: a close during /tokenize or the submit chain has fired by the
     // time the request would queue, and a listener added then never runs.
     const client = watchClient(res);
+    const arrivedMs = performance.now();
     const body = await readAll(req);
     const path = (req.url ?? "/").split("?")[0]!;
     if (req.method === "GET" && path === "/metrics") {
@@ -89,6 +94,7 @@ export class KvProxy {
         this.config.modelName,
         this.config.pool,
         this.scheduler.counts(),
+        this.latency,
       );
       res.writeHead(sim.status, { "content-type": sim.headers["content-type"] ?? "text/plain; version=0.0.4" });
       res.end(text);
@@ -107,7 +113,8 @@ export class KvProxy {
       if (counted && this.engine && !client.gone()) await this.engine.frontend(counted.prompt);
       // A client gone before its turn to queue never queues: a waiting count nobody waits behind.
       if (client.gone()) return "left";
-      return counted === null ? undefined : { admission: this.scheduler.submit(counted.total), prompt: counted.prompt };
+      if (counted === null) return undefined;
+      return { admission: this.scheduler.submit(counted.total), prompt: counted.prompt, queuedMs: performance.now() };
     })();
     this.lastSubmit = submitted.catch(() => undefined);
     const queued = await submitted;
@@ -118,8 +125,11 @@ export class KvProxy {
         queued.admission.release();
         return;
       }
-      if (this.engine) {
-        this.forwardTimed(req, res, body, client, queued.admission, queued.prompt, this.engine);
+      if (this.engine && this.latency) {
+        this.latency.observe("vllm:request_queue_time_seconds", (performance.now() - queued.queuedMs) / 1000);
+        const timed = { admission: queued.admission, promptTokens: queued.prompt, arrivedMs };
+        const upstream = { port: this.upstreamPort, agent: this.agent };
+        forwardPaced(upstream, req, res, body, client.left, timed, this.engine, this.latency);
         return;
       }
     }
@@ -205,46 +215,6 @@ export class KvProxy {
     );
     upstream.once("error", (error) => {
       admission?.release();
-      if (!res.headersSent) res.writeHead(502, { "content-type": "application/json" });
-      res.end(JSON.stringify({ error: { message: `lab kv proxy: simulator: ${error.message}`, code: 502 } }));
-    });
-    upstream.end(body);
-  }
-
-  /**
-   * An admitted request with the engine timing: the simulator answers at once; the answer goes to
-   * the client as the engine samples its tokens (lab/timed-answer.ts). It leaves the engine and
-   * gives its slot back when its last token is out, or at once when its client leaves (vLLM aborts
-   * it; the simulator's answer is read to its end regardless).
-   */
-  private forwardTimed(
-    req: http.IncomingMessage,
-    res: http.ServerResponse,
-    body: Buffer,
-    client: ClientWatch,
-    admission: Admission,
-    promptTokens: number,
-    engine: StepEngine,
-  ): void {
-    const run = engine.join(promptTokens);
-    const finish = () => {
-      run.leave();
-      admission.release();
-    };
-    client.left.then(finish);
-    const upstream = http.request(
-      {
-        host: "127.0.0.1",
-        port: this.upstreamPort,
-        method: req.method,
-        path: req.url,
-        headers: req.headers,
-        agent: this.agent,
-      },
-      (answer) => timedAnswer(answer, res, run, finish),
-    );
-    upstream.once("error", (error) => {
-      finish();
       if (!res.headersSent) res.writeHead(502, { "content-type": "application/json" });
       res.end(JSON.stringify({ error: { message: `lab kv proxy: simulator: ${error.message}`, code: 502 } }));
     });

@@ -1,5 +1,7 @@
-import type * as http from "node:http";
-import type { EngineRun } from "./step-engine";
+import * as http from "node:http";
+import type { Admission } from "./kv-scheduler";
+import type { LatencyHistograms } from "./latency-metrics";
+import type { EngineRun, StepEngine } from "./step-engine";
 
 /**
  * Pure: whether one server-sent event of an OpenAI-style stream carries a generated token (a
@@ -67,6 +69,8 @@ export function timedAnswer(
   const events: string[] = [];
   const tokens: boolean[] = [];
   let pending = "";
+  /** Tokens of the answer: a stream's token events, a whole answer's usage. */
+  let outputTokens = 0;
   let sent = 0;
   let complete = false;
   let done = false;
@@ -74,7 +78,7 @@ export function timedAnswer(
   const flush = () => {
     if (done || res.destroyed) return;
     if (!streaming) {
-      if (!complete || run.sampled() < Math.max(1, tokens.length)) return;
+      if (!complete || run.sampled() < outputTokens) return;
       res.writeHead(status, answer.headers);
       res.end(events.join(""));
     } else {
@@ -108,12 +112,9 @@ export function timedAnswer(
       events.push(pending);
       tokens.push(false);
     }
-    if (!streaming) {
-      const usage = completionTokens(events.join(""));
-      tokens.push(...Array.from({ length: usage }, () => true));
-    }
+    outputTokens = Math.max(1, streaming ? tokens.filter(Boolean).length : completionTokens(events.join("")));
     complete = true;
-    run.setOutputTokens(Math.max(1, tokens.filter(Boolean).length));
+    run.setOutputTokens(outputTokens);
     flush();
   });
   run.onSample(flush);
@@ -127,4 +128,63 @@ function completionTokens(body: string): number {
   } catch {
     return 1;
   }
+}
+
+/** An admitted request the KV proxy hands to the engine: its slot, its prompt, when it arrived. */
+export interface PacedRequest {
+  readonly admission: Admission;
+  readonly promptTokens: number;
+  readonly arrivedMs: number;
+}
+
+/**
+ * An admitted request with the engine timing: the simulator answers at once; the answer goes to
+ * the client as the engine samples its tokens. It leaves the engine and gives its slot back when
+ * its last token is out, or at once when its client leaves (vLLM aborts it; the simulator's answer
+ * is read to its end regardless). Its TTFT, gaps between tokens and end go into `latency`.
+ */
+export function forwardPaced(
+  upstream: { readonly port: number; readonly agent: http.Agent },
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  body: Buffer,
+  clientLeft: Promise<unknown>,
+  request: PacedRequest,
+  engine: StepEngine,
+  latency: LatencyHistograms,
+): void {
+  const run = engine.join(request.promptTokens);
+  const finish = () => {
+    run.leave();
+    request.admission.release();
+  };
+  clientLeft.then(finish);
+  let lastTokenMs = 0;
+  run.onSample((sampled) => {
+    const now = performance.now();
+    if (sampled === 1) latency.observe("vllm:time_to_first_token_seconds", (now - request.arrivedMs) / 1000);
+    else latency.observe("vllm:inter_token_latency_seconds", (now - lastTokenMs) / 1000);
+    lastTokenMs = now;
+  });
+  const complete = () => {
+    latency.observe("vllm:e2e_request_latency_seconds", (performance.now() - request.arrivedMs) / 1000);
+    finish();
+  };
+  const forwarded = http.request(
+    {
+      host: "127.0.0.1",
+      port: upstream.port,
+      method: req.method,
+      path: req.url,
+      headers: req.headers,
+      agent: upstream.agent,
+    },
+    (answer) => timedAnswer(answer, res, run, complete),
+  );
+  forwarded.once("error", (error) => {
+    finish();
+    if (!res.headersSent) res.writeHead(502, { "content-type": "application/json" });
+    res.end(JSON.stringify({ error: { message: `lab kv proxy: simulator: ${error.message}`, code: 502 } }));
+  });
+  forwarded.end(body);
 }

@@ -269,4 +269,25 @@ describe("lab up: the KV emulation flags", () => {
       message: "--no-kv-emulation and --emulate-gpu-memory-gib conflict: the card sizes the emulated KV pool",
     });
   });
+
+  it("takes the simulator's timing: fitted by default, fixed with --ttft-ms/--itl-ms, never fitted without the KV layer", () => {
+    assert.deepEqual(parseUpOptions(["--sim-timing", "fixed", "--ttft-ms", "20"], "/"), {
+      simTiming: "fixed",
+      timeToFirstTokenMs: 20,
+    });
+    assert.deepEqual(parseUpOptions(["--no-kv-emulation", "--itl-ms", "1"], "/"), {
+      simKvEmulation: false,
+      interTokenLatencyMs: 1,
+    });
+    assert.throws(() => parseUpOptions(["--sim-timing", "model"], "/"), {
+      message: '--sim-timing "model": expected one of fitted, fixed',
+    });
+    assert.throws(() => parseUpOptions(["--no-kv-emulation", "--sim-timing", "fitted"], "/"), {
+      message: "--sim-timing fitted needs the KV layer: it conflicts with --no-kv-emulation",
+    });
+    assert.throws(() => parseUpOptions(["--ttft-ms", "20"], "/"), {
+      message:
+        "--ttft-ms apply only with --sim-timing fixed or --no-kv-emulation (the fitted timing model sets the latencies)",
+    });
+  });
 });
