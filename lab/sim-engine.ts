@@ -92,7 +92,7 @@ export function simulatorEngine(options: LabOptions, simBinary: string, placemen
         timeToFirstTokenMs: paced ? 0 : options.timeToFirstTokenMs,
         interTokenLatencyMs: paced ? 0 : options.interTokenLatencyMs,
       });
-      const detail = { placement: placement.mode, args, ignored, kvPool: kv?.pool ?? null };
+      const detail = { placement: placement.mode, args, ignored, kvPool: kv?.pool ?? null, timing: kv?.timing ?? null };
       // No KV layer and no namespace: the simulator serves its port itself.
       if (placement.mode === "direct" && !kv) return { command: simBinary, args, route: simPort, detail };
       const uid = pod.metadata?.uid ?? "";

@@ -96,7 +96,9 @@ export class StepEngine {
           this.budget,
         );
         if (plan === null) return;
-        stepEnd = Math.max(stepEnd, this.now() - 1) + plan.durationMs;
+        // A step that ended late shortens the next, by at most half of it: the clock keeps the
+        // model's pace on average without bursts after a stall.
+        stepEnd = Math.max(stepEnd, this.now() - plan.durationMs / 2) + plan.durationMs;
         await sleep(stepEnd - this.now());
         const after = applyStep(
           active.map((s) => s.seq),
