@@ -1,7 +1,7 @@
 import * as assert from "node:assert/strict";
 import type { Stack } from "@pulumi/pulumi/automation";
-import { buildScenario } from "../../../benchmarks/inputs/scenario";
-import { parseStackOutputs } from "../../../benchmarks/inputs/stack-outputs";
+import { buildScenario, type Scenario } from "../../../benchmarks/inputs/scenario";
+import { parseStackOutputs, type StackOutputs } from "../../../benchmarks/inputs/stack-outputs";
 import type { LoadLevel } from "../../../benchmarks/result/types";
 import { runBenchmark } from "../../../benchmarks/run";
 import { type LabState, startLab, stopLab } from "../../../lab";
@@ -10,7 +10,8 @@ import { pulumiSandbox } from "../helpers";
 /**
  * The lab's fitted engine timing (lab/timing-model.ts, docs/lab-timing-model.md) for real: the
  * default simulator lab, the project's baseline stack deployed with Pulumi under three configs, the
- * benchmark's closed loop at c = 4 and 8 (1564-token prompts, 128 tokens, 6 s windows). The
+ * benchmark's closed loop at c = 4 and 8 (the recorded load: 1564-token prompts, 128 tokens, 6 s
+ * windows), and at c=4 with 3100-token prompts for the batched-tokens pair. The
  * candidates must order as on the H200 (examples/gpu-tune-2026-12-01: seqs8 5.33 against baseline's
  * 3.33 req/s at c=8), TPOT must rise with the running batch, and fewer batched tokens must trade
  * TTFT (up) against the gaps between tokens (down).
@@ -20,22 +21,31 @@ describe("lab timing: the candidates order as they did on the H200", function ()
   let lab: LabState;
   let stack: Stack;
   const levels = new Map<string, Map<number, LoadLevel>>();
-  const scenario = buildScenario([
-    {
-      phases: ["readiness", "identity", "load"],
-      ignoreEos: true,
-      load: { concurrency: [4, 8], durationSeconds: 6, warmupSeconds: 1, maxTokens: 128 },
-    },
-  ]);
+  const scenarioOf = (concurrency: number[], promptRepeats: number) =>
+    buildScenario([
+      {
+        phases: ["readiness", "identity", "load"],
+        ignoreEos: true,
+        load: { concurrency, durationSeconds: 6, warmupSeconds: 1, maxTokens: 128, promptRepeats },
+      },
+    ]);
+  /** The recorded runs' load: 1564-token prompts. */
+  const recorded = scenarioOf([4, 8], 256);
+  /** 3100-token prompts: a prefill of one step at vLLM's 8192 batched tokens, of 13 at 256. */
+  const longPrompts = scenarioOf([4], 512);
 
-  const measure = async (name: string, config: Readonly<Record<string, string>>) => {
+  let outputs: StackOutputs;
+  const deploy = async (config: Readonly<Record<string, string>>) => {
     for (const [key, value] of Object.entries(config)) await stack.setConfig(`vllm-tuner:${key}`, { value });
     const up = await stack.up();
     assert.equal(up.summary.result, "succeeded");
     const raw = Object.fromEntries(Object.entries(up.outputs).map(([k, v]) => [k, v.value]));
+    outputs = parseStackOutputs(raw, "pulumi up");
+  };
+  const measure = async (name: string, scenario: Scenario) => {
     const result = await runBenchmark({
       stack: name,
-      outputs: parseStackOutputs(raw, `${name}'s pulumi up`),
+      outputs,
       endpoint: lab.endpoint,
       kubeconfig: lab.kubeconfig,
       scenario,
@@ -58,9 +68,13 @@ describe("lab timing: the candidates order as they did on the H200", function ()
   before(async () => {
     lab = await startLab({ coldStartSeconds: 1, warmStartSeconds: 1 });
     stack = await (await pulumiSandbox(lab.kubeconfig)).stack("baseline");
-    await measure("baseline", {});
-    await measure("seqs8", { maxNumSeqs: "8" });
-    await measure("batched256", { maxNumSeqs: "4", maxNumBatchedTokens: "256" });
+    await deploy({});
+    await measure("baseline", recorded);
+    await measure("baseline-long", longPrompts);
+    await deploy({ maxNumSeqs: "8" });
+    await measure("seqs8", recorded);
+    await deploy({ maxNumSeqs: "4", maxNumBatchedTokens: "256" });
+    await measure("batched256-long", longPrompts);
   });
   after(async () => {
     await stopLab();
@@ -85,7 +99,7 @@ describe("lab timing: the candidates order as they did on the H200", function ()
   });
 
   it("256 batched tokens instead of vLLM's 8192: TTFT up under load, the longest gaps between tokens down", () => {
-    const [big, small] = [level("baseline", 4), level("batched256", 4)];
+    const [big, small] = [level("baseline-long", 4), level("batched256-long", 4)];
     assert.ok(small.ttftMs!.mean > big.ttftMs!.mean, `TTFT mean ${small.ttftMs!.mean} vs ${big.ttftMs!.mean}`);
     assert.ok(small.itlMs!.p99 < big.itlMs!.p99, `ITL p99 ${small.itlMs!.p99} vs ${big.itlMs!.p99}`);
   });
