@@ -53,7 +53,13 @@ function best(values: readonly number[], costOf: (v: number) => number): number 
 }
 
 const grid = (from: number, to: number, step: number) =>
-  Array.from({ length: Math.round((to - from) / step) + 1 }, (_, i) => round(from + i * step, 6));
+  Array.from({ length: Math.floor((to - from) / step + 1e-9) + 1 }, (_, i) => round(from + i * step, 6));
+
+/** The best value on a coarse grid over [from, to], then on a fine grid one coarse step either side of it. */
+function coarseThenFine(from: number, to: number, coarse: number, fine: number, costOf: (v: number) => number): number {
+  const rough = best(grid(from, to, coarse), costOf);
+  return best(grid(Math.max(from, rough - coarse), Math.min(to, rough + coarse), fine), costOf);
+}
 
 export function fitTimingModel(levels: readonly RecordedLevel[], inputs: readonly RecordedInputLength[]): TimingParams {
   // 1. A decode-only step against the running batch: the median gap between tokens.
@@ -87,9 +93,9 @@ export function fitTimingModel(levels: readonly RecordedLevel[], inputs: readonl
     frontendPerTokenMs: round(perPromptToken - k, 4),
   });
   for (let round = 0; round < 2; round++) {
-    const k = best(grid(0, 0.036, 0.0005), (v) => cost(withSplit(v), batched, (f) => f.tpotMeanMs));
+    const k = coarseThenFine(0, perPromptToken, 0.002, 0.0005, (v) => cost(withSplit(v), batched, (f) => f.tpotMeanMs));
     params = withSplit(k);
-    const g = best(grid(0, 4, 0.05), (v) =>
+    const g = coarseThenFine(0, 4, 0.2, 0.05, (v) =>
       cost({ ...params, frontendPerStreamFactor: v }, unqueued, (f) => f.ttftMeanMs),
     );
     params = { ...params, frontendPerStreamFactor: g };

@@ -70,7 +70,7 @@ const need = <T>(value: T | null | undefined, what: string): T => {
 export function recordedLevels(): RecordedLevel[] {
   return realVllmResults().flatMap(({ file, result }) => {
     const load = result.phases.load;
-    if (!load || load.status !== "ok") return [];
+    if (load?.status !== "ok") return [];
     const config = KnobsSchema.parse(result.outputs.config);
     return load.levels
       .filter((l) => l.status === "ok" && l.ttftMs !== null && l.tpotMs !== null && l.itlMs !== null)
@@ -96,7 +96,7 @@ export function recordedLevels(): RecordedLevel[] {
 export function recordedInputLengths(): RecordedInputLength[] {
   return realVllmResults().flatMap(({ file, result }) => {
     const phase = result.phases.inputLength;
-    if (!phase || phase.status !== "ok") return [];
+    if (phase?.status !== "ok") return [];
     return phase.cases.flatMap((c) =>
       c.warmMeanMs === null || c.promptTokens === null
         ? []
