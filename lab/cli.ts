@@ -4,12 +4,13 @@
  *   --ttft-ms N --itl-ms N --engine simulator|vllm --vllm-python PATH --model-dir DIR
  *   --emulate-gpu-memory-gib N (the card: with vllm its KV budget, with the simulator the KV pool's; default 24)
  *   --no-kv-emulation (simulator: no KV pool, only --max-num-seqs binds)
+ *   --sim-timing fitted|fixed (simulator: the fitted timing model, default, or --ttft-ms/--itl-ms)
  *   --gpus N --nodes M (M simulated GPU nodes with N nvidia.com/gpu in all; default 1 and 1)
  */
 import * as path from "node:path";
 import { startLab, stopLab } from "./cluster";
 import { gpuLayoutProblem } from "./gpus";
-import { LAB_ENGINES, type LabEngine, type LabOptions } from "./options";
+import { LAB_ENGINES, type LabEngine, type LabOptions, SIM_TIMINGS } from "./options";
 import { readLabState } from "./state";
 
 function flagValue(args: readonly string[], name: string): string | undefined {
@@ -67,6 +68,19 @@ export function parseUpOptions(args: readonly string[], cwd: string): Partial<La
       throw new Error("--no-kv-emulation and --emulate-gpu-memory-gib conflict: the card sizes the emulated KV pool");
     options.simKvEmulation = false;
   }
+  const timing = flagValue(args, "--sim-timing");
+  if (timing !== undefined) {
+    if (!(SIM_TIMINGS as readonly string[]).includes(timing))
+      throw new Error(`--sim-timing ${JSON.stringify(timing)}: expected one of ${SIM_TIMINGS.join(", ")}`);
+    if (timing === "fitted" && options.simKvEmulation === false)
+      throw new Error("--sim-timing fitted needs the KV layer: it conflicts with --no-kv-emulation");
+    options.simTiming = timing as LabOptions["simTiming"];
+  }
+  const fixedOnly = ["--ttft-ms", "--itl-ms"].filter((f) => args.includes(f));
+  if (fixedOnly.length > 0 && options.simTiming !== "fixed" && options.simKvEmulation !== false)
+    throw new Error(
+      `${fixedOnly.join(", ")} apply only with --sim-timing fixed or --no-kv-emulation (the fitted timing model sets the latencies)`,
+    );
   return options;
 }
 

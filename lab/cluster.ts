@@ -19,6 +19,7 @@ import {
   SERVICES_FILE,
   STATE_FILE,
   simCardGib,
+  simTimingFitted,
 } from "./options";
 import { checkModelDir, checkVllmEngine, hasWeights, hostProbes, type VllmProbes } from "./preflight";
 import { readLabState } from "./state";
@@ -174,7 +175,9 @@ export async function startLab(input: Partial<LabOptions> = {}, probes: VllmProb
     ...(options.engine === "vllm" && options.emulateGpuMemoryGib !== undefined
       ? { emulatedGpu: `${options.emulateGpuMemoryGib} GiB card: ${emulationFormula(options.emulateGpuMemoryGib)}` }
       : {}),
-    ...(options.engine === "simulator" ? { kvEmulation: simKvEmulation(options) } : {}),
+    ...(options.engine === "simulator"
+      ? { kvEmulation: simKvEmulation(options), simTiming: simTimingNote(options) }
+      : {}),
     // Results carry emulatedGpu (campaign/cli.ts): a simulator's pool is as emulated as a real vLLM's budget.
     ...(options.engine === "simulator" && simCardGib(options) !== undefined
       ? { emulatedGpu: simKvEmulation(options) }
@@ -247,6 +250,13 @@ function simKvEmulation(options: LabOptions): string {
     : `${card} GiB card: ${kvModelFormula(card)}`;
 }
 
+/** The simulator lab's latency model as the state records it. */
+function simTimingNote(options: LabOptions): string {
+  return simTimingFitted(options)
+    ? "fitted: vLLM 0.24 on an H200 (lab/timing-model.ts, docs/lab-timing-model.md), paced by the KV layer"
+    : `fixed: the simulator's own, time to first token ${options.timeToFirstTokenMs} ms, inter-token latency ${options.interTokenLatencyMs} ms`;
+}
+
 /** A running lab serves a request for the same engine with the same settings of it and the same GPUs; any other is a restart. */
 function sameEngine(running: Partial<LabOptions>, wanted: LabOptions): boolean {
   const key = (o: Partial<LabOptions>) =>
@@ -254,7 +264,7 @@ function sameEngine(running: Partial<LabOptions>, wanted: LabOptions): boolean {
       o.gpus ?? 1,
       o.nodes ?? 1,
       ...((o.engine ?? "simulator") === "simulator"
-        ? ["simulator", o.emulateGpuMemoryGib, o.simKvEmulation ?? true]
+        ? ["simulator", o.emulateGpuMemoryGib, o.simKvEmulation ?? true, o.simTiming ?? "fitted"]
         : [o.engine, o.vllmPython, o.modelDir, o.emulateGpuMemoryGib]),
     ]);
   return key(running) === key(wanted);

@@ -1,5 +1,6 @@
 import type { KvPool } from "./kv-model";
 import type { SchedulerCounts } from "./kv-scheduler";
+import type { LatencyHistograms } from "./latency-metrics";
 
 /** The families the lab's KV layer owns; the simulator's own lines of them are replaced. */
 const OWNED = [
@@ -25,11 +26,20 @@ const float = (v: number) => (Number.isInteger(v) ? `${v}.0` : String(v));
  * gpu_memory_utilization). Waiting and running are the lab scheduler's: it is the one that holds
  * requests back.
  */
-export function rewriteMetrics(simText: string, modelName: string, pool: KvPool, counts: SchedulerCounts): string {
+export function rewriteMetrics(
+  simText: string,
+  modelName: string,
+  pool: KvPool,
+  counts: SchedulerCounts,
+  latency: LatencyHistograms | null = null,
+): string {
   const owned = new Set<string>(OWNED);
+  // Paced by the timing model, every latency family of the simulator's is its own zero latency:
+  // the layer's histograms replace the four the benchmark reads, the rest are left out.
+  const simLatency = (family: string) => latency !== null && /_seconds(_bucket|_sum|_count|_created)?$/.test(family);
   const kept = simText.split("\n").filter((line) => {
     const family = familyOf(line);
-    return family === null || !owned.has(family);
+    return family === null || !(owned.has(family) || simLatency(family));
   });
   while (kept.length > 0 && kept[kept.length - 1] === "") kept.pop();
   const base = `engine="0",model_name="${modelName}"`;
@@ -65,6 +75,7 @@ export function rewriteMetrics(simText: string, modelName: string, pool: KvPool,
     "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig",
     "# TYPE vllm:cache_config_info gauge",
     `vllm:cache_config_info{${infoLabels}} 1.0`,
+    ...(latency?.lines(base) ?? []),
   ];
   return `${[...kept, ...ours].join("\n")}\n`;
 }

@@ -2,6 +2,9 @@ import * as http from "node:http";
 import { rewriteMetrics } from "./kv-metrics";
 import type { KvPool } from "./kv-model";
 import { type Admission, KvScheduler } from "./kv-scheduler";
+import { LatencyHistograms } from "./latency-metrics";
+import { type EngineTiming, StepEngine } from "./step-engine";
+import { forwardPaced } from "./timed-answer";
 
 /** What the lab's KV layer needs to know about its pod. */
 export interface KvProxyConfig {
@@ -9,6 +12,11 @@ export interface KvProxyConfig {
   readonly maxNumSeqs: number;
   /** The served model name, as the simulator labels its series. */
   readonly modelName: string;
+  /**
+   * The engine timing (lab/step-engine.ts): the proxy paces the simulator's answer by the fitted
+   * model of vLLM's steps. Absent: the simulator's own fixed latencies pass through.
+   */
+  readonly timing?: EngineTiming;
 }
 
 /** Where the proxy listens: a Unix socket (the simulator in its own network namespace) or a loopback port. */
@@ -28,6 +36,9 @@ const GENERATE = new Set(["/v1/chat/completions", "/v1/completions"]);
  */
 export class KvProxy {
   readonly scheduler: KvScheduler;
+  private readonly engine: StepEngine | null;
+  /** With the engine timing: vLLM's latency histograms of the paced answers. */
+  private readonly latency: LatencyHistograms | null;
   private readonly server: http.Server;
   private readonly agent = new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
   /** Submissions happen in arrival order even though token counts come back in any order. */
@@ -39,6 +50,8 @@ export class KvProxy {
     private readonly warn: (message: string) => void = (m) => process.stderr.write(`kv-proxy: ${m}\n`),
   ) {
     this.scheduler = new KvScheduler(config.maxNumSeqs, config.pool.kvCacheSizeTokens);
+    this.engine = config.timing ? new StepEngine(config.timing) : null;
+    this.latency = config.timing ? new LatencyHistograms() : null;
     this.server = http.createServer((req, res) => {
       this.handle(req, res).catch((error: Error) => {
         this.warn(`${req.method} ${req.url}: ${error.message}`);
@@ -71,6 +84,7 @@ export class KvProxy {
     // Watched before the first wait: a close during /tokenize or the submit chain has fired by the
     // time the request would queue, and a listener added then never runs.
     const client = watchClient(res);
+    const arrivedMs = performance.now();
     const body = await readAll(req);
     const path = (req.url ?? "/").split("?")[0]!;
     if (req.method === "GET" && path === "/metrics") {
@@ -80,6 +94,7 @@ export class KvProxy {
         this.config.modelName,
         this.config.pool,
         this.scheduler.counts(),
+        this.latency,
       );
       res.writeHead(sim.status, { "content-type": sim.headers["content-type"] ?? "text/plain; version=0.0.4" });
       res.end(text);
@@ -92,23 +107,33 @@ export class KvProxy {
     const tokens = this.tokensOf(path, body);
     const prev = this.lastSubmit;
     const submitted = (async () => {
-      const total = await tokens;
+      const counted = await tokens;
       await prev;
+      // The API server renders and tokenizes before the engine queues (one request at a time).
+      if (counted && this.engine && !client.gone()) await this.engine.frontend(counted.prompt);
       // A client gone before its turn to queue never queues: a waiting count nobody waits behind.
       if (client.gone()) return "left";
-      return total === null ? undefined : this.scheduler.submit(total);
+      if (counted === null) return undefined;
+      return { admission: this.scheduler.submit(counted.total), prompt: counted.prompt, queuedMs: performance.now() };
     })();
     this.lastSubmit = submitted.catch(() => undefined);
-    const admission = await submitted;
-    if (admission === "left") return;
-    if (admission) {
+    const queued = await submitted;
+    if (queued === "left") return;
+    if (queued) {
       // A client that leaves while waiting leaves the queue; the wait ends either way.
-      if ((await Promise.race([admission.admitted, client.left])) === "left" || client.gone()) {
-        admission.release();
+      if ((await Promise.race([queued.admission.admitted, client.left])) === "left" || client.gone()) {
+        queued.admission.release();
+        return;
+      }
+      if (this.engine && this.latency) {
+        this.latency.observe("vllm:request_queue_time_seconds", (performance.now() - queued.queuedMs) / 1000);
+        const timed = { admission: queued.admission, promptTokens: queued.prompt, arrivedMs };
+        const upstream = { port: this.upstreamPort, agent: this.agent };
+        forwardPaced(upstream, req, res, body, client.left, timed, this.engine, this.latency);
         return;
       }
     }
-    this.forward(req, res, body, client, admission);
+    this.forward(req, res, body, client, queued?.admission);
   }
 
   /**
@@ -116,7 +141,7 @@ export class KvProxy {
    * leaves, as vLLM's does), or null when it goes straight through: not JSON, or over the context
    * limit (the simulator answers vLLM's 400 at once; vLLM refuses it before scheduling too).
    */
-  private async tokensOf(path: string, body: Buffer): Promise<number | null> {
+  private async tokensOf(path: string, body: Buffer): Promise<{ prompt: number; total: number } | null> {
     let request: Record<string, unknown>;
     try {
       request = JSON.parse(body.toString("utf8")) as Record<string, unknown>;
@@ -130,7 +155,7 @@ export class KvProxy {
     const total = prompt + maxTokens;
     if (!(Number.isInteger(total) && total >= 1 && total <= maxModelLen && total <= this.config.pool.kvCacheSizeTokens))
       return null;
-    return total;
+    return { prompt, total };
   }
 
   /** The prompt's tokens by the simulator's /tokenize; a failed count reserves the whole context, saying so. */

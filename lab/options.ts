@@ -19,6 +19,7 @@ function defaultClusterName(): string {
 
 export const LAB_ENGINES = ["simulator", "vllm"] as const;
 export type LabEngine = (typeof LAB_ENGINES)[number];
+export const SIM_TIMINGS = ["fitted", "fixed"] as const;
 
 /**
  * How the lab behaves. The start-up timings default to the seed's divided by 30 (270 s cold and
@@ -48,7 +49,14 @@ export const LabOptionsSchema = z.object({
     .default(171 / 30),
   /** Loopback port where the Ready vLLM pod's simulator serves (the seed reached vLLM on 8100). */
   endpointPort: z.number().int().min(1024).max(65535).default(8100),
-  /** Simulated time to first token and inter-token latency, in ms. */
+  /**
+   * With the simulator and its KV layer: `fitted` paces every answer by the timing model fitted to
+   * real vLLM 0.24 on an H200 (lab/timing-model.ts: TPOT with the batch, TTFT with prompt and
+   * queue, prefill chunks by --max-num-batched-tokens); `fixed` serves the simulator's own fixed
+   * latencies below. The bare simulator (simKvEmulation false) is always `fixed`.
+   */
+  simTiming: z.enum(SIM_TIMINGS).default("fitted"),
+  /** Simulated time to first token and inter-token latency, in ms, with simTiming `fixed`. */
   timeToFirstTokenMs: z.number().int().min(0).max(10_000).default(100),
   interTokenLatencyMs: z.number().int().min(0).max(1000).default(10),
   /**
@@ -89,6 +97,11 @@ export function simCardGib(options: LabOptions): number | undefined {
 }
 export type LabOptions = z.infer<typeof LabOptionsSchema>;
 
+/** Whether the simulator lab paces answers by the fitted timing model: only through its KV layer. */
+export function simTimingFitted(options: LabOptions): boolean {
+  return options.engine === "simulator" && options.simKvEmulation && options.simTiming === "fitted";
+}
+
 /**
  * What `lab up` leaves behind in `.lab/state.json` for the benchmark, the campaign and the tests:
  * the one schema every reader validates against (lab/state.ts reads it).
@@ -119,6 +132,8 @@ export const LabStateSchema = z.looseObject({
   emulatedGpu: z.string().optional(),
   /** With the simulator: how its KV pool is emulated, or that it is not ("off: ..."). */
   kvEmulation: z.string().optional(),
+  /** With the simulator: the latency model its answers follow (lab/timing-model.ts's fit, or the fixed flags). */
+  simTiming: z.string().optional(),
 });
 export type LabState = z.infer<typeof LabStateSchema>;
 

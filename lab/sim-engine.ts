@@ -5,9 +5,10 @@ import { utilizationOf } from "./emulate-memory";
 import type { ServerEngine, ServerLaunch } from "./engine";
 import { KvStartupError, kvPoolFor } from "./kv-model";
 import type { KvProxyConfig } from "./kv-proxy";
-import { type LabOptions, simCardGib } from "./options";
+import { type LabOptions, simCardGib, simTimingFitted } from "./options";
 import { simArgsFor } from "./sim-args";
 import type { SimPodConfig } from "./sim-pod";
+import { H200_TIMING } from "./timing-model";
 import { freeLoopbackPort } from "./vllm-engine";
 
 /**
@@ -38,13 +39,21 @@ function argOf(podArgs: readonly string[], flag: string): string | undefined {
 
 /**
  * Pure: the KV layer's settings for a pod, or vLLM's start-up refusal (KvStartupError) when its
- * --max-model-len does not fit the pool its --gpu-memory-utilization leaves on the card.
+ * --max-model-len does not fit the pool its --gpu-memory-utilization leaves on the card. With
+ * `fittedTiming` the layer also paces answers by the timing model, at the pod's own
+ * --max-num-batched-tokens (0: vLLM's default).
  */
-export function kvProxyConfigFor(podArgs: readonly string[], cardGib: number): KvProxyConfig {
+export function kvProxyConfigFor(podArgs: readonly string[], cardGib: number, fittedTiming: boolean): KvProxyConfig {
   const maxModelLen = Number(argOf(podArgs, "--max-model-len") ?? MODEL_MAX_MODEL_LEN);
   const maxNumSeqs = Number(argOf(podArgs, "--max-num-seqs") ?? VLLM_DEFAULT_MAX_NUM_SEQS);
   const modelName = argOf(podArgs, "--served-model-name") ?? podArgs[0] ?? "";
-  return { pool: kvPoolFor(utilizationOf(podArgs), maxModelLen, cardGib), maxNumSeqs, modelName };
+  const maxNumBatchedTokens = Number(argOf(podArgs, "--max-num-batched-tokens") ?? 0);
+  return {
+    pool: kvPoolFor(utilizationOf(podArgs), maxModelLen, cardGib),
+    maxNumSeqs,
+    modelName,
+    ...(fittedTiming ? { timing: { params: H200_TIMING, maxNumBatchedTokens } } : {}),
+  };
 }
 
 /** A container that prints vLLM's refusal and exits 1, as vLLM's engine core does when the KV cache is too small. */
@@ -68,7 +77,7 @@ export function simulatorEngine(options: LabOptions, simBinary: string, placemen
       let kv: KvProxyConfig | null = null;
       if (cardGib !== undefined) {
         try {
-          kv = kvProxyConfigFor(podArgs, cardGib);
+          kv = kvProxyConfigFor(podArgs, cardGib, simTimingFitted(options));
         } catch (error) {
           if (error instanceof KvStartupError) return refusedStart(error, await freeLoopbackPort());
           throw error;
@@ -76,12 +85,14 @@ export function simulatorEngine(options: LabOptions, simBinary: string, placemen
       }
       // Every pod answers on a loopback endpoint of its own, so several serve at once.
       const simPort = placement.mode === "netns" ? NETNS_SIM_PORT : await freeLoopbackPort();
+      // With the fitted timing the simulator answers at once and the KV layer paces the answer.
+      const paced = kv?.timing !== undefined;
       const { args, ignored } = simArgsFor(podArgs, {
         port: simPort,
-        timeToFirstTokenMs: options.timeToFirstTokenMs,
-        interTokenLatencyMs: options.interTokenLatencyMs,
+        timeToFirstTokenMs: paced ? 0 : options.timeToFirstTokenMs,
+        interTokenLatencyMs: paced ? 0 : options.interTokenLatencyMs,
       });
-      const detail = { placement: placement.mode, args, ignored, kvPool: kv?.pool ?? null };
+      const detail = { placement: placement.mode, args, ignored, kvPool: kv?.pool ?? null, timing: kv?.timing ?? null };
       // No KV layer and no namespace: the simulator serves its port itself.
       if (placement.mode === "direct" && !kv) return { command: simBinary, args, route: simPort, detail };
       const uid = pod.metadata?.uid ?? "";

@@ -60,8 +60,14 @@ describe("lab KV pool: the knobs bind on the simulator lab", function () {
   let sandbox: Awaited<ReturnType<typeof pulumiSandbox>>;
 
   before(async () => {
-    // 1 ms a token: an 8000-token answer takes 8 s, long enough to see who waits.
-    lab = await startLab({ coldStartSeconds: 1, warmStartSeconds: 1, interTokenLatencyMs: 1, timeToFirstTokenMs: 20 });
+    // The simulator's fixed latencies, 1 ms a token: an 8000-token answer takes 8 s, long enough to see who waits.
+    lab = await startLab({
+      coldStartSeconds: 1,
+      warmStartSeconds: 1,
+      simTiming: "fixed",
+      interTokenLatencyMs: 1,
+      timeToFirstTokenMs: 20,
+    });
     sandbox = await pulumiSandbox(lab.kubeconfig);
     assert.equal((await (await sandbox.stack("baseline")).up()).summary.result, "succeeded");
   });

@@ -13,6 +13,7 @@ import { blocksForTokens, KvStartupError, kvPoolFor, kvPoolLogLines } from "../.
 import { KvScheduler } from "../../../lab/kv-scheduler";
 import { LabOptionsSchema } from "../../../lab/options";
 import { kvProxyConfigFor, simulatorEngine } from "../../../lab/sim-engine";
+import { H200_TIMING } from "../../../lab/timing-model";
 
 describe("lab KV model: the pool vLLM 0.24 reports for the gemma3-like model", () => {
   // Every figure below is what real vLLM 0.24 logged (examples/gpu-campaign-2026-11-30/pod-logs,
@@ -60,24 +61,36 @@ describe("lab KV model: the pool vLLM 0.24 reports for the gemma3-like model", (
     });
   });
 
-  it("reads a pod's args: utilization, max_model_len, max_num_seqs, served name", () => {
-    const config = kvProxyConfigFor(
-      [
-        "m",
-        "--served-model-name",
-        "gemma-4-12b-q4",
-        "--max-model-len",
-        "4096",
-        "--max-num-seqs=8",
-        "--gpu-memory-utilization",
-        "0.85",
-      ],
-      24,
-    );
+  it("reads a pod's args: utilization, max_model_len, max_num_seqs, served name, batched tokens", () => {
+    const args = [
+      "m",
+      "--served-model-name",
+      "gemma-4-12b-q4",
+      "--max-model-len",
+      "4096",
+      "--max-num-seqs=8",
+      "--gpu-memory-utilization",
+      "0.85",
+      "--max-num-batched-tokens",
+      "512",
+    ];
+    const config = kvProxyConfigFor(args, 24, true);
     assert.deepEqual(
-      { seqs: config.maxNumSeqs, name: config.modelName, tokens: config.pool.kvCacheSizeTokens },
-      { seqs: 8, name: "gemma-4-12b-q4", tokens: kvPoolFor(0.85, 4096, 24).kvCacheSizeTokens },
+      {
+        seqs: config.maxNumSeqs,
+        name: config.modelName,
+        tokens: config.pool.kvCacheSizeTokens,
+        timing: config.timing,
+      },
+      {
+        seqs: 8,
+        name: "gemma-4-12b-q4",
+        tokens: kvPoolFor(0.85, 4096, 24).kvCacheSizeTokens,
+        timing: { params: H200_TIMING, maxNumBatchedTokens: 512 },
+      },
     );
+    assert.equal(kvProxyConfigFor(args, 24, false).timing, undefined, "fixed timing: the simulator's own latencies");
+    assert.equal(kvProxyConfigFor(args.slice(0, -2), 24, true).timing?.maxNumBatchedTokens, 0, "0: vLLM's default");
   });
 });
 
@@ -254,6 +267,27 @@ describe("lab up: the KV emulation flags", () => {
     });
     assert.throws(() => parseUpOptions(["--no-kv-emulation", "--emulate-gpu-memory-gib", "24"], "/"), {
       message: "--no-kv-emulation and --emulate-gpu-memory-gib conflict: the card sizes the emulated KV pool",
+    });
+  });
+
+  it("takes the simulator's timing: fitted by default, fixed with --ttft-ms/--itl-ms, never fitted without the KV layer", () => {
+    assert.deepEqual(parseUpOptions(["--sim-timing", "fixed", "--ttft-ms", "20"], "/"), {
+      simTiming: "fixed",
+      timeToFirstTokenMs: 20,
+    });
+    assert.deepEqual(parseUpOptions(["--no-kv-emulation", "--itl-ms", "1"], "/"), {
+      simKvEmulation: false,
+      interTokenLatencyMs: 1,
+    });
+    assert.throws(() => parseUpOptions(["--sim-timing", "model"], "/"), {
+      message: '--sim-timing "model": expected one of fitted, fixed',
+    });
+    assert.throws(() => parseUpOptions(["--no-kv-emulation", "--sim-timing", "fitted"], "/"), {
+      message: "--sim-timing fitted needs the KV layer: it conflicts with --no-kv-emulation",
+    });
+    assert.throws(() => parseUpOptions(["--ttft-ms", "20"], "/"), {
+      message:
+        "--ttft-ms apply only with --sim-timing fixed or --no-kv-emulation (the fitted timing model sets the latencies)",
     });
   });
 });

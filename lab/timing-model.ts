@@ -1,0 +1,104 @@
+/**
+ * The lab's engine timing: how long one step of vLLM's scheduler takes and what it does, fitted to
+ * the real vLLM 0.24 runs on an H200 recorded under examples/ (scripts/timing-fit/fit.ts refits it;
+ * docs/lab-timing-model.md gives the formula, the fit, its residuals and its limits). Pure.
+ *
+ * One step: every decoding request gets one token, then the step's token budget
+ * (`--max-num-batched-tokens` less those decode tokens) goes to prompts still being prefilled, in
+ * admission order (vLLM V1's chunked prefill). Its duration:
+ *
+ *   step ms = stepBaseMs + stepPerSeqMs × decodes + prefillPerTokenMs × prefill tokens
+ *
+ * Before a request reaches the engine, the API server renders and tokenizes it, one request at a
+ * time in arrival order:
+ *
+ *   frontend ms = (frontendBaseMs + frontendPerTokenMs × prompt tokens) × (1 + frontendPerStreamFactor × decoding)
+ *
+ * where `decoding` is how many answers the server is streaming when it arrives (its one event loop
+ * serves both).
+ */
+export interface TimingParams {
+  readonly stepBaseMs: number;
+  readonly stepPerSeqMs: number;
+  readonly prefillPerTokenMs: number;
+  readonly frontendBaseMs: number;
+  readonly frontendPerTokenMs: number;
+  readonly frontendPerStreamFactor: number;
+}
+
+/** Fitted by `npx tsx scripts/timing-fit/fit.ts` to examples/ (vLLM 0.24, H200, gemma3-like model, 1564-token prompts). */
+export const H200_TIMING: TimingParams = {
+  stepBaseMs: 7.82,
+  stepPerSeqMs: 0.111,
+  prefillPerTokenMs: 0.013,
+  frontendBaseMs: 7.3,
+  frontendPerTokenMs: 0.0213,
+  frontendPerStreamFactor: 0.55,
+};
+
+/** vLLM 0.24's `--max-num-batched-tokens` when none is given, on a card of 70 GiB or more (the H200's log: 8192). */
+export const DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192;
+
+/** A request the engine holds: admitted, its prompt prefilled so far, tokens sampled so far. */
+export interface EngineSeq {
+  readonly promptTokens: number;
+  readonly prefilled: number;
+  readonly sampled: number;
+}
+
+/** What one step does: which requests decode a token and how many prompt tokens each prefills. */
+export interface StepPlan {
+  /** Indexes (into the list planned) of the requests that decode one token. */
+  readonly decodes: readonly number[];
+  /** Index → prompt tokens prefilled in this step. */
+  readonly chunks: ReadonlyMap<number, number>;
+  readonly durationMs: number;
+}
+
+export function stepMs(params: TimingParams, decodes: number, prefillTokens: number): number {
+  return params.stepBaseMs + params.stepPerSeqMs * decodes + params.prefillPerTokenMs * prefillTokens;
+}
+
+export function frontendMs(params: TimingParams, promptTokens: number, decoding: number): number {
+  return (
+    (params.frontendBaseMs + params.frontendPerTokenMs * promptTokens) * (1 + params.frontendPerStreamFactor * decoding)
+  );
+}
+
+/** Pure: one step of the requests the engine holds, in admission order; null when there is nothing to do. */
+export function planStep(
+  params: TimingParams,
+  seqs: readonly EngineSeq[],
+  maxNumBatchedTokens: number,
+): StepPlan | null {
+  if (!(Number.isInteger(maxNumBatchedTokens) && maxNumBatchedTokens >= 1))
+    throw new Error(`maxNumBatchedTokens ${maxNumBatchedTokens}: expected an integer ≥ 1`);
+  const decodes: number[] = [];
+  seqs.forEach((s, i) => {
+    if (s.prefilled >= s.promptTokens) decodes.push(i);
+  });
+  let budget = maxNumBatchedTokens - decodes.length;
+  const chunks = new Map<number, number>();
+  let prefillTokens = 0;
+  seqs.forEach((s, i) => {
+    const left = s.promptTokens - s.prefilled;
+    if (left <= 0 || budget <= 0) return;
+    const chunk = Math.min(left, budget);
+    chunks.set(i, chunk);
+    budget -= chunk;
+    prefillTokens += chunk;
+  });
+  if (decodes.length === 0 && chunks.size === 0) return null;
+  return { decodes, chunks, durationMs: stepMs(params, decodes.length, prefillTokens) };
+}
+
+/** Pure: the requests after a step; a request whose prompt the step completes samples its first token. */
+export function applyStep(seqs: readonly EngineSeq[], plan: StepPlan): EngineSeq[] {
+  const decoding = new Set(plan.decodes);
+  return seqs.map((s, i) => {
+    if (decoding.has(i)) return { ...s, sampled: s.sampled + 1 };
+    const chunk = plan.chunks.get(i) ?? 0;
+    const prefilled = s.prefilled + chunk;
+    return { ...s, prefilled, sampled: chunk > 0 && prefilled >= s.promptTokens ? 1 : s.sampled };
+  });
+}

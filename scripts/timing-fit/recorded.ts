@@ -1,0 +1,106 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { z } from "zod";
+import { readResult } from "../../benchmarks/result/store";
+import type { BenchmarkResult } from "../../benchmarks/result/types";
+
+/**
+ * The real-vLLM figures the lab's timing model is fitted to: every closed-loop level and every
+ * input-length case of the benchmark results recorded under examples/gpu-* (vLLM 0.24 on an H200),
+ * read and validated as the benchmark reads its own results.
+ */
+export interface RecordedLevel {
+  readonly file: string;
+  readonly maxNumSeqs: number;
+  readonly maxNumBatchedTokens: number;
+  readonly concurrency: number;
+  readonly promptTokens: number;
+  readonly outputTokens: number;
+  readonly warmupSeconds: number;
+  readonly windowSeconds: number;
+  readonly requestsPerSecond: number;
+  readonly ttftMeanMs: number;
+  readonly tpotMeanMs: number;
+  readonly itlP50Ms: number;
+  readonly peakRunning: number;
+  readonly peakWaiting: number;
+}
+
+export interface RecordedInputLength {
+  readonly file: string;
+  readonly promptTokens: number;
+  readonly outputTokens: number;
+  /** The warm run's end-to-end ms, one request alone. */
+  readonly e2eMs: number;
+}
+
+export const EXAMPLES_DIR = path.resolve(__dirname, "..", "..", "examples");
+
+/** A benchmark result's file name: `<stamp>.json` (campaign and tune files are named otherwise). */
+const RESULT_FILE = /^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ\.json$/;
+
+function files(dir: string): string[] {
+  return fs
+    .readdirSync(dir, { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : [path.join(dir, e.name)]));
+}
+
+function realVllmResults(): Array<{ file: string; result: BenchmarkResult }> {
+  return fs
+    .readdirSync(EXAMPLES_DIR)
+    .filter((d) => d.startsWith("gpu-"))
+    .flatMap((d) => files(path.join(EXAMPLES_DIR, d)))
+    .filter((f) => RESULT_FILE.test(path.basename(f)))
+    .sort()
+    .map((f) => ({ file: path.relative(EXAMPLES_DIR, f), result: readResult(f) }))
+    .filter(({ result }) => result.vllmVersion === "0.24.0");
+}
+
+/** The knobs the timing depends on, from the stack config a result records. */
+const KnobsSchema = z.looseObject({
+  maxNumSeqs: z.number().int().min(1),
+  maxNumBatchedTokens: z.number().int().min(0),
+});
+
+const need = <T>(value: T | null | undefined, what: string): T => {
+  if (value === null || value === undefined) throw new Error(`recorded run: ${what} missing`);
+  return value;
+};
+
+export function recordedLevels(): RecordedLevel[] {
+  return realVllmResults().flatMap(({ file, result }) => {
+    const load = result.phases.load;
+    if (load?.status !== "ok") return [];
+    const config = KnobsSchema.parse(result.outputs.config);
+    return load.levels
+      .filter((l) => l.status === "ok" && l.ttftMs !== null && l.tpotMs !== null && l.itlMs !== null)
+      .map((l) => ({
+        file,
+        maxNumSeqs: config.maxNumSeqs,
+        maxNumBatchedTokens: config.maxNumBatchedTokens,
+        concurrency: l.concurrency,
+        promptTokens: need(load.promptTokens, `${file} promptTokens`),
+        outputTokens: load.maxTokens,
+        warmupSeconds: l.warmupSeconds,
+        windowSeconds: l.windowSeconds,
+        requestsPerSecond: need(l.requestsPerSecond, `${file} c=${l.concurrency} req/s`),
+        ttftMeanMs: l.ttftMs!.mean,
+        tpotMeanMs: l.tpotMs!.mean,
+        itlP50Ms: l.itlMs!.p50,
+        peakRunning: need(l.server.peakRunning.value, `${file} c=${l.concurrency} peak running`),
+        peakWaiting: need(l.server.peakWaiting.value, `${file} c=${l.concurrency} peak waiting`),
+      }));
+  });
+}
+
+export function recordedInputLengths(): RecordedInputLength[] {
+  return realVllmResults().flatMap(({ file, result }) => {
+    const phase = result.phases.inputLength;
+    if (phase?.status !== "ok") return [];
+    return phase.cases.flatMap((c) =>
+      c.warmMeanMs === null || c.promptTokens === null
+        ? []
+        : [{ file, promptTokens: c.promptTokens, outputTokens: phase.maxTokens, e2eMs: c.warmMeanMs }],
+    );
+  });
+}
