@@ -5,11 +5,11 @@ import { GPU_DEVICES_ANNOTATION } from "../lab";
 /**
  * Where the rollout of a candidate stands, from the Deployment, its ReplicaSets and pods. Pure.
  *
- * `pulumi up` waits for the Deployment with the Kubernetes provider's await logic, which reports a
- * crash-looping, unpullable or unschedulable pod only as a message and keeps waiting for its timeout
- * (startupBudgetSeconds + 5 min: 35 minutes with the model down). It can also return before the new
- * pod exists. The campaign reads the rollout itself: to stop an `up` that cannot succeed, and, after
- * `up`, to make sure the pod that serves runs this candidate's args before anything is measured.
+ * `pulumi up` itself waits for the applied template's pod and fails with its reason
+ * (components/rollout-ready.ts, with the same pod judgement, components/rollout/pod-failure.ts). The
+ * campaign still reads the rollout itself: beside `up`, to cancel one that cannot succeed even when
+ * the wait cannot tell, and after `up`, to check that the pod that serves runs this candidate's args
+ * before anything is measured, and to learn its node and GPU.
  */
 export type RolloutState =
   | { readonly kind: "progressing"; readonly detail: string }
