@@ -27,9 +27,10 @@ const POLL_MS = 1000;
 const UNSCHEDULABLE_GRACE_MS = 30_000;
 
 /**
- * The kubeconfig as the Kubernetes provider reads it (the program's cluster check applies the same
- * rule, components/cluster-check.ts): the config value as a file when it names one, else as contents;
- * without it, KUBECONFIG or ~/.kube/config. The module is passed in: it is loaded only when a wait runs.
+ * The kubeconfig as the Kubernetes provider reads it, for the program's cluster check
+ * (components/cluster-check.ts) and `up`'s wait alike: the config value as a file when it names one,
+ * else as contents; without it, KUBECONFIG or ~/.kube/config. The module is passed in: the wait
+ * loads it only when it runs.
  */
 export function loadProviderKubeConfig(
   k8s: typeof K8s,
