@@ -7,9 +7,10 @@ import { GPU_DEVICES_ANNOTATION } from "../lab";
  *
  * `pulumi up` itself waits for the applied template's pod and fails with its reason
  * (components/rollout-ready.ts, with the same pod judgement, components/rollout/pod-failure.ts). The
- * campaign still reads the rollout itself: beside `up`, to cancel one that cannot succeed even when
- * the wait cannot tell, and after `up`, to check that the pod that serves runs this candidate's args
- * before anything is measured, and to learn its node and GPU.
+ * campaign still reads the rollout itself: beside `up`, a watchdog that cancels an `up` whose pod
+ * cannot start (the wait fails it too, by the same judgement: whichever sees it first ends the `up`),
+ * and after `up`, to check that the pod that serves runs this candidate's args before anything is
+ * measured, and to learn its node and GPU.
  */
 export type RolloutState =
   | { readonly kind: "progressing"; readonly detail: string }
