@@ -22,20 +22,29 @@ export = async () => {
 
   const ns = new Namespace("vllm", { name: candidate.namespace });
   const cache = new ModelCache("model-cache", { config: candidate, namespace: ns.name });
+  const kubeconfigKey = raw["kubernetes:kubeconfig"];
+  const kubeContext = raw["kubernetes:context"];
   const server = new VllmServer(
     "vllm",
-    { config: candidate, namespace: ns.name, stack, hfToken, apiKey },
+    {
+      config: candidate,
+      namespace: ns.name,
+      stack,
+      hfToken,
+      apiKey,
+      cluster: { kubeconfig: kubeconfigKey, context: kubeContext },
+    },
     { dependsOn: [cache] },
   );
 
   const record = stackOutputs(candidate, { stack, hfToken: hfToken !== undefined, apiKey: apiKey !== undefined });
   const assignedNodePort = server.service.spec.ports.apply((ports) => ports[0]?.nodePort ?? null);
 
-  const kubeconfigKey = raw["kubernetes:kubeconfig"];
   const postDeploy = !candidate.benchmarkOnDeploy
     ? undefined
     : new PostDeployBenchmark("post-deploy", {
         deployment: server.deployment,
+        ready: server.ready,
         outputs: assignedNodePort.apply((port) => ({ ...record, nodePort: port })),
         // Without an explicit URL, the NodePort on this machine (pulumi runs on the k3s node).
         endpoint:
@@ -48,7 +57,7 @@ export = async () => {
         apiKey,
         kubeconfig:
           kubeconfigKey !== undefined && fs.existsSync(kubeconfigKey) ? kubeconfigKey : process.env.KUBECONFIG,
-        kubeContext: raw["kubernetes:context"],
+        kubeContext,
         waitReadySeconds: waitReady,
         targetConcurrency: rule?.targetConcurrency,
         objective: rule?.objective,

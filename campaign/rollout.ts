@@ -1,14 +1,16 @@
 import type { V1Deployment, V1Pod, V1ReplicaSet } from "@kubernetes/client-node";
+import { containerFailure, unschedulable } from "../components/rollout/pod-failure";
 import { GPU_DEVICES_ANNOTATION } from "../lab";
 
 /**
  * Where the rollout of a candidate stands, from the Deployment, its ReplicaSets and pods. Pure.
  *
- * `pulumi up` waits for the Deployment with the Kubernetes provider's await logic, which reports a
- * crash-looping, unpullable or unschedulable pod only as a message and keeps waiting for its timeout
- * (startupBudgetSeconds + 5 min: 35 minutes with the model down). It can also return before the new
- * pod exists. The campaign reads the rollout itself: to stop an `up` that cannot succeed, and, after
- * `up`, to make sure the pod that serves runs this candidate's args before anything is measured.
+ * `pulumi up` itself waits for the applied template's pod and fails with its reason
+ * (components/rollout-ready.ts, with the same pod judgement, components/rollout/pod-failure.ts). The
+ * campaign still reads the rollout itself: beside `up`, a watchdog that cancels an `up` whose pod
+ * cannot start (the wait fails it too, by the same judgement: whichever sees it first ends the `up`),
+ * and after `up`, to check that the pod that serves runs this candidate's args before anything is
+ * measured, and to learn its node and GPU.
  */
 export type RolloutState =
   | { readonly kind: "progressing"; readonly detail: string }
@@ -27,47 +29,9 @@ export interface RolloutInput {
   readonly unschedulableGraceMs: number;
 }
 
-/**
- * Waiting reasons a container does not leave without a change to the pod (kubelet's own words). The
- * first failures (ErrImagePull, a first exit) may be transient; these come after the kubelet retried.
- */
-const FATAL_WAITING_REASONS = [
-  "CrashLoopBackOff",
-  "ImagePullBackOff",
-  "InvalidImageName",
-  "ErrImageNeverPull",
-  "CreateContainerConfigError",
-  "CreateContainerError",
-  "RunContainerError",
-] as const;
-
 const REVISION = "deployment.kubernetes.io/revision";
 const sameArgs = (a: readonly string[] | undefined, b: readonly string[]) =>
   a !== undefined && a.length === b.length && a.every((x, i) => x === b[i]);
-
-/** The container's own account of why it is not running: waiting reason and message, last termination. */
-function containerFailure(pod: V1Pod, container: string): string | null {
-  const status = pod.status?.containerStatuses?.find((c) => c.name === container);
-  const waiting = status?.state?.waiting;
-  if (!status || !waiting?.reason || !(FATAL_WAITING_REASONS as readonly string[]).includes(waiting.reason))
-    return null;
-  const last = status.lastState?.terminated;
-  // The kubelet's message is the log's last lines (a traceback, with vLLM); its last line says why, on one line.
-  const lastLine = last?.message?.trim().split("\n").pop();
-  const lastMessage = lastLine ? `: ${lastLine}` : "";
-  const termination = last ? `; last termination: ${last.reason ?? "?"}, exit code ${last.exitCode}${lastMessage}` : "";
-  const message = waiting.message ? ` (${waiting.message.trim()})` : "";
-  const restarts = `${status.restartCount} restarts`;
-  return `pod ${pod.metadata?.name} container ${container}: ${waiting.reason}${message}${termination}, ${restarts}`;
-}
-
-function unschedulable(pod: V1Pod, nowMs: number, graceMs: number): string | null {
-  const c = pod.status?.conditions?.find((x) => x.type === "PodScheduled" && x.status === "False");
-  if (c?.reason !== "Unschedulable" || !c.lastTransitionTime) return null;
-  const sinceMs = nowMs - new Date(c.lastTransitionTime).getTime();
-  if (sinceMs < graceMs) return null;
-  return `pod ${pod.metadata?.name} unschedulable for ${Math.round(sinceMs / 1000)} s: ${c.message ?? "no message"}`;
-}
 
 export function rolloutState(input: RolloutInput): RolloutState {
   const d = input.deployment;

@@ -1,7 +1,7 @@
-import * as fs from "node:fs";
 import * as k8s from "@kubernetes/client-node";
 import { type ConfigProblem, closestOf, PROJECT, type RawConfig } from "../config";
 import type { CandidateConfig } from "../config/schema";
+import { loadProviderKubeConfig } from "./rollout/wait";
 
 /**
  * What the program checks on the cluster before it registers any resource. Registering is what
@@ -25,12 +25,10 @@ const KUBECONFIG_KEY = "kubernetes:kubeconfig";
 
 /** The kubeconfig the Kubernetes provider would use: `kubernetes:kubeconfig` (path or contents), else KUBECONFIG, else ~/.kube/config. */
 export function providerKubeConfig(raw: RawConfig): k8s.KubeConfig | ConfigProblem {
-  const kc = new k8s.KubeConfig();
+  let kc: k8s.KubeConfig;
   const given = raw[KUBECONFIG_KEY];
   try {
-    if (given === undefined) kc.loadFromDefault();
-    else if (!given.includes("\n") && fs.existsSync(given)) kc.loadFromFile(given);
-    else kc.loadFromString(given);
+    kc = loadProviderKubeConfig(k8s, given, undefined);
   } catch (error) {
     return {
       key: given === undefined ? "KUBECONFIG" : KUBECONFIG_KEY,

@@ -9,8 +9,10 @@ import {
 import { type MeasuredOutput, MeasuredOutputSchema, type StackOutputs } from "../config/stack-outputs";
 
 interface PostDeployBenchmarkArgs {
-  /** The Deployment to measure; the benchmark runs after it is Ready and again when its spec changes. */
+  /** The Deployment to measure; the benchmark runs again when its spec changes. */
   readonly deployment: k8s.apps.v1.Deployment;
+  /** `up`'s wait for the Deployment's template to serve: the benchmark starts after it, not before. */
+  readonly ready: pulumi.Resource;
   /** Stack outputs the benchmark needs (no secrets). */
   readonly outputs: pulumi.Input<StackOutputs>;
   /** Where the benchmark reaches vLLM. */
@@ -151,7 +153,7 @@ export class PostDeployBenchmark extends pulumi.ComponentResource {
         // The result file is the record; the engine's log gets the progress, stdout is the summary.
         logging: "stderr",
       },
-      { parent: this, dependsOn: [args.deployment] },
+      { parent: this, dependsOn: [args.ready] },
     );
     // The provider marks every output secret when an input is; stdout is the summary, which holds
     // no secret (candidateSummary redacts the config; the benchmark never records the key).

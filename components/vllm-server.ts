@@ -5,6 +5,7 @@ import type { CandidateConfig } from "../config/schema";
 import { apiKeySecretFiles } from "./render/api-key";
 import type { SecretRefs } from "./render/deployment";
 import { deploymentObject, secretMetadata, serviceObject } from "./render/objects";
+import { RolloutReady } from "./rollout-ready";
 
 interface VllmServerArgs {
   readonly config: CandidateConfig;
@@ -16,16 +17,20 @@ interface VllmServerArgs {
   readonly hfToken?: pulumi.Input<string>;
   /** Key clients must send; vLLM reads it from a config file the Secret holds (render/api-key.ts). */
   readonly apiKey?: pulumi.Input<string>;
+  /** Where `up`'s rollout wait reads the cluster: `kubernetes:kubeconfig` (a secret) and `kubernetes:context`. */
+  readonly cluster?: { readonly kubeconfig?: pulumi.Input<string>; readonly context?: string };
 }
 
 /**
  * vLLM's Deployment and Service. Every stack applies the same named objects with one field
- * manager and force, so the last `pulumi up` decides the live spec. The wait for the rollout is
- * Pulumi's own (no skipAwait): `pulumi up` returns when the new pod is Ready, not before.
+ * manager and force, so the last `pulumi up` decides the live spec. `pulumi up` returns when a pod
+ * of the applied template is Ready and no older pod remains (`ready`, components/rollout-ready.ts).
  */
 export class VllmServer extends pulumi.ComponentResource {
   readonly deployment: appsv1.Deployment;
   readonly service: corev1.Service;
+  /** The wait for the applied template's pod; what runs after the server (the benchmark) depends on it. */
+  readonly ready: RolloutReady;
   readonly hfTokenSecret: corev1.Secret | undefined;
   readonly apiKeySecret: corev1.Secret | undefined;
 
@@ -63,19 +68,31 @@ export class VllmServer extends pulumi.ComponentResource {
     const secrets: SecretRefs = { hfToken: this.hfTokenSecret !== undefined, apiKey: this.apiKeySecret !== undefined };
     const secretDeps = [this.hfTokenSecret, this.apiKeySecret].filter((s): s is corev1.Secret => s !== undefined);
 
-    // Pulumi's rollout wait must outlast a cold start; its default (10 min) does not.
-    const rolloutMinutes = `${Math.ceil((c.startupBudgetSeconds + 300) / 60)}m`;
     this.deployment = new appsv1.Deployment(
       `${name}-deployment`,
       deploymentObject(c, args.namespace, args.stack, secrets),
-      { ...shared, dependsOn: secretDeps, customTimeouts: { create: rolloutMinutes, update: rolloutMinutes } },
+      { ...shared, dependsOn: secretDeps },
+    );
+    this.ready = new RolloutReady(
+      `${name}-ready`,
+      {
+        namespace: this.deployment.metadata.namespace,
+        deploymentName: this.deployment.metadata.name,
+        uid: this.deployment.metadata.uid,
+        generation: this.deployment.metadata.generation,
+        container: this.deployment.spec.template.spec.containers.apply((cs) => cs[0]?.name ?? ""),
+        timeoutSeconds: c.startupBudgetSeconds,
+        ...(args.cluster?.kubeconfig !== undefined ? { kubeconfig: pulumi.secret(args.cluster.kubeconfig) } : {}),
+        ...(args.cluster?.context !== undefined ? { kubeContext: args.cluster.context } : {}),
+      },
+      { parent: this },
     );
 
     this.service = new corev1.Service(
       `${name}-service`,
       serviceObject(c, args.namespace),
-      // After the Deployment, so the Service's wait for endpoints starts when a pod is Ready.
-      { ...shared, dependsOn: [this.deployment] },
+      // After the wait, so the Service's own wait for endpoints starts when a pod is Ready.
+      { ...shared, dependsOn: [this.ready] },
     );
 
     this.registerOutputs({ deploymentName: this.deployment.metadata.name, serviceName: this.service.metadata.name });

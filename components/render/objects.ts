@@ -29,6 +29,12 @@ interface WholeObject<N, S> {
 /** The annotation that says which stack last applied the shared Deployment. */
 const STACK_ANNOTATION = "vllm-tuner/stack";
 
+/**
+ * The Kubernetes provider's await of a `Recreate` Deployment can return before the new pod exists;
+ * `pulumi up` waits with components/rollout-ready.ts instead, which fails with the pod's reason.
+ */
+const DEPLOYMENT_AWAIT = { "pulumi.com/skipAwait": "true" };
+
 const servingMeta = <N>(c: CandidateConfig, namespace: N, name: string): Meta<N> => ({
   name,
   namespace,
@@ -44,7 +50,7 @@ export function deploymentObject<N>(
 ): WholeObject<N, k8s.types.input.apps.v1.DeploymentSpec> {
   const metadata = servingMeta(c, namespace, servingName(c));
   return {
-    metadata: { ...metadata, annotations: { ...metadata.annotations, [STACK_ANNOTATION]: stack } },
+    metadata: { ...metadata, annotations: { ...metadata.annotations, ...DEPLOYMENT_AWAIT, [STACK_ANNOTATION]: stack } },
     spec: deploymentSpec(c, secrets),
   };
 }

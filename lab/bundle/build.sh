@@ -109,8 +109,9 @@ stream node
 # ---------------------------------------------------------------- bin
 # What the lab executes (lab/cluster.ts, common/tools.ts, campaign/pulumi.ts): kwokctl + kwok, the
 # control plane, etcd, the Pulumi CLI + language host + providers (unpack.sh installs the providers
-# into DIR/pulumi-home), llm-d-inference-sim for the simulator engine.
-TOOLS=(kwokctl kwok kube-apiserver kube-controller-manager kube-scheduler etcd pulumi pulumi-language-nodejs pulumi-resource-kubernetes)
+# into DIR/pulumi-home), the Node.js dynamic provider host (`up`'s rollout wait, components/rollout-ready.ts;
+# the CLI finds it next to itself), llm-d-inference-sim for the simulator engine.
+TOOLS=(kwokctl kwok kube-apiserver kube-controller-manager kube-scheduler etcd pulumi pulumi-language-nodejs pulumi-resource-pulumi-nodejs pulumi-resource-kubernetes)
 ((WITH_SIM)) && TOOLS+=(llm-d-inference-sim)
 ((WITH_KUBECTL)) && TOOLS+=(kubectl)
 [[ -x "$LAB_HOME/bin/pulumi-resource-command" ]] && TOOLS+=(pulumi-resource-command)

@@ -13,6 +13,7 @@ const NAMESPACE = "kubernetes:core/v1:Namespace";
 const SERVICE = "kubernetes:core/v1:Service";
 const SECRET = "kubernetes:core/v1:Secret";
 const COMMAND = "command:local:Command";
+const READY = "pulumi-nodejs:dynamic/vllm-tuner:RolloutReady";
 
 const STACK_ARG: Record<string, [string, string] | undefined> = {
   baseline: undefined,
@@ -55,6 +56,7 @@ describe("the Pulumi program under mocks", function () {
       assert.deepEqual(deployment.inputs.metadata.annotations, {
         "pulumi.com/patchForce": "true",
         "pulumi.com/patchFieldManager": "vllm-tuner",
+        "pulumi.com/skipAwait": "true",
         "vllm-tuner/stack": stack,
       });
       assert.equal(deployment.inputs.spec.strategy.type, "Recreate");
@@ -64,7 +66,23 @@ describe("the Pulumi program under mocks", function () {
       );
       assert.equal(deployment.opts.retainOnDelete, true);
       assert.equal(deployment.opts.deleteBeforeReplace, true);
-      assert.deepEqual(deployment.opts.customTimeouts, { create: "35m", update: "35m" });
+      assert.equal(deployment.opts.customTimeouts, undefined);
+      // `up` waits with its own resource, keyed on the Deployment's uid and generation, for startupBudgetSeconds.
+      const ready = run.find(READY, "vllm-ready");
+      assert.deepEqual(ready.opts.dependsOn, []);
+      assert.deepEqual(
+        { ...ready.inputs, __provider: typeof ready.inputs.__provider },
+        {
+          namespace: "gemmaforge",
+          deploymentName: "gemma4-12b",
+          uid: "uid-vllm-deployment",
+          generation: 1,
+          container: "vllm",
+          timeoutSeconds: 1800,
+          __provider: "string",
+        },
+      );
+      assert.deepEqual(run.find(SERVICE, "vllm-service").opts.dependsOn, [`${READY}::vllm-ready`]);
       assert.deepEqual(run.outputs.args?.value, args);
     });
   }
@@ -248,7 +266,8 @@ describe("the Pulumi program under mocks", function () {
     );
     // Reruns on a new Deployment or generation, and names a changed input in the preview (triggers[2]).
     assert.deepEqual(cmd.inputs.triggers, ["uid-vllm-deployment", 1, { ...doc, apiKeyOnStdin: false }]);
-    assert.deepEqual(cmd.opts.dependsOn, ["kubernetes:apps/v1:Deployment::vllm-deployment"]);
+    // After `up`'s own wait for the new template's pod, not the provider's await of the Deployment.
+    assert.deepEqual(cmd.opts.dependsOn, [`${READY}::vllm-ready`]);
     // The program exports what the command printed.
     assert.deepEqual(run.outputs.measured, { value: MOCK_MEASURED, secret: false });
   });

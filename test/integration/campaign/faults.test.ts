@@ -71,11 +71,14 @@ describe("campaign faults on the lab", function () {
     const crash = summary.candidates[0]!;
     assert.equal(crash.status, "failed");
     // llm-d-inference-sim logs the config error and exits 0, so the kubelet reports "Completed, exit code 0",
-    // as a real kubelet would for that process: the reason is in the message, not the code.
+    // as a real kubelet would for that process: the reason is in the message, not the code. The campaign's
+    // watchdog and `up`'s own wait (components/rollout-ready.ts) judge the pod alike; whichever sees it
+    // first ends the `up`, with the same reason.
     assert.match(
       crash.detail ?? "",
       new RegExp(
-        "^up failed: rollout failed, up cancelled: pod gemma4-12b-\\S+ container vllm: CrashLoopBackOff .*" +
+        "^up failed: (rollout failed, up cancelled: |error: rollout of gemmaforge/gemma4-12b generation \\d+ failed: )" +
+          "pod gemma4-12b-\\S+ container vllm: CrashLoopBackOff .*" +
           "last termination: (Error|Completed), exit code \\d+: .*max LoRAs cannot be less than 1",
       ),
     );
