@@ -31,7 +31,10 @@ export function containerFailure(pod: V1Pod, container: string): string | null {
   const lastLine = last?.message?.trim().split("\n").pop();
   const lastMessage = lastLine ? `: ${lastLine}` : "";
   const termination = last ? `; last termination: ${last.reason ?? "?"}, exit code ${last.exitCode}${lastMessage}` : "";
-  const message = waiting.message ? ` (${waiting.message.trim()})` : "";
+  // The kubelet's back-off message ends "container=NAME pod=NAME_NS(UID)": the pod and container are named
+  // already, and the detail a campaign keeps is capped, so the last log line must not be pushed past it.
+  const waitingMessage = waiting.message?.trim().replace(/^(back-off \S+ restarting failed container)=.*$/, "$1");
+  const message = waitingMessage ? ` (${waitingMessage})` : "";
   const restarts = `${status.restartCount} restarts`;
   return `pod ${pod.metadata?.name} container ${container}: ${waiting.reason}${message}${termination}, ${restarts}`;
 }

@@ -101,11 +101,12 @@ describe("SLO capacity against llm-d-inference-sim", function () {
     assert.ok(passing < SLOTS_RATE, `capacity ${passing} ≥ ${SLOTS_RATE}`);
     assert.ok(capacity.stoppedBy === "resolution" || capacity.stoppedBy === "probes", capacity.stoppedBy);
     if (capacity.stoppedBy === "resolution") assert.ok(capacity.relativeResolution! <= 0.15);
-    assert.deepEqual(
-      capacity.firstMisses.filter((m) => m.startsWith("TTFT p90")).length,
-      1,
-      capacity.firstMisses.join("; "),
-    );
+    // The only bound is TTFT p90 at 90 % attainment: the first failing probe misses it either as the
+    // percentile or as the share of requests within 250 ms (CI once saw 89.47 % of requests within it while
+    // the interpolated p90 still passed), never as anything else.
+    const misses = capacity.firstMisses;
+    assert.ok(misses.length >= 1, "no first miss recorded");
+    for (const m of misses) assert.match(m, /^(TTFT p90|attainment) /, misses.join("; "));
     for (const p of capacity.probes)
       assert.ok(p.windowSeconds >= probeWindowSeconds(p.ratePerSecond, MIN_COMPLETED, DURATION_SECONDS) - 0.01);
     assert.notEqual(capacity.atCapacity?.peakRunning.value ?? null, null);
