@@ -29,9 +29,9 @@ check pulumi pulumi version
 check "pulumi plugins" bash -o pipefail -c 'pulumi plugin ls 2>&1 | grep -E "kubernetes +resource|resource +kubernetes"'
 check pulumi-language-nodejs sh -c 'test -x "$(dirname "$(command -v pulumi)")/pulumi-language-nodejs" && echo present'
 for t in kube-apiserver kube-controller-manager kube-scheduler; do check "$t" "$t" --version; done
-check etcd bash -o pipefail -c 'etcd --version | head -1'
+check etcd bash -o pipefail -c 'etcd --version | sed -n 1p'
 check kwokctl kwokctl --version
-check kwok bash -o pipefail -c 'kwok --version 2>&1 | head -1'
+check kwok bash -o pipefail -c 'kwok --version 2>&1 | sed -n 1p'
 if llm-d-inference-sim --help >/dev/null 2>&1; then check llm-d-inference-sim echo present
 else echo "--    llm-d-inference-sim      not in this bundle: the simulator engine is unavailable (--engine vllm only)"; fi
 check "netns + loopback" sh -c 'unshare --net sh -c "ip link set lo up && echo netns+lo ok"'
