@@ -5,29 +5,23 @@
  * factors from it.
  *   tsx scripts/compile-cache-key/render-inputs.ts --stack baseline KEY_A KEY_B > inputs.json
  */
-import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { render } from "../../components";
-import { formatProblems, mergedStackConfig, parseCandidateConfig } from "../../config";
+import { stackConfigOrExit } from "../stack-config";
 
 const { values, positionals } = parseArgs({
   options: { stack: { type: "string", default: "baseline" } },
   allowPositionals: true,
 });
-const projectDir = path.resolve(__dirname, "..", "..");
 const stack = values.stack!;
-const parsed = parseCandidateConfig(mergedStackConfig(projectDir, stack));
-if (!parsed.ok) {
-  process.stderr.write(`stack ${stack}: ${formatProblems(parsed.problems)}\n`);
-  process.exit(2);
-}
+const config = stackConfigOrExit(stack);
 if (positionals.length < 2) {
   process.stderr.write("give at least two API keys\n");
   process.exit(2);
 }
 
 const secrets = { hfToken: false, apiKey: true };
-const container = render.vllmContainer(parsed.config, secrets);
+const container = render.vllmContainer(config, secrets);
 const mount = (container.volumeMounts as { name: string; mountPath: string }[]).find((m) => m.name === "vllm-config");
 if (mount === undefined) throw new Error("the container mounts no API-key Secret");
 const env = Object.fromEntries(
@@ -41,4 +35,4 @@ const cases = positionals.map((apiKey) => ({
     Object.entries(render.apiKeySecretFiles(apiKey)).map(([file, text]) => [`${mount.mountPath}/${file}`, text]),
   ),
 }));
-process.stdout.write(`${JSON.stringify({ stack, compileCache: parsed.config.compileCache, cases }, null, 2)}\n`);
+process.stdout.write(`${JSON.stringify({ stack, compileCache: config.compileCache, cases }, null, 2)}\n`);

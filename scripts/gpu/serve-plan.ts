@@ -11,10 +11,10 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { stackOutputs } from "../../components/render/outputs";
-import { formatProblems, mergedStackConfig, parseCandidateConfig } from "../../config";
 import { emulatedKvCacheBytes, utilizationOf } from "../../lab/emulate-memory";
 import { hasWeights } from "../../lab/preflight";
 import { vllmCommandFor } from "../../lab/vllm-command";
+import { stackConfigOrExit } from "../stack-config";
 
 const { values } = parseArgs({
   options: {
@@ -25,19 +25,14 @@ const { values } = parseArgs({
     out: { type: "string" },
   },
 });
-const projectDir = path.resolve(__dirname, "..", "..");
 const stack = values.stack!;
-const parsed = parseCandidateConfig(mergedStackConfig(projectDir, stack));
-if (!parsed.ok) {
-  process.stderr.write(`stack ${stack}: ${formatProblems(parsed.problems)}\n`);
-  process.exit(2);
-}
+const config = stackConfigOrExit(stack);
 if (values.out === undefined) {
   process.stderr.write("--out DIR is required\n");
   process.exit(2);
 }
 const port = Number(values.port);
-const outputs = stackOutputs(parsed.config, { stack, hfToken: false, apiKey: false });
+const outputs = stackOutputs(config, { stack, hfToken: false, apiKey: false });
 const modelDir = values["model-dir"];
 const card = values["emulate-gpu-memory-gib"];
 const command = vllmCommandFor(outputs.args, {
