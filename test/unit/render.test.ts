@@ -65,10 +65,6 @@ describe("rendered vLLM args", () => {
     assert.equal(args.at(-1), "--enforce-eager");
   });
 
-  it("keeps a utilisation's extra precision", () => {
-    assert.equal(render.formatUtilization(0.925), "0.925");
-    assert.equal(render.formatUtilization(0.9), "0.90");
-  });
 });
 
 describe("rendered Deployment", () => {
