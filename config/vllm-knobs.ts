@@ -93,11 +93,17 @@ export const VLLM_KNOBS = [
 type Row = (typeof VLLM_KNOBS)[number];
 export type KnobKey = Row["key"];
 
-/** The knobs a candidate may change (the one-knob rule's knobs), in table order. */
-export const TUNABLE_KNOBS = VLLM_KNOBS.filter((r) => r.tunable).map((r) => r.key) as Extract<
-  Row,
-  { tunable: true }
->["key"][];
+/** How the one-knob rule lists knobs: the memory budget (decimal) first, then counts, then choices and switches. */
+const LISTED_KIND_ORDER: readonly KnobValue["kind"][] = ["decimal", "integer", "enum", "boolean"];
+
+/**
+ * The knobs a candidate may change (the one-knob rule's knobs), in the order its messages list them
+ * (by kind, then table order), so `changes 2 knobs (gpuMemoryUtilization, maxNumSeqs)` reads as before.
+ */
+export const TUNABLE_KNOBS = (VLLM_KNOBS as readonly KnobRow[])
+  .filter((r) => r.tunable)
+  .sort((a, b) => LISTED_KIND_ORDER.indexOf(a.value.kind) - LISTED_KIND_ORDER.indexOf(b.value.kind))
+  .map((r) => r.key) as Extract<Row, { tunable: true }>["key"][];
 
 /** The knobs `campaign propose` and `tune` move: those with a stack-file prefix. */
 export type ProposedKnob = Extract<Row, { stackPrefix: string }>["key"];
