@@ -14,6 +14,7 @@
  */
 
 import { vllmFlagValue } from "../config/vllm-argv";
+
 const SEED_WEIGHTS_GIB = 9.6;
 const OVERHEAD_GIB = 1.5;
 const GIB = 2 ** 30;

@@ -99,8 +99,7 @@ export function vllmCommandFor(podArgs: readonly string[], options: VllmCommandO
       continue;
     }
     if (flag === "--served-model-name") servedName = true;
-    const onHost =
-      flag === "--config" && f.value !== null ? hostPathOf(f.value, options.volumeDirs ?? {}) : undefined;
+    const onHost = flag === "--config" && f.value !== null ? hostPathOf(f.value, options.volumeDirs ?? {}) : undefined;
     if (onHost !== undefined) {
       replaced.push(f.tokens.join(" "));
       kept.push("--config", onHost);

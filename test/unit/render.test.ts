@@ -64,7 +64,6 @@ describe("rendered vLLM args", () => {
     assert.deepEqual(args.slice(11, 13), ["--max-num-batched-tokens", "2048"]);
     assert.equal(args.at(-1), "--enforce-eager");
   });
-
 });
 
 describe("rendered Deployment", () => {
