@@ -166,6 +166,12 @@ export function knobYamlValue(key: string, value: number | boolean): string {
   return v.kind === "decimal" ? JSON.stringify((value as number).toFixed(v.places)) : String(value);
 }
 
+/** The `type` Pulumi.yaml declares a knob with: a decimal is kept as a string, so `"0.80"` stays as written. */
+export function knobYamlType(key: string): "integer" | "string" | "boolean" {
+  const kind = knobRow(key).value.kind;
+  return kind === "integer" ? "integer" : kind === "boolean" ? "boolean" : "string";
+}
+
 /** A knob's value as people read it: the decimal with its places (0.85), the rest as they are. */
 export function knobText(key: string, value: number | boolean): string {
   const v = knobRow(key).value;
