@@ -4,6 +4,8 @@
  * glance: the live Deployment's container args are exactly baseline's rendered args. Pure.
  */
 
+import { parseVllmArgs } from "../config/vllm-argv";
+
 interface ObservedModel {
   readonly id: string;
   readonly maxModelLen: number | null;
@@ -38,26 +40,13 @@ export interface Verification {
   readonly checks: Check[];
 }
 
-/** Splits `vllm serve` args into the positional model and `--flag value` pairs (a bare flag maps to null). */
+/** `vllm serve` args as the positional model and `--flag value` pairs (a bare flag maps to null). */
 function flagMap(args: readonly string[]): { positional: string[]; flags: Map<string, string | null> } {
   const positional: string[] = [];
   const flags = new Map<string, string | null>();
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i] as string;
-    if (!a.startsWith("--")) {
-      positional.push(a);
-      continue;
-    }
-    const eq = a.indexOf("=");
-    if (eq > 0) {
-      flags.set(a.slice(0, eq), a.slice(eq + 1));
-      continue;
-    }
-    const next = args[i + 1];
-    if (next !== undefined && !next.startsWith("--")) {
-      flags.set(a, next);
-      i++;
-    } else flags.set(a, null);
+  for (const unit of parseVllmArgs(args)) {
+    if (unit.kind === "positional") positional.push(unit.value);
+    else flags.set(unit.flag, unit.value);
   }
   return { positional, flags };
 }

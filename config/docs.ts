@@ -1,6 +1,7 @@
 import { markdownTableLines } from "../common/markdown-table";
 import { KNOB_GROUPS } from "./one-knob";
 import { FIELD_NAMES, FIELDS, type FieldName, SECRET_DESCRIPTIONS, SECRET_KEYS } from "./schema";
+import { knobYamlType, VLLM_KNOBS } from "./vllm-knobs";
 
 /**
  * Each config key is described once, in the schema (`FIELDS[key].description`). From it come the
@@ -9,7 +10,9 @@ import { FIELD_NAMES, FIELDS, type FieldName, SECRET_DESCRIPTIONS, SECRET_KEYS }
  */
 
 /** Pulumi.yaml's `config:` block as parsed YAML. */
-export type ProjectConfig = Readonly<Record<string, { readonly default?: unknown; readonly description?: unknown }>>;
+export type ProjectConfig = Readonly<
+  Record<string, { readonly default?: unknown; readonly description?: unknown; readonly type?: unknown }>
+>;
 
 /** How a default reads in the table: strings that look like numbers keep their quotes. */
 function shownDefault(value: unknown): string {
@@ -53,6 +56,13 @@ export function projectFileProblems(project: ProjectConfig): string[] {
     else if (declared.description !== FIELDS[k].description)
       problems.push(
         `Pulumi.yaml's description of ${k} is ${JSON.stringify(declared.description)}; the schema (config/schema.ts) says ${JSON.stringify(FIELDS[k].description)}`,
+      );
+  }
+  for (const { key } of VLLM_KNOBS) {
+    const declared = project[key];
+    if (declared !== undefined && declared.type !== knobYamlType(key))
+      problems.push(
+        `Pulumi.yaml types ${key} as ${JSON.stringify(declared.type ?? null)}; its knob row (config/vllm-knobs.ts) is written as ${knobYamlType(key)}`,
       );
   }
   for (const k of Object.keys(project)) {

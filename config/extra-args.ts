@@ -1,18 +1,31 @@
-/** Flags the typed knobs render; `extraArgs` may not repeat them. */
-export const TYPED_FLAGS = [
-  "--model",
-  "--revision",
-  "--served-model-name",
-  "--dtype",
-  "--max-model-len",
-  "--max-num-seqs",
-  "--gpu-memory-utilization",
-  "--max-num-batched-tokens",
-  "--limit-mm-per-prompt",
-  "--port",
-  "--host",
-  "--api-key",
-] as const;
+import { knobFlags, negatedFlag, VLLM_KNOBS } from "./vllm-knobs";
+
+/** Flags keys outside the knob table render, each with its key (--host is fixed by the container, so it has none). */
+const OTHER_FLAG_KEYS = {
+  before: { "--model": "model", "--revision": "revision", "--served-model-name": "servedModelName" },
+  after: {
+    "--limit-mm-per-prompt": "limitMmPerPrompt",
+    "--port": "servicePort",
+    "--host": undefined,
+    "--api-key": "apiKey (a secret)",
+  },
+} as const;
+
+/** Flags the typed keys render (the knob table's among them); `extraArgs` may not repeat them. */
+export const TYPED_FLAGS: readonly string[] = [
+  ...Object.keys(OTHER_FLAG_KEYS.before),
+  ...knobFlags(),
+  ...Object.keys(OTHER_FLAG_KEYS.after),
+];
+
+/** The key that renders each typed flag. */
+const FLAG_KEYS: Readonly<Record<string, string | undefined>> = {
+  ...OTHER_FLAG_KEYS.before,
+  ...Object.fromEntries(
+    VLLM_KNOBS.flatMap((r) => [[r.flag, r.key], ...(r.value.kind === "boolean" ? [[negatedFlag(r.flag), r.key]] : [])]),
+  ),
+  ...OTHER_FLAG_KEYS.after,
+};
 
 /**
  * Flags `extraArgs` may not carry although no typed knob renders them, each with why: they would
@@ -21,21 +34,6 @@ export const TYPED_FLAGS = [
 const OVERRIDING_FLAGS: Readonly<Record<string, string>> = {
   "--config": "reads more flags from a file, where this check cannot see them",
   "--kv-cache-memory-bytes": "sizes the KV cache directly and makes gpuMemoryUtilization a no-op",
-};
-
-/** The key that renders each typed flag (--host is fixed by the container, so it has none). */
-const FLAG_KEYS: Readonly<Record<string, string>> = {
-  "--model": "model",
-  "--revision": "revision",
-  "--served-model-name": "servedModelName",
-  "--dtype": "dtype",
-  "--max-model-len": "maxModelLen",
-  "--max-num-seqs": "maxNumSeqs",
-  "--gpu-memory-utilization": "gpuMemoryUtilization",
-  "--max-num-batched-tokens": "maxNumBatchedTokens",
-  "--limit-mm-per-prompt": "limitMmPerPrompt",
-  "--port": "servicePort",
-  "--api-key": "apiKey (a secret)",
 };
 
 /** A long flag as `vllm serve` writes it: letters, digits, `-` and `_`, optionally `=value`. */

@@ -7,3 +7,5 @@ export * from "./parse";
 export * from "./schema";
 export * from "./stack-files";
 export * from "./stack-outputs";
+export * from "./vllm-argv";
+export * from "./vllm-knobs";

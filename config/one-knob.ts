@@ -1,8 +1,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { ConfigProblem } from "./parse";
-import { FIELDS, type FieldName, PROJECT, TUNABLE_KNOBS } from "./schema";
+import { FIELDS, type FieldName, PROJECT } from "./schema";
 import { mergedStackConfig, projectDefaults, type RawConfig } from "./stack-files";
+import { TUNABLE_KNOBS } from "./vllm-knobs";
 
 /** Keys that move together as one knob: a cold run is "cache mode" plus the run it names. */
 export const KNOB_GROUPS: Readonly<Record<string, readonly FieldName[]>> = {

@@ -1,5 +1,7 @@
 import { z } from "zod";
+import { booleanString, field, integer, oneOf } from "./config-strings";
 import { TYPED_FLAGS } from "./extra-args";
+import { knobFields } from "./vllm-knobs";
 
 /**
  * The candidate configuration: every key a stack may set, with what is allowed.
@@ -19,37 +21,9 @@ const NODE_PORT_RANGE = { min: 30000, max: 32767 } as const;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const QUANTITY = /^([0-9]+(\.[0-9]+)?)(m|Ki|Mi|Gi|Ti)?$/;
 
-/**
- * A field: how its config string becomes a value, the sentence that says what is allowed, and what
- * the key means. The meaning is said here once (as the schema's `.describe()`); Pulumi.yaml's
- * `description`s and the README's key table are checked against it (scripts/config-docs.ts).
- */
-interface Field<T extends z.ZodTypeAny> {
-  readonly schema: T;
-  readonly allowed: string;
-  readonly description: string;
-}
-
-function field<T extends z.ZodTypeAny>(allowed: string, schema: T, description: string): Field<T> {
-  return { schema: schema.describe(description), allowed, description };
-}
-
-function integer(min: number, max: number) {
-  return z
-    .string()
-    .trim()
-    .regex(/^-?[0-9]+$/)
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
-}
-
 function text(pattern?: RegExp, maxLength = 253) {
   const base = z.string().trim().min(1).max(maxLength);
   return pattern ? base.regex(pattern) : base;
-}
-
-function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
-  return z.string().trim().pipe(z.enum(values));
 }
 
 function jsonOf<T extends z.ZodTypeAny>(inner: T) {
@@ -65,20 +39,6 @@ function jsonOf<T extends z.ZodTypeAny>(inner: T) {
     })
     .pipe(inner);
 }
-
-const booleanString = z
-  .string()
-  .trim()
-  .pipe(z.enum(["true", "false"]))
-  .transform((v) => v === "true");
-
-/** `--gpu-memory-utilization`: a fraction of the GPU's memory, kept as vLLM reads it. */
-const utilization = z
-  .string()
-  .trim()
-  .regex(/^(0(\.[0-9]+)?|1(\.0+)?)$/)
-  .transform(Number)
-  .pipe(z.number().gt(0.05).lte(1));
 
 /** `--limit-mm-per-prompt`: a JSON object of modality to a non-negative count. */
 const modalityLimits = jsonOf(z.record(z.string().regex(/^[a-z_]+$/), z.number().int().min(0).max(64)));
@@ -106,31 +66,7 @@ export const FIELDS = {
     text(/^[A-Za-z0-9][\w.-]*$/, 128),
     "Model id the OpenAI API reports and clients send (--served-model-name).",
   ),
-  dtype: field(
-    "one of auto, half, float16, bfloat16, float, float32",
-    oneOf(["auto", "half", "float16", "bfloat16", "float", "float32"]),
-    "Weight and activation dtype (--dtype) - auto, half, float16, bfloat16, float, float32.",
-  ),
-  maxModelLen: field(
-    "an integer from 256 to 1048576 (tokens of prompt + output)",
-    integer(256, 1_048_576),
-    "Context length in tokens, prompt plus output (--max-model-len).",
-  ),
-  maxNumSeqs: field(
-    "an integer from 1 to 1024 (sequences the scheduler runs at once)",
-    integer(1, 1024),
-    "Sequences the scheduler runs at once (--max-num-seqs); more requests wait.",
-  ),
-  gpuMemoryUtilization: field(
-    'a decimal string above 0.05 and at most 1, e.g. "0.80"',
-    utilization,
-    "Fraction of GPU memory vLLM may take for weights, activations and KV cache (--gpu-memory-utilization), as a decimal string.",
-  ),
-  maxNumBatchedTokens: field(
-    "0 (leave vLLM's default; the flag is not rendered) or an integer from 256 to 1048576",
-    integer(0, 1_048_576).refine((v) => v === 0 || v >= 256),
-    "Tokens per scheduler step (--max-num-batched-tokens); 0 leaves vLLM's default and renders no flag.",
-  ),
+  ...knobFields(),
   limitMmPerPrompt: field(
     'a JSON object of modality to count 0-64, e.g. {"image": 0, "audio": 0}',
     modalityLimits,
@@ -275,11 +211,3 @@ export const SECRET_DESCRIPTIONS: Readonly<Record<SecretKey, string>> = {
 };
 
 export type CandidateConfig = { readonly [K in FieldName]: z.output<(typeof FIELDS)[K]["schema"]> };
-
-/** Knobs whose values are what a candidate tries; a candidate changes at most one of them. */
-export const TUNABLE_KNOBS = [
-  "gpuMemoryUtilization",
-  "maxModelLen",
-  "maxNumSeqs",
-  "maxNumBatchedTokens",
-] as const satisfies readonly FieldName[];

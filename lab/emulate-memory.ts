@@ -12,6 +12,9 @@
  * batch plus CUDA/NCCL memory outside torch. Both are estimates: the figure is the seed's budget
  * approximately, not measured on its card.
  */
+
+import { vllmFlagValue } from "../config/vllm-argv";
+
 const SEED_WEIGHTS_GIB = 9.6;
 const OVERHEAD_GIB = 1.5;
 const GIB = 2 ** 30;
@@ -26,20 +29,12 @@ export function emulationFormula(cardGib: number): string {
 
 /** The pod's `--gpu-memory-utilization` (either form), or vLLM's default. */
 export function utilizationOf(podArgs: readonly string[]): number {
-  for (let i = 0; i < podArgs.length; i++) {
-    const token = podArgs[i]!;
-    const raw = token.startsWith("--gpu-memory-utilization=")
-      ? token.slice("--gpu-memory-utilization=".length)
-      : token === "--gpu-memory-utilization"
-        ? podArgs[i + 1]
-        : undefined;
-    if (raw === undefined) continue;
-    const value = Number(raw);
-    if (!(value > 0 && value <= 1))
-      throw new Error(`--gpu-memory-utilization ${JSON.stringify(raw)}: expected a number in (0, 1]`);
-    return value;
-  }
-  return DEFAULT_UTILIZATION;
+  const raw = vllmFlagValue(podArgs, "--gpu-memory-utilization");
+  if (raw === undefined) return DEFAULT_UTILIZATION;
+  const value = Number(raw);
+  if (!(value > 0 && value <= 1))
+    throw new Error(`--gpu-memory-utilization ${JSON.stringify(raw)}: expected a number in (0, 1]`);
+  return value;
 }
 
 /** The KV pool, bytes, the emulated card leaves at this utilization; throws when it leaves none (vLLM would fail to start there too). */

@@ -1,4 +1,4 @@
-import { BOOLEAN_FLAGS } from "./vllm-command";
+import { parseVllmArgs } from "../config/vllm-argv";
 
 /**
  * Turns a vLLM pod's `vllm serve` args into llm-d-inference-sim flags, so a candidate behaves in
@@ -31,15 +31,10 @@ export function simArgsFor(vllmArgs: readonly string[], timing: SimTiming): SimT
   if (model === undefined || model.startsWith("--")) throw new Error("vllm args must start with the model");
   const args = ["--model", model];
   const ignored: string[] = [];
-  for (let i = 0; i < rest.length; i++) {
-    const token = rest[i]!;
-    const [flag, inlineValue] = token.includes("=")
-      ? [token.slice(0, token.indexOf("=")), token.slice(token.indexOf("=") + 1)]
-      : [token, undefined];
-    const takesValue = !BOOLEAN_FLAGS.has(flag) && inlineValue === undefined;
-    const value = inlineValue ?? (takesValue ? rest[++i] : undefined);
-    if (SAME_NAME.has(flag) && value !== undefined) args.push(flag, value);
-    else if (flag !== "--port") ignored.push(value === undefined ? flag : `${flag} ${value}`);
+  for (const unit of parseVllmArgs(rest)) {
+    if (unit.kind === "flag" && SAME_NAME.has(unit.name) && unit.value !== null) args.push(unit.name, unit.value);
+    else if (unit.kind === "positional") ignored.push(unit.value);
+    else if (unit.name !== "--port") ignored.push(unit.value === null ? unit.flag : `${unit.flag} ${unit.value}`);
   }
   args.push(
     "--port",

@@ -1,6 +1,7 @@
 import * as os from "node:os";
 import * as path from "node:path";
 import type * as k8s from "@kubernetes/client-node";
+import { vllmFlagValue } from "../config/vllm-argv";
 import { utilizationOf } from "./emulate-memory";
 import type { ServerEngine, ServerLaunch } from "./engine";
 import { KvStartupError, kvPoolFor } from "./kv-model";
@@ -27,16 +28,6 @@ const VLLM_DEFAULT_MAX_NUM_SEQS = 256;
 /** The gemma3-like model's own context (max_position_embeddings), vLLM's default max_model_len for it. */
 const MODEL_MAX_MODEL_LEN = 131072;
 
-/** The value of `--flag v` or `--flag=v` in a pod's args, or undefined. */
-function argOf(podArgs: readonly string[], flag: string): string | undefined {
-  for (let i = 0; i < podArgs.length; i++) {
-    const token = podArgs[i]!;
-    if (token === flag) return podArgs[i + 1];
-    if (token.startsWith(`${flag}=`)) return token.slice(flag.length + 1);
-  }
-  return undefined;
-}
-
 /**
  * Pure: the KV layer's settings for a pod, or vLLM's start-up refusal (KvStartupError) when its
  * --max-model-len does not fit the pool its --gpu-memory-utilization leaves on the card. With
@@ -44,10 +35,10 @@ function argOf(podArgs: readonly string[], flag: string): string | undefined {
  * --max-num-batched-tokens (0: vLLM's default).
  */
 export function kvProxyConfigFor(podArgs: readonly string[], cardGib: number, fittedTiming: boolean): KvProxyConfig {
-  const maxModelLen = Number(argOf(podArgs, "--max-model-len") ?? MODEL_MAX_MODEL_LEN);
-  const maxNumSeqs = Number(argOf(podArgs, "--max-num-seqs") ?? VLLM_DEFAULT_MAX_NUM_SEQS);
-  const modelName = argOf(podArgs, "--served-model-name") ?? podArgs[0] ?? "";
-  const maxNumBatchedTokens = Number(argOf(podArgs, "--max-num-batched-tokens") ?? 0);
+  const maxModelLen = Number(vllmFlagValue(podArgs, "--max-model-len") ?? MODEL_MAX_MODEL_LEN);
+  const maxNumSeqs = Number(vllmFlagValue(podArgs, "--max-num-seqs") ?? VLLM_DEFAULT_MAX_NUM_SEQS);
+  const modelName = vllmFlagValue(podArgs, "--served-model-name") ?? podArgs[0] ?? "";
+  const maxNumBatchedTokens = Number(vllmFlagValue(podArgs, "--max-num-batched-tokens") ?? 0);
   return {
     pool: kvPoolFor(utilizationOf(podArgs), maxModelLen, cardGib),
     maxNumSeqs,

@@ -5,6 +5,8 @@
  * the checkpoint and its revision.
  */
 
+import { parseVllmArgs } from "../config/vllm-argv";
+
 /** The module `vllm serve` is (the image's entrypoint); run with the Python that has vLLM. */
 const VLLM_CLI_MODULE = "vllm.entrypoints.cli.main";
 
@@ -62,43 +64,6 @@ interface VllmCommand {
   readonly replaced: string[];
 }
 
-/** vLLM flags that take no value (the rest take exactly one); the simulator translation reads args the same way. */
-export const BOOLEAN_FLAGS = new Set([
-  "--enforce-eager",
-  "--trust-remote-code",
-  "--enable-prefix-caching",
-  "--no-enable-prefix-caching",
-  "--enable-chunked-prefill",
-  "--no-enable-chunked-prefill",
-  "--disable-log-requests",
-  "--enable-log-requests",
-  "--disable-log-stats",
-]);
-
-interface Flag {
-  readonly flag: string;
-  readonly value: string | undefined;
-  /** The tokens as the pod had them (`--x=1` stays one token). */
-  readonly tokens: string[];
-}
-
-function splitFlags(rest: readonly string[]): Flag[] {
-  const flags: Flag[] = [];
-  for (let i = 0; i < rest.length; i++) {
-    const token = rest[i]!;
-    const eq = token.indexOf("=");
-    if (token.startsWith("--") && eq > 0) {
-      flags.push({ flag: token.slice(0, eq), value: token.slice(eq + 1), tokens: [token] });
-    } else if (!token.startsWith("--") || BOOLEAN_FLAGS.has(token) || i + 1 >= rest.length) {
-      flags.push({ flag: token, value: undefined, tokens: [token] });
-    } else {
-      flags.push({ flag: token, value: rest[i + 1], tokens: [token, rest[i + 1]!] });
-      i++;
-    }
-  }
-  return flags;
-}
-
 /** A container path under one of the pod's mounts, as the same file on this machine (undefined when under none). */
 function hostPathOf(containerPath: string, volumeDirs: Readonly<Record<string, string>>): string | undefined {
   const mount = Object.keys(volumeDirs)
@@ -127,14 +92,14 @@ export function vllmCommandFor(podArgs: readonly string[], options: VllmCommandO
   const kept: string[] = [];
   const replaced: string[] = [];
   let servedName = false;
-  for (const f of splitFlags(rest)) {
-    if (drop.has(f.flag)) {
+  for (const f of parseVllmArgs(rest)) {
+    const flag = f.kind === "flag" ? f.name : undefined;
+    if (flag !== undefined && drop.has(flag)) {
       replaced.push(f.tokens.join(" "));
       continue;
     }
-    if (f.flag === "--served-model-name") servedName = true;
-    const onHost =
-      f.flag === "--config" && f.value !== undefined ? hostPathOf(f.value, options.volumeDirs ?? {}) : undefined;
+    if (flag === "--served-model-name") servedName = true;
+    const onHost = flag === "--config" && f.value !== null ? hostPathOf(f.value, options.volumeDirs ?? {}) : undefined;
     if (onHost !== undefined) {
       replaced.push(f.tokens.join(" "));
       kept.push("--config", onHost);

@@ -1,3 +1,5 @@
+import { parseVllmArgs } from "../config/vllm-argv";
+
 /**
  * The `vllm serve` args of two renderings side by side, one unit per flag (a flag with its
  * value), so a reviewer reads `--max-num-seqs 4` → `--max-num-seqs 2` rather than a shifted list. Pure.
@@ -5,16 +7,7 @@
 
 /** A positional argument (the model) or a flag with its value, as one string: `--max-num-seqs 4`. */
 export function argUnits(args: readonly string[]): string[] {
-  const units: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i] as string;
-    const next = args[i + 1];
-    if (a.startsWith("--") && !a.includes("=") && next !== undefined && !next.startsWith("--")) {
-      units.push(`${a} ${next}`);
-      i++;
-    } else units.push(a);
-  }
-  return units;
+  return parseVllmArgs(args).map((unit) => unit.tokens.join(" "));
 }
 
 export interface ArgLine {

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { parseVllmArgs } from "../../config/vllm-argv";
 import type { BenchmarkResult, LevelBase, LoadLevel, RateLevel } from "../result/types";
 import { round, summarize } from "../stats";
 import { aggregate, everyOne, observability, okSamples } from "./llm-d-results";
@@ -48,16 +49,9 @@ function sequenceLength(values: readonly number[]): LlmdSequenceLength | null {
 /** `--max-num-seqs 4` -> { "max-num-seqs": "4" }; a flag with no value -> true; the positional model under `model`. */
 export function argsRecord(args: readonly string[]): Record<string, string | true> {
   const out: Record<string, string | true> = {};
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (!a.startsWith("--")) {
-      out["model"] = a;
-      continue;
-    }
-    const eq = a.indexOf("=");
-    if (eq > 0) out[a.slice(2, eq)] = a.slice(eq + 1);
-    else if (i + 1 < args.length && !args[i + 1]!.startsWith("--")) out[a.slice(2)] = args[++i]!;
-    else out[a.slice(2)] = true;
+  for (const unit of parseVllmArgs(args)) {
+    if (unit.kind === "positional") out["model"] = unit.value;
+    else out[unit.flag.slice(2)] = unit.value ?? true;
   }
   return out;
 }

@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { type StackOutputs, StackOutputsSchema } from "../../config/stack-outputs";
+import { vllmFlagValue } from "../../config/vllm-argv";
 import { formatIssues } from "./scenario";
 
 /** The shape is shared with the program that exports it: config/stack-outputs.ts. */
@@ -99,9 +100,7 @@ export function resolveEndpoint(outputs: StackOutputs, endpoint: string | undefi
 export function maxNumSeqsOf(outputs: StackOutputs): number | null {
   const fromConfig = outputs.config["maxNumSeqs"];
   if (typeof fromConfig === "number" && Number.isInteger(fromConfig) && fromConfig > 0) return fromConfig;
-  const args = outputs.args ?? [];
-  const i = args.indexOf("--max-num-seqs");
-  const raw = i >= 0 ? args[i + 1] : args.find((a) => a.startsWith("--max-num-seqs="))?.split("=")[1];
+  const raw = vllmFlagValue(outputs.args ?? [], "--max-num-seqs");
   const n = Number(raw);
   return raw !== undefined && Number.isInteger(n) && n > 0 ? n : null;
 }

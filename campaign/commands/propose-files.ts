@@ -24,13 +24,14 @@ import {
   baselineConfig,
   checkStackConfig,
   formatProblems,
+  knobYamlValue,
   PROJECT,
   projectDefaults,
 } from "../../config";
 
 /** Pure: the stack file of a proposal: the evidence as a YAML comment, then the one knob it changes. */
 export function renderProposalStackFile(p: Proposal, targetConcurrency: number): string {
-  const value = p.knob === "gpuMemoryUtilization" ? JSON.stringify(knobValue(p.knob, p.to)) : String(p.to);
+  const value = knobYamlValue(p.knob, p.to);
   return [
     `# Proposed by \`npm run campaign -- propose\` (rule ${p.rule}, target concurrency ${targetConcurrency}):`,
     `# ${p.knob} ${knobValue(p.knob, p.to)} instead of baseline's ${knobValue(p.knob, p.from)}. Evidence:`,
@@ -71,7 +72,7 @@ export function writeProposalStackFiles(
         action: "refused",
         detail: `baseline's ${p.knob} in ${projectDir} is ${baseline[`${PROJECT}:${p.knob}`] ?? "unset"}, the measurement ran with ${p.from}; measure baseline again`,
       };
-    const value = p.knob === "gpuMemoryUtilization" ? knobValue(p.knob, p.to) : String(p.to);
+    const value = knobValue(p.knob, p.to);
     const check = checkStackConfig(p.stack, baseline, { ...defaults, [`${PROJECT}:${p.knob}`]: value });
     if (!check.ok) return { stack: p.stack, file, action: "refused", detail: formatProblems(check.problems) };
     const exists = fs.existsSync(file);

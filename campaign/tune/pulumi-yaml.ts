@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { isScalar, parseDocument } from "yaml";
 import { writeFileAtomic } from "../../common/atomic-write";
+import { knobRow, knobText } from "../../config/vllm-knobs";
 
 /**
  * A promotion moves baseline: the knob's value becomes the project's default in `Pulumi.yaml`
@@ -10,12 +11,9 @@ import { writeFileAtomic } from "../../common/atomic-write";
  * default's scalar changes: the diff of a promotion is one line.
  */
 
-/** Keys whose Pulumi.yaml type is `string` (a decimal kept as text, e.g. "0.85"). */
-const STRING_KEYS = new Set(["gpuMemoryUtilization"]);
-
-/** The default as Pulumi.yaml spells it: a decimal string with two places, or an integer. Pure. */
+/** The default as Pulumi.yaml spells it: a decimal knob as a string with its places (`"0.85"`), an integer bare. Pure. */
 function defaultValue(key: string, value: number): string | number {
-  return STRING_KEYS.has(key) ? value.toFixed(2) : value;
+  return knobRow(key).value.kind === "decimal" ? knobText(key, value) : value;
 }
 
 /** Pure: `text` with `config.<key>.default` set to `value`; throws naming the key when it has no default. */

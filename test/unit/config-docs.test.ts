@@ -22,6 +22,18 @@ describe("config keys are described once (the schema)", () => {
     ]);
   });
 
+  it("names a knob Pulumi.yaml types otherwise than its row is written", () => {
+    const drifted = {
+      ...project,
+      gpuMemoryUtilization: { ...project["gpuMemoryUtilization"], type: "number" },
+      enablePrefixCaching: { ...project["enablePrefixCaching"], type: "string" },
+    };
+    assert.deepEqual(projectFileProblems(drifted), [
+      `Pulumi.yaml types gpuMemoryUtilization as "number"; its knob row (config/vllm-knobs.ts) is written as string`,
+      `Pulumi.yaml types enablePrefixCaching as "string"; its knob row (config/vllm-knobs.ts) is written as boolean`,
+    ]);
+  });
+
   it("the README's key table is the one rendered from the schema and Pulumi.yaml's defaults (npm run docs:config)", () => {
     const readme = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
     assert.equal(withConfigTable(readme, configTableLines(project)), readme);

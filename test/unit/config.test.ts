@@ -37,6 +37,7 @@ describe("config parsing", () => {
       maxNumSeqs: 4,
       gpuMemoryUtilization: 0.8,
       maxNumBatchedTokens: 0,
+      enablePrefixCaching: true,
       limitMmPerPrompt: { image: 0, audio: 0 },
       extraArgs: [],
       namespace: "gemmaforge",

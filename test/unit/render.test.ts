@@ -64,11 +64,6 @@ describe("rendered vLLM args", () => {
     assert.deepEqual(args.slice(11, 13), ["--max-num-batched-tokens", "2048"]);
     assert.equal(args.at(-1), "--enforce-eager");
   });
-
-  it("keeps a utilisation's extra precision", () => {
-    assert.equal(render.formatUtilization(0.925), "0.925");
-    assert.equal(render.formatUtilization(0.9), "0.90");
-  });
 });
 
 describe("rendered Deployment", () => {

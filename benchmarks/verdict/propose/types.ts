@@ -1,8 +1,9 @@
+import { PROPOSED_KNOBS, type ProposedKnob } from "../../../config/vllm-knobs";
 import type { CandidateEvidence, StartFailure } from "./evidence";
 
-/** The knobs a proposal may move (config keys of `Pulumi.yaml`). */
-export type Knob = "maxNumSeqs" | "gpuMemoryUtilization" | "maxModelLen" | "maxNumBatchedTokens";
-export const KNOBS: readonly Knob[] = ["maxNumSeqs", "gpuMemoryUtilization", "maxModelLen", "maxNumBatchedTokens"];
+/** The knobs a proposal may move (config keys of `Pulumi.yaml`): the knob table's with a stack-file prefix. */
+export type Knob = ProposedKnob;
+export const KNOBS: readonly Knob[] = PROPOSED_KNOBS;
 
 /** The next candidate to measure: one knob moved from baseline's value, with the figures that suggested it. */
 export interface Proposal {

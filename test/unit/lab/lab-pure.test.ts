@@ -73,6 +73,12 @@ describe("lab: vLLM args to simulator flags", () => {
     assert.deepEqual(ignored, ["--config /etc/vllm-tuner/config.yaml"]);
   });
 
+  it("reads a boolean knob's --no- form as taking no value, so the flag after it keeps its own", () => {
+    const { args, ignored } = simArgsFor(["m/x", "--no-enable-prefix-caching", "--max-num-seqs", "2"], timing);
+    assert.deepEqual(args.slice(0, 4), ["--model", "m/x", "--max-num-seqs", "2"]);
+    assert.deepEqual(ignored, ["--no-enable-prefix-caching"]);
+  });
+
   it("refuses args that do not start with the model", () => {
     assert.throws(() => simArgsFor(["--max-num-seqs", "2"], timing), /must start with the model/);
   });

@@ -126,6 +126,25 @@ describe("lab engine vllm: the command line the kubelet builds from a pod", () =
     );
   });
 
+  it("still replaces --port after a flag it does not know that takes no value", () => {
+    assert.deepEqual(
+      vllmCommandFor(["org/model", "--no-enable-prefix-caching", "--some-new-switch", "--port", "8000"], { port: 9 }),
+      {
+        args: [
+          ...SERVE,
+          "org/model",
+          "--no-enable-prefix-caching",
+          "--some-new-switch",
+          "--host",
+          "127.0.0.1",
+          "--port",
+          "9",
+        ],
+        replaced: ["--port 8000"],
+      },
+    );
+  });
+
   it("adds the emulated card's --kv-cache-memory-bytes", () => {
     const { args } = vllmCommandFor(["org/model"], { port: 9, kvCacheMemoryBytes: 123 });
     assert.deepEqual(args.slice(4), ["--kv-cache-memory-bytes", "123", "--host", "127.0.0.1", "--port", "9"]);
