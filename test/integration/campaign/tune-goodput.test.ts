@@ -11,8 +11,8 @@ import { startLab, stopLab } from "../../../lab";
 import { labCampaignPlaces, PROJECT_DIR, tuneTeardown, writeLoadScenario } from "../helpers";
 
 /**
- * `campaign tune --objective goodput` on the simulator lab with its fixed latencies. The load's requests are ~2500 tokens
- * (412 sentence repeats + 32 output tokens), so the emulated KV pool holds 8 of them: baseline's maxNumSeqs 4
+ * `campaign tune --objective goodput` on the simulator lab with its fixed latencies. The load's requests are
+ * ~2500 tokens (412 sentence repeats + 32 output tokens), so the emulated KV pool holds 8 of them: baseline's maxNumSeqs 4
  * makes requests queue with KV room as the Poisson rate rises, TTFT p90 passes 300 ms first, and the SLO rule
  * proposes seqs8 (the KV ceiling), whose SLO capacity is about twice baseline's: promoted. In step 2 seqs8
  * fills the pool (8 of 8 requests), so what is proposed (kv-bound's mem085) cannot raise the capacity: the
