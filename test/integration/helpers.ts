@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -5,8 +6,11 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { LocalWorkspace, type Stack } from "@pulumi/pulumi/automation";
+import { stringify as toYaml } from "yaml";
+import { buildScenario, type ScenarioInput } from "../../benchmarks/inputs/scenario";
 import { findPulumi } from "../../campaign/pulumi";
 import { stageProject } from "../../campaign/stage";
+import { stopLab } from "../../lab";
 
 export const PROJECT_DIR = path.resolve(__dirname, "../..");
 
@@ -137,14 +141,47 @@ export const labCampaignPlaces = (tmp: string, results = "results"): string[] =>
   path.join(tmp, results),
 ];
 
+type LoadInput = NonNullable<ScenarioInput["load"]>;
+
+/** What a test's scenario adds to the closed loop: the SLO keys, and the load's other fields (prompt, open loop). */
+export type LoadScenarioExtras = Pick<ScenarioInput, "slo" | "sloAttainment"> & {
+  readonly load?: Omit<LoadInput, "concurrency" | "durationSeconds">;
+};
+
 /**
  * Writes a closed-loop scenario for a lab campaign in a test: every request generates exactly
  * max_tokens (ignore_eos), so the simulator's random answer lengths do not swamp a short window.
+ * Checked against the scenario schema here, so a mistyped key fails the test's setup, not the campaign.
  */
-export function writeLoadScenario(file: string, concurrency: readonly number[], durationSeconds: number): string {
-  fs.writeFileSync(
-    file,
-    `phases: [readiness, identity, load]\nignoreEos: true\nload:\n  concurrency: [${concurrency.join(", ")}]\n  durationSeconds: ${durationSeconds}\n  warmupSeconds: 1\n`,
-  );
+export function writeLoadScenario(
+  file: string,
+  concurrency: readonly number[],
+  durationSeconds: number,
+  extras: LoadScenarioExtras = {},
+): string {
+  const { load, ...slo } = extras;
+  const scenario: ScenarioInput = {
+    phases: ["readiness", "identity", "load"],
+    ignoreEos: true,
+    ...slo,
+    load: { concurrency: [...concurrency], durationSeconds, warmupSeconds: 1, ...load },
+  };
+  buildScenario([scenario], file);
+  fs.writeFileSync(file, toYaml(scenario));
   return file;
+}
+
+/**
+ * After a lab `campaign tune` test: stops the lab, deletes the tune's branch and the test's directory.
+ * KEEP_TUNE_TMP=1 keeps both, to read the run (examples/lab-tune-*).
+ */
+export async function tuneTeardown(branch: string, tmp: string | undefined): Promise<void> {
+  await stopLab();
+  if (process.env["KEEP_TUNE_TMP"]) return;
+  try {
+    execFileSync("git", ["branch", "-D", branch], { cwd: PROJECT_DIR, stdio: "ignore" });
+  } catch {
+    // the tune never created it
+  }
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 }

@@ -7,8 +7,8 @@ import { tuneStateFile } from "../../../benchmarks/result/store";
 import { main } from "../../../campaign/cli";
 import { readTuneState, type TuneState } from "../../../campaign/tune/state";
 import { EXIT } from "../../../common/exit-codes";
-import { startLab, stopLab } from "../../../lab";
-import { labCampaignPlaces, PROJECT_DIR, writeLoadScenario } from "../helpers";
+import { startLab } from "../../../lab";
+import { labCampaignPlaces, PROJECT_DIR, tuneTeardown, writeLoadScenario } from "../helpers";
 
 const git = (...args: string[]) =>
   execFileSync("git", args, { cwd: PROJECT_DIR, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
@@ -87,16 +87,7 @@ describe("campaign tune on the lab (Ctrl-C, resume, promotion)", function () {
     second = await campaign(args);
     state = readTuneState(tuneStateFile(path.join(tmp, "results"), branch)) as TuneState;
   });
-  after(async () => {
-    await stopLab();
-    if (process.env["KEEP_TUNE_TMP"]) return;
-    try {
-      git("branch", "-D", branch);
-    } catch {
-      // the branch was never created
-    }
-    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-  });
+  after(() => tuneTeardown(branch, tmp));
 
   it("Ctrl-C stops the first run after its step, restores the original baseline and records no half step", () => {
     assert.equal(first.code, EXIT.interrupted, first.stderr);
