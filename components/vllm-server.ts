@@ -41,30 +41,17 @@ export class VllmServer extends pulumi.ComponentResource {
     // A parallel campaign's slot copy goes with the campaign's destroy of its slot stacks.
     const shared = { parent: this, retainOnDelete: c.slot === 0, deleteBeforeReplace: true };
 
+    // One Secret per credential, named by its role; only a given credential gets one.
+    const secret = (role: "hfToken" | "apiKey", stringData: pulumi.Input<Record<string, pulumi.Input<string>>>) =>
+      new corev1.Secret(
+        `${name}-${role === "hfToken" ? "hf-token" : "api-key"}`,
+        { metadata: secretMetadata(c, args.namespace, role), type: "Opaque", stringData },
+        shared,
+      );
     this.hfTokenSecret =
-      args.hfToken === undefined
-        ? undefined
-        : new corev1.Secret(
-            `${name}-hf-token`,
-            {
-              metadata: secretMetadata(c, args.namespace, "hfToken"),
-              type: "Opaque",
-              stringData: { token: pulumi.secret(args.hfToken) },
-            },
-            shared,
-          );
+      args.hfToken === undefined ? undefined : secret("hfToken", { token: pulumi.secret(args.hfToken) });
     this.apiKeySecret =
-      args.apiKey === undefined
-        ? undefined
-        : new corev1.Secret(
-            `${name}-api-key`,
-            {
-              metadata: secretMetadata(c, args.namespace, "apiKey"),
-              type: "Opaque",
-              stringData: pulumi.secret(args.apiKey).apply(apiKeySecretFiles),
-            },
-            shared,
-          );
+      args.apiKey === undefined ? undefined : secret("apiKey", pulumi.secret(args.apiKey).apply(apiKeySecretFiles));
     const secrets: SecretRefs = { hfToken: this.hfTokenSecret !== undefined, apiKey: this.apiKeySecret !== undefined };
     const secretDeps = [this.hfTokenSecret, this.apiKeySecret].filter((s): s is corev1.Secret => s !== undefined);
 
