@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ObjectiveSchema, RuleSettingsSchema } from "../../config/rule";
 import { SloSchema } from "../inputs/slo";
 import { measuredOf } from "../measured";
 import { ModeSchema } from "./mode";
@@ -11,16 +12,13 @@ import { ThroughputBasisSchema } from "./throughput";
  * with it when read back.
  */
 
-/** The explicit rule that picks a candidate; every threshold is a parameter, none is hidden. */
-/** What the rule ranks by: requests/s at the target concurrency (the default), or the SLO capacity. */
-export const ObjectiveSchema = z.enum(["throughput", "goodput"]);
-export type Objective = z.infer<typeof ObjectiveSchema>;
-
-const CompareRuleSchema = z.strictObject({
-  /** Absent: throughput (summaries written before the goodput objective existed). */
+/**
+ * The rule a verdict was judged under, as a candidate summary records it: the settings (config/rule.ts,
+ * where their defaults are) and the SLO. Every threshold is a parameter, none is hidden.
+ */
+const CompareRuleSchema = RuleSettingsSchema.extend({
+  /** Absent: throughput (recordedRuleSettings leaves it out, as summaries before the goodput objective did). */
   objective: ObjectiveSchema.optional(),
-  /** Operating concurrency: throughput is compared here (the seed chose 4). */
-  targetConcurrency: z.number().int().positive(),
   /** Latency bounds at the target concurrency (`--slo`); undefined: no latency SLO. */
   slo: SloSchema.optional(),
   /** Summaries written before `slo` existed: an end-to-end p95 bound, ms. Read as `e2e:p95`, never written. */
