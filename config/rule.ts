@@ -64,7 +64,7 @@ export const RULE_ARG_OPTIONS = Object.fromEntries(ruleFields().map((f) => [rule
 export const RULE_USAGE: string = ruleFields()
   .map((f) => {
     const flag = `--${ruleFlagName(f)} ${RULE_FIELDS[f].value}`;
-    return `  ${flag.padEnd(24)}${RULE_FIELDS[f].help} (default ${RULE_DEFAULTS[f]})`;
+    return `  ${flag.length < 24 ? flag.padEnd(24) : `${flag}  `}${RULE_FIELDS[f].help} (default ${RULE_DEFAULTS[f]})`;
   })
   .join("\n");
 
