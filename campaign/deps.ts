@@ -68,8 +68,11 @@ export interface CampaignDeps {
   readonly now: () => number;
 }
 
-/** A campaign's settings; the rule's (config/rule.ts) as summaries record them, the SLO beside them. */
-export interface CampaignSettings extends RecordedRuleSettings {
+/**
+ * A campaign's settings. The rule's (config/rule.ts) as summaries record them, the SLO beside them;
+ * one absent is its default (`compareRule` fills it in), so a new setting needs no change here.
+ */
+export interface CampaignSettings extends Partial<RecordedRuleSettings> {
   readonly id: string;
   /** Stacks in run order. */
   readonly stacks: readonly string[];

@@ -104,8 +104,8 @@ describe("post-deploy benchmark: one JSON document in, the candidate summary out
     assert.deepEqual(postDeployRule({}), defaults);
     assert.deepEqual(postDeployRule({ VLLM_TUNER_TARGET_CONCURRENCY: "", VLLM_TUNER_MODE: "" }), defaults);
     assert.deepEqual(postDeployRule({ VLLM_TUNER_TARGET_CONCURRENCY: "2", VLLM_TUNER_MODE: "lab" }), {
+      ...RULE_DEFAULTS,
       targetConcurrency: 2,
-      objective: "throughput",
       mode: "lab",
     });
     assert.throws(
@@ -124,13 +124,13 @@ describe("post-deploy benchmark: one JSON document in, the candidate summary out
       VLLM_TUNER_MODE: "cluster",
       VLLM_TUNER_WAIT_READY_SECONDS: "3600",
     });
-    assert.deepEqual(postDeployRule(env), { targetConcurrency: 8, objective: "throughput", mode: "cluster" });
+    assert.deepEqual(postDeployRule(env), { ...RULE_DEFAULTS, targetConcurrency: 8, mode: "cluster" });
     assert.equal(waitReadySeconds(env), 3600);
     // config/ cannot import the verdict's modes: the two lists are kept equal here.
     assert.deepEqual(POST_DEPLOY_MODES, [...ModeSchema.options, "unknown"]);
     const goodput = postDeployEnv({ targetConcurrency: 4, mode: "lab", objective: "goodput", waitReadySeconds: 60 });
     assert.equal(goodput["VLLM_TUNER_OBJECTIVE"], "goodput");
-    assert.deepEqual(postDeployRule(goodput), { targetConcurrency: 4, mode: "lab", objective: "goodput" });
+    assert.deepEqual(postDeployRule(goodput), { ...RULE_DEFAULTS, objective: "goodput", mode: "lab" });
     assert.throws(
       () => postDeployRule({ VLLM_TUNER_OBJECTIVE: "speed" }),
       /^RuleError: VLLM_TUNER_OBJECTIVE "speed" is not allowed; allowed: throughput, goodput$/,
