@@ -11,7 +11,7 @@ import {
 } from "../../config/rule";
 import { SLO_ARG_OPTIONS, SLO_USAGE, type Slo, SloError, sloFromArgValues } from "../inputs/slo";
 import { ruleSlo } from "./rule";
-import type { CompareRule } from "./schema";
+import type { CompareRule, RecordedRule } from "./schema";
 
 /**
  * The whole rule from a command line: the settings (config/rule.ts) and the SLO (inputs/slo.ts), with
@@ -41,8 +41,8 @@ export function ruleFromOptions(values: RuleOptionValues, warn: (line: string) =
   }
 }
 
-/** Pure: the rule as a candidate summary records it. */
-export const compareRule = (rule: Partial<RuleSettings> & { readonly slo?: Slo | undefined }): CompareRule => ({
+/** Pure: the rule as a candidate summary records it, every setting present. */
+export const compareRule = (rule: Partial<RuleSettings> & { readonly slo?: Slo | undefined }): RecordedRule => ({
   ...recordedRuleSettings(rule),
   ...(rule.slo ? { slo: rule.slo } : {}),
 });

@@ -17,6 +17,8 @@ import { ThroughputBasisSchema } from "./throughput";
  * where their defaults are) and the SLO. Every threshold is a parameter, none is hidden.
  */
 const CompareRuleSchema = RuleSettingsSchema.extend({
+  /** Always recorded. Every other setting may be absent in a summary written before it existed: its default. */
+  targetConcurrency: RuleSettingsSchema.shape.targetConcurrency.unwrap(),
   /** Absent: throughput (recordedRuleSettings leaves it out, as summaries before the goodput objective did). */
   objective: ObjectiveSchema.optional(),
   /** Latency bounds at the target concurrency (`--slo`); undefined: no latency SLO. */
@@ -123,6 +125,12 @@ export const CandidateSummarySchema = z.strictObject({
   evidence: CandidateEvidenceSchema.optional(),
 });
 
-export type CompareRule = z.infer<typeof CompareRuleSchema>;
+/**
+ * A rule as callers give it: settings added after a caller was written may be absent (their defaults).
+ * Read its settings through `ruleSettingsOf`; a summary records it whole (`compareRule`).
+ */
+export type CompareRule = z.input<typeof CompareRuleSchema>;
+/** A rule as a summary records it, every setting present. */
+export type RecordedRule = z.infer<typeof CompareRuleSchema>;
 export type CandidateVerdict = z.infer<typeof CandidateVerdictSchema>;
 export type CandidateSummary = z.infer<typeof CandidateSummarySchema>;
