@@ -23,7 +23,7 @@ import {
   postDeployRule,
   waitReadySeconds,
 } from "../../config/post-deploy-input";
-import { RULE_DEFAULTS } from "../../config/rule";
+import { RULE_DEFAULTS, recordedRuleSettings, ruleSettingsEnv } from "../../config/rule";
 import { MeasuredOutputSchema } from "../../config/stack-outputs";
 import { startFakeVllm } from "./benchmarks/fake-vllm";
 
@@ -81,7 +81,7 @@ describe("post-deploy benchmark: one JSON document in, the candidate summary out
       kubeconfig: "/home/u/.kube/config",
       kubeContext: "k3s",
       waitReadySeconds: 120,
-      targetConcurrency: 4,
+      ...recordedRuleSettings(RULE_DEFAULTS),
       mode: "unknown",
       apiKey: "sk-SENTINEL",
     });
@@ -119,8 +119,7 @@ describe("post-deploy benchmark: one JSON document in, the candidate summary out
     // The campaign's environment reads back as its rule and mode; the wait is capped at what the program accepts.
     const env = postDeployEnv({ targetConcurrency: 8, mode: "cluster", waitReadySeconds: 5000 });
     assert.deepEqual(env, {
-      VLLM_TUNER_TARGET_CONCURRENCY: "8",
-      VLLM_TUNER_OBJECTIVE: "throughput",
+      ...ruleSettingsEnv({ ...RULE_DEFAULTS, targetConcurrency: 8 }),
       VLLM_TUNER_MODE: "cluster",
       VLLM_TUNER_WAIT_READY_SECONDS: "3600",
     });
@@ -155,7 +154,13 @@ describe("post-deploy benchmark: one JSON document in, the candidate summary out
       );
       assert.equal(code, 0);
       assert.ok(summary);
-      assert.deepEqual({ rule: summary.rule, mode: summary.mode }, { rule: { targetConcurrency: 2 }, mode: "lab" });
+      assert.deepEqual(
+        { rule: summary.rule, mode: summary.mode },
+        {
+          rule: recordedRuleSettings({ targetConcurrency: 2 }),
+          mode: "lab",
+        },
+      );
       const result = JSON.parse(fs.readFileSync(path.join(cwd, summary.resultFile!), "utf8"));
       assert.deepEqual(summary, candidateSummary(result, { targetConcurrency: 2 }, "lab", summary.resultFile));
       // Judged at 2, a level the scenario ran: no "no load level at concurrency 4".

@@ -2,11 +2,13 @@ import * as assert from "node:assert/strict";
 import { main as bench } from "../../../benchmarks/cli";
 import { parseCliOptions } from "../../../campaign/options";
 import { parseTuneOptions } from "../../../campaign/tune/options";
+import { RULE_DEFAULTS, ruleSettingsOf } from "../../../config/rule";
 import { parseReviewOptions } from "../../../review/options";
 
 const REPO = "/repo";
 const FLAGS = ["--target-concurrency", "8", "--objective", "goodput", "--slo-e2e-p95-ms", "2000"];
 const RULE = {
+  ...RULE_DEFAULTS,
   targetConcurrency: 8,
   objective: "goodput",
   slo: { bounds: [{ metric: "e2e", percentile: "p95", ms: 2000 }], attainment: 0.99 },
