@@ -46,7 +46,7 @@ run options:
   --json                   print the result JSON on stdout
   --quiet                  no progress on stderr
 
-compare's rule options (the same in campaign run/tune/propose and review):
+compare's rule options (as in campaign run/tune and review --results):
 ${RULE_OPTIONS_USAGE}
 API key: env VLLM_API_KEY (sent as Bearer, never stored).`;
 

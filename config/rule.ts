@@ -36,7 +36,7 @@ export const RULE_FIELDS: Readonly<Record<RuleField, { value: string; help: stri
   },
   objective: {
     value: OBJECTIVES.join("|"),
-    help: "what the rule ranks by: req/s at the target concurrency, or goodput (the SLO capacity; needs an SLO)",
+    help: "ranks by req/s at the target, or by the SLO capacity (needs an SLO)",
     allowed: OBJECTIVES.join(", "),
   },
 };

@@ -72,7 +72,7 @@ describe("the rule's settings (config/rule.ts): one schema, its defaults in one 
     assert.equal(
       RULE_USAGE,
       "  --target-concurrency N  the concurrency candidates are judged at (default 4)\n" +
-        "  --objective throughput|goodput  what the rule ranks by: req/s at the target concurrency, or goodput (the SLO capacity; needs an SLO) (default throughput)",
+        "  --objective throughput|goodput  ranks by req/s at the target, or by the SLO capacity (needs an SLO) (default throughput)",
     );
   });
 
