@@ -59,8 +59,7 @@ export = async () => {
           kubeconfigKey !== undefined && fs.existsSync(kubeconfigKey) ? kubeconfigKey : process.env.KUBECONFIG,
         kubeContext,
         waitReadySeconds: waitReady,
-        targetConcurrency: rule?.targetConcurrency,
-        objective: rule?.objective,
+        ...(rule ? { rule } : {}),
         mode: rule?.mode,
       });
 

@@ -17,12 +17,11 @@ import { writeResult } from "./report/write";
 import { comparisonChartFile, RESULTS_DIR, readResult, writeChart } from "./result/store";
 import { PreflightError, runBenchmark } from "./run";
 import { compareResults } from "./verdict/rule";
-import { ObjectiveSchema } from "./verdict/schema";
+import { compareRule, RULE_OPTIONS, RULE_OPTIONS_USAGE, ruleFromOptions } from "./verdict/rule-options";
 
 const USAGE = `Usage:
   bench [run] [--stack NAME] [--outputs FILE | --outputs-json JSON] [--endpoint URL] [options]
-  bench compare RESULT.json... [--target-concurrency N] [--objective throughput|goodput] [--slo ...] [--slo-attainment F]
-                               [--chart FILE] [--json]   (goodput: ranks by the SLO capacity, needs --slo)
+  bench compare RESULT.json... [rule options] [--chart FILE] [--json]
   bench export --format llm-d-report RESULT.json... [--out DIR]   each load level as an llm-d-benchmark
                            Benchmark Report v0.2 (docs/benchmark.md#exporting-to-llm-d-benchmark)
   bench post-deploy < INPUT.json   what \`pulumi up\` runs with benchmarkOnDeploy: inputs as one JSON document
@@ -46,6 +45,9 @@ run options:
   --out DIR                results directory (default: results)
   --json                   print the result JSON on stdout
   --quiet                  no progress on stderr
+
+compare's rule options (as in campaign run/tune and review --results):
+${RULE_OPTIONS_USAGE}
 API key: env VLLM_API_KEY (sent as Bearer, never stored).`;
 
 /** `--set load.concurrency=[1,2,4]` -> { load: { concurrency: [1,2,4] } }; values parsed as YAML. */
@@ -185,9 +187,7 @@ async function compareCommand(argv: string[], cwd: string): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     options: {
-      "target-concurrency": { type: "string", default: "4" },
-      ...SLO_ARG_OPTIONS,
-      objective: { type: "string", default: "throughput" },
+      ...RULE_OPTIONS,
       chart: { type: "string" },
       out: { type: "string", default: RESULTS_DIR },
       json: { type: "boolean", default: false },
@@ -196,19 +196,10 @@ async function compareCommand(argv: string[], cwd: string): Promise<number> {
     allowPositionals: true,
   });
   if (positionals.length === 0) throw new UsageError("compare needs result files, e.g. results/*/*.json");
-  const slo = sloOf(values);
-  const objective = ObjectiveSchema.safeParse(values.objective);
-  if (!objective.success)
-    throw new UsageError(
-      `--objective ${JSON.stringify(values.objective)} is not allowed; allowed: ${ObjectiveSchema.options.join(", ")}`,
-    );
-  if (objective.data === "goodput" && slo === undefined)
+  const options = ruleFromOptions(values, (line) => process.stderr.write(`warning: ${line}\n`));
+  if (options.objective === "goodput" && options.slo === undefined)
     throw new UsageError("--objective goodput needs --slo (the SLO the capacity was searched under)");
-  const rule = {
-    targetConcurrency: number(values["target-concurrency"], "--target-concurrency")!,
-    ...(objective.data === "goodput" ? { objective: objective.data } : {}),
-    ...(slo ? { slo } : {}),
-  };
+  const rule = compareRule(options);
   const loaded = positionals.map((f) => ({ file: f, result: readResult(resolve(cwd, f)) }));
   const comparison = compareResults(loaded, rule);
   const chart = resolve(cwd, values.chart ?? comparisonChartFile(values.out, new Date()));

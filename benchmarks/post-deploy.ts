@@ -12,6 +12,7 @@ import { RESULTS_DIR } from "./result/store";
 import type { BenchmarkResult } from "./result/types";
 import { PreflightError, type RunOptions, runBenchmark } from "./run";
 import { type CandidateSummary, candidateSummary } from "./verdict/candidate-summary";
+import { compareRule } from "./verdict/rule-options";
 
 /**
  * `bench post-deploy`: the benchmark as `pulumi up` runs it (components/post-deploy-benchmark.ts).
@@ -109,12 +110,7 @@ export async function postDeploy(
   // Under the rule and mode the document names: the campaign's own with --via-deploy, so the two agree.
   // The SLO is the scenario's (`slo`), as `campaign run --via-deploy` writes it.
   const slo = scenarioSlo(result.scenario);
-  const rule = {
-    targetConcurrency: input.targetConcurrency,
-    ...(input.objective === "goodput" ? { objective: input.objective } : {}),
-    ...(slo ? { slo } : {}),
-  };
-  const summary = candidateSummary(result, rule, input.mode, resultFile);
+  const summary = candidateSummary(result, compareRule({ ...input, slo: slo ?? undefined }), input.mode, resultFile);
   deps.progress.log(`result: ${resultFile}`);
   if (!result.complete) return { code: EXIT.interrupted, summary };
   if (!summary.valid)

@@ -4,8 +4,8 @@ import type { StackOutputs } from "../benchmarks/inputs/stack-outputs";
 import type { DeploymentRef } from "../benchmarks/kube/cluster";
 import type { BenchmarkResult, ReadinessPhase } from "../benchmarks/result/types";
 import type { Mode } from "../benchmarks/verdict/candidate-summary";
-import type { CompareRule, Objective } from "../benchmarks/verdict/schema";
 import type { RawConfig } from "../config";
+import type { RecordedRuleSettings } from "../config/rule";
 import type { OrderMode } from "./order";
 import type { ServingExpectation } from "./probe";
 import type { CampaignProgress } from "./progress";
@@ -68,7 +68,11 @@ export interface CampaignDeps {
   readonly now: () => number;
 }
 
-export interface CampaignSettings {
+/**
+ * A campaign's settings. The rule's (config/rule.ts) as summaries record them, the SLO beside them;
+ * one absent is its default (`compareRule` fills it in), so a new setting needs no change here.
+ */
+export interface CampaignSettings extends Partial<RecordedRuleSettings> {
   readonly id: string;
   /** Stacks in run order. */
   readonly stacks: readonly string[];
@@ -88,11 +92,8 @@ export interface CampaignSettings {
   readonly fresh: boolean;
   /** The cacheRunId cold candidates get, unique to this campaign. */
   readonly coldRunId: string;
-  readonly targetConcurrency: number;
   /** Latency bounds the rule applies (`--slo`, else the scenario's); absent: none. */
   readonly slo?: Slo;
-  /** What the rule ranks by (`--objective`); absent: throughput at the target. */
-  readonly objective?: Objective;
   /**
    * `campaign run --parallel N` (campaign/slots.ts): slots, the seed of the order of the queue they
    * share, and whether the slots beside the real server outlive the campaign. Absent: one slot.
@@ -121,10 +122,3 @@ export interface CampaignControl {
   readonly stop: AbortSignal;
   readonly cancel: AbortSignal;
 }
-
-/** The benchmark's rule a campaign judges under: its target, its objective and its SLO. Pure. */
-export const campaignRule = (s: Pick<CampaignSettings, "targetConcurrency" | "slo" | "objective">): CompareRule => ({
-  targetConcurrency: s.targetConcurrency,
-  ...(s.objective === "goodput" ? { objective: s.objective } : {}),
-  ...(s.slo ? { slo: s.slo } : {}),
-});

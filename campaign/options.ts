@@ -1,9 +1,13 @@
 import * as path from "node:path";
 import { parseArgs } from "node:util";
-import { SLO_ARG_OPTIONS, SLO_USAGE, type Slo, SloError, sloFromArgValues } from "../benchmarks/inputs/slo";
 import { RESULTS_DIR } from "../benchmarks/result/store";
 import type { Mode } from "../benchmarks/verdict/candidate-summary";
-import { type Objective, ObjectiveSchema } from "../benchmarks/verdict/schema";
+import {
+  RULE_OPTIONS,
+  RULE_OPTIONS_USAGE,
+  type RuleOptions,
+  ruleFromOptions,
+} from "../benchmarks/verdict/rule-options";
 import { UsageError } from "../common/usage-error";
 import { ORDER_MODES, type OrderMode } from "./order";
 import { MAX_PARALLEL } from "./slots";
@@ -26,8 +30,11 @@ export const SEED_STACKS = [
   "cold",
 ] as const;
 
-/** `campaign run` and `campaign plan` options, before anything is read from disk. */
-export interface CliOptions {
+/**
+ * `campaign run` and `campaign plan` options, before anything is read from disk. The rule's
+ * (`RuleOptions`): `slo` undefined takes the scenario's, if any; goodput needs an SLO.
+ */
+export interface CliOptions extends RuleOptions {
   readonly stacks: string[];
   readonly order: OrderMode;
   /** undefined: shuffle draws one, alternate counts earlier campaigns. */
@@ -44,11 +51,6 @@ export interface CliOptions {
   readonly stage: boolean;
   readonly fresh: boolean;
   readonly keepCold: boolean;
-  readonly targetConcurrency: number;
-  /** `--slo` (and `--slo-attainment`): the rule's latency bounds, also recorded per level; undefined: the scenario's, if any. */
-  readonly slo: Slo | undefined;
-  /** What the rule ranks by: throughput at the target (default) or goodput (the SLO capacity; needs an SLO). */
-  readonly objective: Objective;
   readonly readyTimeoutSeconds: number;
   readonly json: boolean;
   readonly verbose: boolean;
@@ -105,11 +107,9 @@ Options:
                           every slot as its control, then the slots share one queue (default 1: one
                           at a time; docs/campaign.md)
   --keep-slots            keep slots 1..N-1 after the campaign (default: each destroyed once the queue is empty)
-  --target-concurrency N  concurrency the recommendation compares at (default 4, the seed's)
-  ${SLO_USAGE}
-                          (bounds at the target; default: the scenario's slo keys; old --slo-*-p95-ms: p95 bounds)
-  --objective throughput|goodput  what the recommendation ranks by: req/s at --target-concurrency (default), or
-                          the SLO capacity (needs an SLO; runs load.openLoop.capacity after the closed loop)
+${RULE_OPTIONS_USAGE}
+                          (SLO bounds at the target; default: the scenario's slo keys; goodput runs
+                          load.openLoop.capacity after the closed loop)
   --ready-timeout S       seconds the endpoint may take to serve a new candidate after up (default 300, lab 120)
   --json                  print the campaign summary as JSON on stdout
   --verbose               also show the benchmark's own progress
@@ -145,15 +145,13 @@ const FLAGS = {
   "keep-cold": { type: "boolean", default: false },
   parallel: { type: "string", default: "1" },
   "keep-slots": { type: "boolean", default: false },
-  "target-concurrency": { type: "string", default: "4" },
   "ready-timeout": { type: "string" },
   json: { type: "boolean", default: false },
   verbose: { type: "boolean", default: false },
   "write-summary": { type: "boolean", default: false },
   engine: { type: "string" },
   "via-deploy": { type: "boolean", default: false },
-  ...SLO_ARG_OPTIONS,
-  objective: { type: "string", default: "throughput" },
+  ...RULE_OPTIONS,
 } as const;
 
 /** parseArgs with a UsageError (naming the flag) for anything it rejects. */
@@ -162,25 +160,6 @@ function parseFlags(argv: readonly string[]) {
     return parseArgs({ args: [...argv], options: FLAGS, strict: true, allowPositionals: false }).values;
   } catch (err) {
     throw new UsageError((err as Error).message);
-  }
-}
-
-function parseObjective(value: string): Objective {
-  const parsed = ObjectiveSchema.safeParse(value);
-  if (!parsed.success)
-    throw new UsageError(
-      `--objective ${JSON.stringify(value)} is not allowed; allowed: ${ObjectiveSchema.options.join(", ")}`,
-    );
-  return parsed.data;
-}
-
-/** The SLO flags' SLO; an old flag's deprecation line goes to stderr. */
-function parseSlo(values: Parameters<typeof sloFromArgValues>[0]): Slo | undefined {
-  try {
-    return sloFromArgValues(values, (line) => process.stderr.write(`warning: ${line}\n`));
-  } catch (err) {
-    if (err instanceof SloError) throw new UsageError(err.message);
-    throw err;
   }
 }
 
@@ -207,8 +186,6 @@ export function parseCliOptions(argv: readonly string[], repoDir: string): CliOp
   if (values.engine !== undefined && !(LAB_ENGINE_NAMES as readonly string[]).includes(values.engine))
     throw new UsageError(`--engine must be one of ${LAB_ENGINE_NAMES.join(", ")}, got ${values.engine}`);
   if (values.engine !== undefined && mode !== "lab") throw new UsageError("--engine applies only with --lab");
-  const targetConcurrency = positiveInt(values["target-concurrency"], "--target-concurrency") ?? 4;
-  if (targetConcurrency < 1) throw new UsageError("--target-concurrency must be at least 1");
   const parallel = positiveInt(values.parallel, "--parallel") ?? 1;
   if (parallel < 1 || parallel > MAX_PARALLEL)
     throw new UsageError(`--parallel must be an integer from 1 to ${MAX_PARALLEL}, got ${values.parallel}`);
@@ -240,9 +217,7 @@ export function parseCliOptions(argv: readonly string[], repoDir: string): CliOp
     keepCold: values["keep-cold"],
     parallel,
     keepSlots: values["keep-slots"],
-    targetConcurrency,
-    slo: parseSlo(values),
-    objective: parseObjective(values.objective),
+    ...ruleFromOptions(values, (line) => process.stderr.write(`warning: ${line}\n`)),
     readyTimeoutSeconds: positiveInt(values["ready-timeout"], "--ready-timeout") ?? (mode === "lab" ? 120 : 300),
     json: values.json,
     verbose: values.verbose,

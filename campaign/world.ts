@@ -11,6 +11,7 @@ import { gitInfo } from "../common/git-info";
 import { UsageError } from "../common/usage-error";
 import { mergedStackConfig, PROJECT, stackNames } from "../config";
 import { postDeployEnv } from "../config/post-deploy-input";
+import { recordedRuleSettings, ruleSettingsOf } from "../config/rule";
 import { labStateFile, readServiceEndpoint, runningLabState } from "../lab/state";
 import { type ClearStaleReport, clearStaleState } from "./clear-stale";
 import type { CampaignDeps, CampaignSettings } from "./deps";
@@ -112,9 +113,8 @@ export function resolveSettings(opts: CliOptions, repoDir: string, io: Io) {
     backend: opts.backendUrl,
     fresh: opts.fresh,
     coldRunId: coldRunIdFor(started),
-    targetConcurrency: opts.targetConcurrency,
+    ...recordedRuleSettings(opts),
     ...(scenario.slo !== undefined ? { slo: scenarioSlo(scenario)! } : {}),
-    ...(opts.objective === "goodput" ? { objective: opts.objective } : {}),
     keepCold: opts.keepCold,
     ...(opts.parallel > 1 ? { parallel: { slots: opts.parallel, seed, keepSlots: opts.keepSlots } } : {}),
     logFile: `${campaignBase(opts.resultsDir, id)}.log`,
@@ -148,8 +148,7 @@ export async function openCampaignWorld(
     // --via-deploy: the benchmark inside `up` judges under this campaign's rule and mode, and waits as long.
     ...(opts.viaDeploy
       ? postDeployEnv({
-          targetConcurrency: opts.targetConcurrency,
-          objective: opts.objective,
+          ...ruleSettingsOf(opts),
           mode: opts.mode,
           waitReadySeconds: opts.readyTimeoutSeconds,
         })

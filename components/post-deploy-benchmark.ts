@@ -1,11 +1,8 @@
 import * as command from "@pulumi/command";
 import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import {
-  POST_DEPLOY_TARGET_CONCURRENCY,
-  POST_DEPLOY_WAIT_READY_SECONDS,
-  type PostDeployInput,
-} from "../config/post-deploy-input";
+import { POST_DEPLOY_WAIT_READY_SECONDS, type PostDeployInput } from "../config/post-deploy-input";
+import { type RuleSettings, recordedRuleSettings } from "../config/rule";
 import { type MeasuredOutput, MeasuredOutputSchema, type StackOutputs } from "../config/stack-outputs";
 
 interface PostDeployBenchmarkArgs {
@@ -30,10 +27,8 @@ interface PostDeployBenchmarkArgs {
   readonly kubeContext?: string;
   /** How long the benchmark waits for this generation's rollout and /health (default 120 s). */
   readonly waitReadySeconds?: number;
-  /** The concurrency `measured` is judged at (default 4, the seed's; config/post-deploy-input.ts). */
-  readonly targetConcurrency?: number;
-  /** What `measured`'s rule ranks by (default throughput). */
-  readonly objective?: PostDeployInput["objective"];
+  /** The rule `measured` is judged under (absent: config/rule.ts's defaults); its SLO is the scenario's. */
+  readonly rule?: Partial<RuleSettings>;
   /** Where it measures, as `measured` records it (default `unknown`). */
   readonly mode?: PostDeployInput["mode"];
 }
@@ -54,8 +49,7 @@ export function benchmarkInput(a: {
   kubeconfig?: string;
   kubeContext?: string;
   waitReadySeconds?: number;
-  targetConcurrency?: number;
-  objective?: PostDeployInput["objective"];
+  rule?: Partial<RuleSettings>;
   mode?: PostDeployInput["mode"];
   apiKey?: string;
 }): PostDeployInput {
@@ -67,8 +61,7 @@ export function benchmarkInput(a: {
     ...(a.kubeconfig ? { kubeconfig: a.kubeconfig } : {}),
     ...(a.kubeContext ? { kubeContext: a.kubeContext } : {}),
     waitReadySeconds: a.waitReadySeconds ?? POST_DEPLOY_WAIT_READY_SECONDS,
-    targetConcurrency: a.targetConcurrency ?? POST_DEPLOY_TARGET_CONCURRENCY,
-    ...(a.objective === "goodput" ? { objective: a.objective } : {}),
+    ...recordedRuleSettings(a.rule ?? {}),
     mode: a.mode ?? "unknown",
     ...(a.apiKey !== undefined ? { apiKey: a.apiKey } : {}),
   };
@@ -126,8 +119,7 @@ export class PostDeployBenchmark extends pulumi.ComponentResource {
         kubeconfig: args.kubeconfig,
         kubeContext: args.kubeContext,
         waitReadySeconds: args.waitReadySeconds,
-        targetConcurrency: args.targetConcurrency,
-        objective: args.objective,
+        ...(args.rule ? { rule: args.rule } : {}),
         mode: args.mode,
       }),
     );

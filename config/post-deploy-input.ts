@@ -1,12 +1,17 @@
 import { z } from "zod";
+import {
+  ObjectiveSchema,
+  type RuleSettings,
+  RuleSettingsSchema,
+  ruleSettingsEnv,
+  ruleSettingsFromEnv,
+  ruleSettingsOf,
+} from "./rule";
 import { StackOutputsSchema } from "./stack-outputs";
 
 /** benchmarks/verdict/mode.ts's modes and `unknown` (a unit test keeps the two lists equal; config cannot import benchmarks). */
 export const POST_DEPLOY_MODES = ["lab", "cluster", "unknown"] as const;
 type PostDeployMode = (typeof POST_DEPLOY_MODES)[number];
-/** benchmarks/verdict/schema.ts's objectives (a unit test keeps the two lists equal). */
-export const POST_DEPLOY_OBJECTIVES = ["throughput", "goodput"] as const;
-type PostDeployObjective = (typeof POST_DEPLOY_OBJECTIVES)[number];
 
 /**
  * What the post-deploy benchmark is given: one JSON document on the stdin of the command that
@@ -29,10 +34,10 @@ export const PostDeployInputSchema = z.strictObject({
   kubeContext: z.string().min(1).optional(),
   /** Seconds to wait for this generation's rollout and /health before timing readiness. */
   waitReadySeconds: z.number().int().min(0).max(3600),
-  /** The rule the printed summary is judged under (benchmarks/verdict/rule.ts): its target concurrency. */
-  targetConcurrency: z.number().int().positive(),
-  /** What the summary's rule ranks by; absent: throughput. goodput reads the scenario's SLO capacity search. */
-  objective: z.enum(POST_DEPLOY_OBJECTIVES).optional(),
+  /** The rule's settings the printed summary is judged under (config/rule.ts); the SLO is the scenario's. */
+  ...RuleSettingsSchema.shape,
+  /** Absent: throughput, as recordedRuleSettings writes it. goodput reads the scenario's SLO capacity search. */
+  objective: ObjectiveSchema.optional(),
   /** Where it measures, as the summary records it (benchmarks/verdict/mode.ts); unknown when nobody said. */
   mode: z.enum(POST_DEPLOY_MODES),
   /** The key vLLM requires; sent as Bearer, never stored, never put in an environment. */
@@ -55,56 +60,37 @@ export function waitReadySeconds(env: Readonly<Record<string, string | undefined
     throw new Error(`${WAIT_READY_ENV} = ${JSON.stringify(raw)}: expected an integer from 0 to 3600 (seconds)`);
   return n;
 }
-/** The concurrency the post-deploy summary judges at unless told: the seed's, as the campaign's default. */
-export const POST_DEPLOY_TARGET_CONCURRENCY = 4;
-
 /**
  * Environment of `pulumi up` that says which rule and mode the summary (`measured`) is made under:
  * `campaign run --via-deploy` sets them to its own, so the stack output is the campaign's summary.
+ * The rule's variables are its settings' (config/rule.ts: `VLLM_TUNER_TARGET_CONCURRENCY`, `VLLM_TUNER_OBJECTIVE`).
  */
-const TARGET_ENV = "VLLM_TUNER_TARGET_CONCURRENCY";
 const MODE_ENV = "VLLM_TUNER_MODE";
-const OBJECTIVE_ENV = "VLLM_TUNER_OBJECTIVE";
 
-interface PostDeployRule {
-  readonly targetConcurrency: number;
-  readonly mode: PostDeployMode;
-  /** Absent: throughput. */
-  readonly objective?: PostDeployObjective;
-}
+type PostDeployRule = RuleSettings & { readonly mode: PostDeployMode };
 
 /**
- * The rule's target and the mode from the environment; unset: the seed's 4 and `unknown` (a plain
+ * The rule's settings and the mode from the environment; unset: the rule's defaults and `unknown` (a plain
  * `pulumi up` does not know whether it deploys to the lab). Throws naming the variable, its value
  * and what is allowed.
  */
 export function postDeployRule(env: Readonly<Record<string, string | undefined>>): PostDeployRule {
-  const target = env[TARGET_ENV];
   const mode = env[MODE_ENV];
-  if (target !== undefined && target !== "" && (!/^\d+$/.test(target) || Number(target) < 1 || Number(target) > 1024))
-    throw new Error(
-      `${TARGET_ENV} = ${JSON.stringify(target)}: expected an integer from 1 to 1024 (the concurrency the verdict is judged at)`,
-    );
   if (mode !== undefined && mode !== "" && !(POST_DEPLOY_MODES as readonly string[]).includes(mode))
     throw new Error(`${MODE_ENV} = ${JSON.stringify(mode)}: expected one of ${POST_DEPLOY_MODES.join(", ")}`);
-  const objective = env[OBJECTIVE_ENV];
-  if (objective !== undefined && objective !== "" && !(POST_DEPLOY_OBJECTIVES as readonly string[]).includes(objective))
-    throw new Error(
-      `${OBJECTIVE_ENV} = ${JSON.stringify(objective)}: expected one of ${POST_DEPLOY_OBJECTIVES.join(", ")}`,
-    );
   return {
-    targetConcurrency: target === undefined || target === "" ? POST_DEPLOY_TARGET_CONCURRENCY : Number(target),
+    ...ruleSettingsFromEnv(env),
     mode: mode === undefined || mode === "" ? "unknown" : (mode as PostDeployMode),
-    ...(objective === "goodput" ? { objective } : {}),
   };
 }
 
 /** The environment that makes `pulumi up`'s post-deploy summary the caller's: the inverse of the two functions above. Pure. */
-export function postDeployEnv(rule: PostDeployRule & { readonly waitReadySeconds: number }): Record<string, string> {
+export function postDeployEnv(
+  rule: Partial<RuleSettings> & { readonly mode: PostDeployMode; readonly waitReadySeconds: number },
+): Record<string, string> {
   return {
-    [TARGET_ENV]: String(rule.targetConcurrency),
+    ...ruleSettingsEnv(ruleSettingsOf(rule)),
     [MODE_ENV]: rule.mode,
-    ...(rule.objective === "goodput" ? { [OBJECTIVE_ENV]: rule.objective } : {}),
     [WAIT_READY_ENV]: String(Math.min(rule.waitReadySeconds, 3600)),
   };
 }

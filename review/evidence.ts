@@ -1,7 +1,8 @@
 import type { Measured } from "../benchmarks/measured";
 import type { CandidateSummary } from "../benchmarks/verdict/candidate-summary";
 import { type Recommendation, recommend } from "../benchmarks/verdict/recommend";
-import { type Comparison, compareVerdicts, ruleSlo } from "../benchmarks/verdict/rule";
+import { type Comparison, compareVerdicts } from "../benchmarks/verdict/rule";
+import { sameRule } from "../benchmarks/verdict/rule-options";
 import { BASELINE_STACK } from "../config";
 
 /**
@@ -96,11 +97,7 @@ export function compareEvidence(input: EvidenceInput): Evidence {
       status: "none",
       reason: `${input.candidate.source} and ${input.baseline.source} ran different scenarios, so their figures do not compare`,
     };
-  if (
-    c.rule.targetConcurrency !== b.rule.targetConcurrency ||
-    (c.rule.objective ?? "throughput") !== (b.rule.objective ?? "throughput") ||
-    JSON.stringify(ruleSlo(c.rule) ?? null) !== JSON.stringify(ruleSlo(b.rule) ?? null)
-  ) {
+  if (!sameRule(c.rule, b.rule)) {
     return {
       status: "none",
       reason: `${input.candidate.source} and ${input.baseline.source} were judged under different rules`,

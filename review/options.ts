@@ -1,6 +1,7 @@
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { SUMMARY_DIR } from "../benchmarks/verdict/candidate-summary";
+import { compareRule, RULE_OPTIONS, RULE_OPTIONS_USAGE, ruleFromOptions } from "../benchmarks/verdict/rule-options";
 import { UsageError } from "../common/usage-error";
 import type { SummarySource } from "./summaries";
 
@@ -23,8 +24,11 @@ Options:
   --base REF              branch, tag or commit to review against (in CI: origin/<base branch>)
   --summaries DIR         committed candidate summaries (default ${SUMMARY_DIR}; campaign --write-summary writes them)
   --results DIR           raw benchmark results (DIR/<stack>/*.json) instead of summaries
-  --target-concurrency N  with --results: the concurrency the rule compares at (default 4)
-  --json                  the review as JSON on stdout instead of Markdown`;
+  --json                  the review as JSON on stdout instead of Markdown
+
+With --results, the rule they are judged under (as in bench compare and campaign run; summaries
+record their own):
+${RULE_OPTIONS_USAGE}`;
 
 /** Pure: argv to options; paths resolved against \`repoDir\`. */
 export function parseReviewOptions(argv: readonly string[], repoDir: string): ReviewCliOptions {
@@ -36,7 +40,7 @@ export function parseReviewOptions(argv: readonly string[], repoDir: string): Re
         base: { type: "string" },
         summaries: { type: "string" },
         results: { type: "string" },
-        "target-concurrency": { type: "string", default: "4" },
+        ...RULE_OPTIONS,
         json: { type: "boolean", default: false },
       },
       strict: true,
@@ -52,12 +56,10 @@ export function parseReviewOptions(argv: readonly string[], repoDir: string): Re
   if (values.results !== undefined && values.summaries !== undefined) {
     throw new UsageError("pass --results or --summaries, not both");
   }
-  const target = values["target-concurrency"];
-  if (!/^[1-9][0-9]*$/.test(target))
-    throw new UsageError(`--target-concurrency must be a positive integer, got ${JSON.stringify(target)}`);
+  const rule = ruleFromOptions(values, (line) => process.stderr.write(`warning: ${line}\n`));
   const evidence: SummarySource =
     values.results !== undefined
-      ? { kind: "results", dir: path.resolve(repoDir, values.results), rule: { targetConcurrency: Number(target) } }
+      ? { kind: "results", dir: path.resolve(repoDir, values.results), rule: compareRule(rule) }
       : { kind: "summaries", dir: path.resolve(repoDir, values.summaries ?? SUMMARY_DIR) };
   return { base: values.base, evidence, json: values.json };
 }

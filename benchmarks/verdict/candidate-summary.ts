@@ -7,7 +7,8 @@ import { canonicalJson, RUN_IDENTITY_KEYS } from "./canonical";
 import type { Mode } from "./mode";
 import { throughputNoise } from "./noise";
 import { type CandidateEvidence, candidateEvidence } from "./propose/evidence";
-import { type CompareRule, judge } from "./rule";
+import { type CompareRule, judge, ruleSlo } from "./rule";
+import { compareRule } from "./rule-options";
 import {
   CANDIDATE_SUMMARY_KIND,
   CANDIDATE_SUMMARY_SCHEMA_VERSION,
@@ -50,7 +51,7 @@ export function candidateSummary(
     args: Array.isArray(args) && args.every((a) => typeof a === "string") ? (args as string[]) : null,
     scenarioHash: scenarioHash(result.scenario),
     scenario: { loadSeconds: result.scenario.load.durationSeconds, concurrency: [...result.scenario.load.concurrency] },
-    rule,
+    rule: compareRule({ ...rule, slo: ruleSlo(rule) }),
     verdict,
     throughputNoise: throughputNoise(result, rule.targetConcurrency),
     changeToReadySeconds:

@@ -50,9 +50,12 @@ export function describeRule(rule: CompareRule): string {
     .replace(/\s{2,}/g, " ");
 }
 
-/** Container restarts over the run, or null without cluster access. */
-const restartsOf = (result: BenchmarkResult) =>
-  result.phases.readiness?.report?.restarts ?? result.pod?.restartCount ?? null;
+/** Container restarts over the run disqualify; without cluster access they are unverified. */
+function checkRestarts(result: BenchmarkResult, out: string[], unverified: string[]): void {
+  const restarts = result.phases.readiness?.report?.restarts ?? result.pod?.restartCount ?? null;
+  if (restarts === null) unverified.push("restarts: no cluster access");
+  else if (restarts > 0) out.push(`${restarts} container restarts`);
+}
 
 /** The highest of a figure over the result's closed-loop levels, or null. */
 function peakOver(result: BenchmarkResult, f: (l: LoadLevel) => number | null): number | null {
@@ -60,29 +63,41 @@ function peakOver(result: BenchmarkResult, f: (l: LoadLevel) => number | null): 
   return v.length ? Math.max(...v) : null;
 }
 
-/** Pure: the goodput objective's verdict (`goodput.ts`): ranked by the SLO capacity. */
-function judgeGoodput(result: BenchmarkResult, rule: CompareRule, file: string | null): CandidateVerdict {
-  const g = goodputChecks(result, ruleSlo(rule));
-  const restarts = restartsOf(result);
-  if (restarts === null) g.unverified.push("restarts: no cluster access");
-  else if (restarts > 0) g.out.push(`${restarts} container restarts`);
-  const at = g.at;
+/** The figures each objective reads its own way; the rest of a verdict is read alike (`verdictOf`). */
+type RankedFigures = Pick<
+  CandidateVerdict,
+  | "requestsPerSecond"
+  | "requestsPerSecondBasis"
+  | "e2eP95Ms"
+  | "ttftP95Ms"
+  | "peakKvCacheUsagePercent"
+  | "peakGpuMemoryMiB"
+>;
+
+/** Pure: one verdict, `at` the level the objective ranks at (closed or open loop; undefined: none). */
+function verdictOf(
+  result: BenchmarkResult,
+  file: string | null,
+  at: Pick<LoadLevel, "requestsPerSecond" | "outputTokensPerSecond" | "prefixCache"> | undefined,
+  checks: { readonly out: readonly string[]; readonly unverified: readonly string[] },
+  ranked: RankedFigures,
+): CandidateVerdict {
   const ceiling = result.phases.load?.concurrencyCeiling;
   const measuredCeiling = ceiling?.measured.value ?? null;
   return {
     stack: result.stack,
     file,
-    eligible: g.out.length === 0,
-    disqualified: [...new Set(g.out)],
-    unverified: [...new Set(g.unverified)],
-    requestsPerSecond: g.capacity,
-    requestsPerSecondBasis: g.capacity === null ? null : "slo-capacity",
+    eligible: checks.out.length === 0,
+    disqualified: [...new Set(checks.out)],
+    unverified: [...new Set(checks.unverified)],
+    requestsPerSecond: ranked.requestsPerSecond,
+    requestsPerSecondBasis: ranked.requestsPerSecondBasis,
     countRequestsPerSecond: at?.requestsPerSecond ?? null,
     outputTokensPerSecond: at?.outputTokensPerSecond ?? null,
-    e2eP95Ms: g.e2eP95Ms,
-    ttftP95Ms: g.ttftP95Ms,
-    peakKvCacheUsagePercent: at?.server.peakKvCacheUsagePercent.value ?? null,
-    peakGpuMemoryMiB: at?.gpu.peakMemoryUsedMiB.value ?? peakOver(result, (l) => l.gpu.peakMemoryUsedMiB.value),
+    e2eP95Ms: ranked.e2eP95Ms,
+    ttftP95Ms: ranked.ttftP95Ms,
+    peakKvCacheUsagePercent: ranked.peakKvCacheUsagePercent,
+    peakGpuMemoryMiB: ranked.peakGpuMemoryMiB,
     prefixCacheHitPercent: at?.prefixCache.hitRatePercent.value ?? null,
     ceilingPredicted: ceiling?.predicted.value?.concurrency ?? null,
     ceilingMeasured: measuredCeiling ? `${measuredCeiling.atLeast ? "≥ " : ""}${measuredCeiling.concurrency}` : null,
@@ -90,6 +105,20 @@ function judgeGoodput(result: BenchmarkResult, rule: CompareRule, file: string |
     sloCapacity: capacityOf(result),
     config: (result.outputs["config"] ?? {}) as Record<string, unknown>,
   };
+}
+
+/** Pure: the goodput objective's verdict (`goodput.ts`): ranked by the SLO capacity. */
+function judgeGoodput(result: BenchmarkResult, rule: CompareRule, file: string | null): CandidateVerdict {
+  const g = goodputChecks(result, ruleSlo(rule));
+  checkRestarts(result, g.out, g.unverified);
+  return verdictOf(result, file, g.at, g, {
+    requestsPerSecond: g.capacity,
+    requestsPerSecondBasis: g.capacity === null ? null : "slo-capacity",
+    e2eP95Ms: g.e2eP95Ms,
+    ttftP95Ms: g.ttftP95Ms,
+    peakKvCacheUsagePercent: g.at?.server.peakKvCacheUsagePercent.value ?? null,
+    peakGpuMemoryMiB: g.at?.gpu.peakMemoryUsedMiB.value ?? peakOver(result, (l) => l.gpu.peakMemoryUsedMiB.value),
+  });
 }
 
 /** Pure: applies the rule to one result. */
@@ -123,44 +152,27 @@ export function judge(result: BenchmarkResult, rule: CompareRule, file: string |
     const pre = l.server.preemptionsDelta.value;
     if (pre !== null && pre > 0) out.push(`${pre} preemptions at ${num(l.openLoop.targetRatePerSecond, 3)}/s`);
   }
-  const restarts = restartsOf(result);
-  if (restarts === null) unverified.push("restarts: no cluster access");
-  else if (restarts > 0) out.push(`${restarts} container restarts`);
-  const throughput = at ? levelThroughput(at) : null;
-  const e2eP95 = at?.e2eMs?.p95 ?? null;
-  const ttftP95 = at?.ttftMs?.p95 ?? null;
+  checkRestarts(result, out, unverified);
   for (const b of (at && ruleSlo(rule)?.bounds) || []) {
     const figure = boundFigure(at as LoadLevel, b);
     if (figure === null) out.push(`no ${LABEL[b.metric]} ${b.percentile} at the target`);
     else if (figure > b.ms) out.push(`${LABEL[b.metric]} ${b.percentile} ${num(figure, 1)} ms > SLO ${b.ms} ms`);
   }
-  const ceiling = result.phases.load?.concurrencyCeiling;
-  const measuredCeiling = ceiling?.measured.value ?? null;
-  const peak = (f: (l: LoadLevel) => number | null) => {
-    const v = levels.map(f).filter((x): x is number => x !== null);
-    return v.length ? Math.max(...v) : null;
-  };
-  return {
-    stack: result.stack,
+  const throughput = at ? levelThroughput(at) : null;
+  return verdictOf(
+    result,
     file,
-    eligible: out.length === 0,
-    disqualified: [...new Set(out)],
-    unverified: [...new Set(unverified)],
-    requestsPerSecond: throughput?.requestsPerSecond ?? null,
-    requestsPerSecondBasis: throughput?.basis ?? null,
-    countRequestsPerSecond: at?.requestsPerSecond ?? null,
-    outputTokensPerSecond: at?.outputTokensPerSecond ?? null,
-    e2eP95Ms: e2eP95,
-    ttftP95Ms: ttftP95,
-    peakKvCacheUsagePercent: peak((l) => l.server.peakKvCacheUsagePercent.value),
-    peakGpuMemoryMiB: peak((l) => l.gpu.peakMemoryUsedMiB.value),
-    prefixCacheHitPercent: at?.prefixCache.hitRatePercent.value ?? null,
-    ceilingPredicted: ceiling?.predicted.value?.concurrency ?? null,
-    ceilingMeasured: measuredCeiling ? `${measuredCeiling.atLeast ? "≥ " : ""}${measuredCeiling.concurrency}` : null,
-    sweepHighestRatePerSecond: result.phases.load?.sweep?.highestRatePerSecond.value ?? null,
-    sloCapacity: capacityOf(result),
-    config: (result.outputs["config"] ?? {}) as Record<string, unknown>,
-  };
+    at,
+    { out, unverified },
+    {
+      requestsPerSecond: throughput?.requestsPerSecond ?? null,
+      requestsPerSecondBasis: throughput?.basis ?? null,
+      e2eP95Ms: at?.e2eMs?.p95 ?? null,
+      ttftP95Ms: at?.ttftMs?.p95 ?? null,
+      peakKvCacheUsagePercent: peakOver(result, (l) => l.server.peakKvCacheUsagePercent.value),
+      peakGpuMemoryMiB: peakOver(result, (l) => l.gpu.peakMemoryUsedMiB.value),
+    },
+  );
 }
 
 /** Pure: judges every result and picks one by the rule, with the reasons. */

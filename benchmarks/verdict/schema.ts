@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ObjectiveSchema, RuleSettingsSchema } from "../../config/rule";
 import { SloSchema } from "../inputs/slo";
 import { measuredOf } from "../measured";
 import { ModeSchema } from "./mode";
@@ -11,16 +12,15 @@ import { ThroughputBasisSchema } from "./throughput";
  * with it when read back.
  */
 
-/** The explicit rule that picks a candidate; every threshold is a parameter, none is hidden. */
-/** What the rule ranks by: requests/s at the target concurrency (the default), or the SLO capacity. */
-export const ObjectiveSchema = z.enum(["throughput", "goodput"]);
-export type Objective = z.infer<typeof ObjectiveSchema>;
-
-const CompareRuleSchema = z.strictObject({
-  /** Absent: throughput (summaries written before the goodput objective existed). */
+/**
+ * The rule a verdict was judged under, as a candidate summary records it: the settings (config/rule.ts,
+ * where their defaults are) and the SLO. Every threshold is a parameter, none is hidden.
+ */
+const CompareRuleSchema = RuleSettingsSchema.extend({
+  /** Always recorded. Every other setting may be absent in a summary written before it existed: its default. */
+  targetConcurrency: RuleSettingsSchema.shape.targetConcurrency.unwrap(),
+  /** Absent: throughput (recordedRuleSettings leaves it out, as summaries before the goodput objective did). */
   objective: ObjectiveSchema.optional(),
-  /** Operating concurrency: throughput is compared here (the seed chose 4). */
-  targetConcurrency: z.number().int().positive(),
   /** Latency bounds at the target concurrency (`--slo`); undefined: no latency SLO. */
   slo: SloSchema.optional(),
   /** Summaries written before `slo` existed: an end-to-end p95 bound, ms. Read as `e2e:p95`, never written. */
@@ -125,6 +125,12 @@ export const CandidateSummarySchema = z.strictObject({
   evidence: CandidateEvidenceSchema.optional(),
 });
 
-export type CompareRule = z.infer<typeof CompareRuleSchema>;
+/**
+ * A rule as callers give it: settings added after a caller was written may be absent (their defaults).
+ * Read its settings through `ruleSettingsOf`; a summary records it whole (`compareRule`).
+ */
+export type CompareRule = z.input<typeof CompareRuleSchema>;
+/** A rule as a summary records it, every setting present. */
+export type RecordedRule = z.infer<typeof CompareRuleSchema>;
 export type CandidateVerdict = z.infer<typeof CandidateVerdictSchema>;
 export type CandidateSummary = z.infer<typeof CandidateSummarySchema>;

@@ -5,6 +5,7 @@ import { RESULTS_DIR } from "../../benchmarks/result/store";
 import { DEFAULT_PROPOSE_OPTIONS, type ProposeOptions, propose } from "../../benchmarks/verdict/propose";
 import { EXIT } from "../../common/exit-codes";
 import { UsageError } from "../../common/usage-error";
+import { RULE_ARG_OPTIONS, RULE_USAGE, RuleError, ruleSettingsFromFlags } from "../../config/rule";
 import { loadProposeEvidence, writeProposalStackFiles } from "./propose-files";
 
 const PROPOSE_USAGE = `Usage: campaign propose [options]
@@ -16,7 +17,7 @@ Options:
   --results DIR           raw results (DIR/<stack>/*.json) and campaign summaries, whose failed starts
                           become bounds (default: results)
   --summaries DIR         read committed candidate summaries (DIR/<stack>.json) instead of raw results
-  --target-concurrency N  the concurrency candidates are judged at (default 4)
+${RULE_USAGE.split("\n").find((l) => l.includes("--target-concurrency"))}
   --memory-cap F          highest gpuMemoryUtilization a proposal may reach, above 0.05 and at most 1 (default 0.90)
   --min-context N         the context (tokens) your users need; without it maxModelLen is never proposed down
   --write                 write each proposal's Pulumi.<stack>.yaml into the project directory
@@ -37,7 +38,7 @@ interface ProposeCliOptions {
 const FLAGS = {
   results: { type: "string" },
   summaries: { type: "string" },
-  "target-concurrency": { type: "string" },
+  "target-concurrency": RULE_ARG_OPTIONS["target-concurrency"],
   "memory-cap": { type: "string" },
   "min-context": { type: "string" },
   write: { type: "boolean", default: false },
@@ -52,6 +53,16 @@ function integerFlag(value: string | undefined, flag: string, min: number, max: 
   if (!/^[0-9]+$/.test(value) || n < min || n > max)
     throw new UsageError(`${flag} must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
   return n;
+}
+
+/** The rule's target concurrency, read as every command reads it (config/rule.ts). */
+function targetConcurrencyOf(text: string | undefined): number {
+  try {
+    return ruleSettingsFromFlags({ "target-concurrency": text }).targetConcurrency;
+  } catch (err) {
+    if (err instanceof RuleError) throw new UsageError(err.message);
+    throw err;
+  }
 }
 
 /** Pure: argv (after `propose`) to options; paths resolved against `repoDir`. */
@@ -77,9 +88,7 @@ function parseProposeOptions(argv: readonly string[], repoDir: string): ProposeC
     resultsDir: resolve(values.results ?? RESULTS_DIR),
     summariesDir: values.summaries === undefined ? undefined : resolve(values.summaries),
     propose: {
-      targetConcurrency:
-        integerFlag(values["target-concurrency"], "--target-concurrency", 1, 100_000) ??
-        DEFAULT_PROPOSE_OPTIONS.targetConcurrency,
+      targetConcurrency: targetConcurrencyOf(values["target-concurrency"]),
       memoryCap,
       minContext: integerFlag(values["min-context"], "--min-context", 1, 1_048_576) ?? null,
     },

@@ -4,9 +4,10 @@ import { SUMMARY_DIR, writeCandidateSummaries } from "../../benchmarks/verdict/c
 import { rankNoise } from "../../benchmarks/verdict/noise";
 import { recommend } from "../../benchmarks/verdict/recommend";
 import { compareResults } from "../../benchmarks/verdict/rule";
+import { compareRule } from "../../benchmarks/verdict/rule-options";
 import { UsageError } from "../../common/usage-error";
 import { candidateRecord, runCandidate } from "../candidate";
-import { type CampaignControl, type CampaignDeps, type CampaignSettings, campaignRule } from "../deps";
+import type { CampaignControl, CampaignDeps, CampaignSettings } from "../deps";
 import { writeSummary } from "../files";
 import { destroyRunStacks, restoreBaseline } from "../finish";
 import type { CliOptions } from "../options";
@@ -53,7 +54,7 @@ export async function runCampaign(
   let interrupted = false;
   let fatal: string | null = null;
 
-  const rule = campaignRule(settings);
+  const rule = compareRule(settings);
   const summary = (): CampaignSummary => {
     const comparison = results.length > 0 ? compareResults(results, rule) : null;
     return {
@@ -229,7 +230,7 @@ export async function runCommand(opts: CliOptions, repoDir: string, io: Io): Pro
     const summary = await runCampaign(settings, deps, { stop: stop.signal, cancel: cancel.signal });
     const files = writeSummary(opts.resultsDir, summary);
     if (opts.writeSummary) {
-      const rule = campaignRule(settings);
+      const rule = compareRule(settings);
       const written = writeCandidateSummaries(
         path.join(repoDir, SUMMARY_DIR),
         summary.candidates,

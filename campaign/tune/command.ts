@@ -3,12 +3,12 @@ import * as path from "node:path";
 import { readResult, tuneStateFile } from "../../benchmarks/result/store";
 import { SUMMARY_DIR, writeCandidateSummaries } from "../../benchmarks/verdict/candidate-summary";
 import { candidateEvidence, propose } from "../../benchmarks/verdict/propose";
+import { compareRule } from "../../benchmarks/verdict/rule-options";
 import { writeFileAtomic } from "../../common/atomic-write";
 import { EXIT } from "../../common/exit-codes";
 import { UsageError } from "../../common/usage-error";
 import { BASELINE, type CampaignControl, type CampaignSettings, runCampaign } from "../campaign";
 import { writeProposalStackFiles } from "../commands/propose-files";
-import { campaignRule } from "../deps";
 import { campaignId, writeSummary } from "../files";
 import { checkPlacement } from "../placement";
 import { ownedStacks } from "../slots";
@@ -46,7 +46,7 @@ export async function tuneMain(argv: readonly string[], repoDir: string, io: Io)
   const prior = readTuneState(stateFile);
   const world = await openCampaignWorld(campaignOpts, repoDir, io, resolved, ownedStacks([BASELINE], c.parallel));
   const { parallel, ...oneAtATime } = world.settings;
-  const rule = campaignRule(world.settings);
+  const rule = compareRule(world.settings);
   let measurements = 0;
   // A campaign in slots is `campaign run --parallel`'s (runCampaign's slots, controls, noise and slot cleanup).
   const campaign = async (

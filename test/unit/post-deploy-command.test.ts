@@ -9,7 +9,6 @@ import type { RunOptions } from "../../benchmarks/run";
 import { runBenchmark } from "../../benchmarks/run";
 import { candidateSummary } from "../../benchmarks/verdict/candidate-summary";
 import { ModeSchema } from "../../benchmarks/verdict/mode";
-import { ObjectiveSchema } from "../../benchmarks/verdict/schema";
 import { gitInfo } from "../../common/git-info";
 import {
   BENCHMARK_COMMAND,
@@ -19,12 +18,12 @@ import {
 } from "../../components/post-deploy-benchmark";
 import {
   POST_DEPLOY_MODES,
-  POST_DEPLOY_OBJECTIVES,
   type PostDeployInput,
   postDeployEnv,
   postDeployRule,
   waitReadySeconds,
 } from "../../config/post-deploy-input";
+import { RULE_DEFAULTS, recordedRuleSettings, ruleSettingsEnv } from "../../config/rule";
 import { MeasuredOutputSchema } from "../../config/stack-outputs";
 import { startFakeVllm } from "./benchmarks/fake-vllm";
 
@@ -82,7 +81,7 @@ describe("post-deploy benchmark: one JSON document in, the candidate summary out
       kubeconfig: "/home/u/.kube/config",
       kubeContext: "k3s",
       waitReadySeconds: 120,
-      targetConcurrency: 4,
+      ...recordedRuleSettings(RULE_DEFAULTS),
       mode: "unknown",
       apiKey: "sk-SENTINEL",
     });
@@ -100,19 +99,18 @@ describe("post-deploy benchmark: one JSON document in, the candidate summary out
     );
   });
 
-  it("the rule and mode of the summary: the seed's 4 and unknown, or the environment's; a bad value is named", () => {
-    assert.deepEqual(postDeployRule({}), { targetConcurrency: 4, mode: "unknown" });
-    assert.deepEqual(postDeployRule({ VLLM_TUNER_TARGET_CONCURRENCY: "", VLLM_TUNER_MODE: "" }), {
-      targetConcurrency: 4,
-      mode: "unknown",
-    });
+  it("the rule and mode of the summary: the rule's defaults and unknown, or the environment's; a bad value is named", () => {
+    const defaults = { ...RULE_DEFAULTS, mode: "unknown" };
+    assert.deepEqual(postDeployRule({}), defaults);
+    assert.deepEqual(postDeployRule({ VLLM_TUNER_TARGET_CONCURRENCY: "", VLLM_TUNER_MODE: "" }), defaults);
     assert.deepEqual(postDeployRule({ VLLM_TUNER_TARGET_CONCURRENCY: "2", VLLM_TUNER_MODE: "lab" }), {
+      ...RULE_DEFAULTS,
       targetConcurrency: 2,
       mode: "lab",
     });
     assert.throws(
       () => postDeployRule({ VLLM_TUNER_TARGET_CONCURRENCY: "0" }),
-      /^Error: VLLM_TUNER_TARGET_CONCURRENCY = "0": expected an integer from 1 to 1024 \(the concurrency the verdict is judged at\)$/,
+      /^RuleError: VLLM_TUNER_TARGET_CONCURRENCY "0" is not allowed; allowed: an integer from 1 to 1024$/,
     );
     assert.throws(
       () => postDeployRule({ VLLM_TUNER_MODE: "gpu" }),
@@ -121,21 +119,20 @@ describe("post-deploy benchmark: one JSON document in, the candidate summary out
     // The campaign's environment reads back as its rule and mode; the wait is capped at what the program accepts.
     const env = postDeployEnv({ targetConcurrency: 8, mode: "cluster", waitReadySeconds: 5000 });
     assert.deepEqual(env, {
-      VLLM_TUNER_TARGET_CONCURRENCY: "8",
+      ...ruleSettingsEnv({ ...RULE_DEFAULTS, targetConcurrency: 8 }),
       VLLM_TUNER_MODE: "cluster",
       VLLM_TUNER_WAIT_READY_SECONDS: "3600",
     });
-    assert.deepEqual(postDeployRule(env), { targetConcurrency: 8, mode: "cluster" });
+    assert.deepEqual(postDeployRule(env), { ...RULE_DEFAULTS, targetConcurrency: 8, mode: "cluster" });
     assert.equal(waitReadySeconds(env), 3600);
     // config/ cannot import the verdict's modes: the two lists are kept equal here.
     assert.deepEqual(POST_DEPLOY_MODES, [...ModeSchema.options, "unknown"]);
-    assert.deepEqual(POST_DEPLOY_OBJECTIVES, ObjectiveSchema.options);
     const goodput = postDeployEnv({ targetConcurrency: 4, mode: "lab", objective: "goodput", waitReadySeconds: 60 });
     assert.equal(goodput["VLLM_TUNER_OBJECTIVE"], "goodput");
-    assert.deepEqual(postDeployRule(goodput), { targetConcurrency: 4, mode: "lab", objective: "goodput" });
+    assert.deepEqual(postDeployRule(goodput), { ...RULE_DEFAULTS, objective: "goodput", mode: "lab" });
     assert.throws(
       () => postDeployRule({ VLLM_TUNER_OBJECTIVE: "speed" }),
-      /^Error: VLLM_TUNER_OBJECTIVE = "speed": expected one of throughput, goodput$/,
+      /^RuleError: VLLM_TUNER_OBJECTIVE "speed" is not allowed; allowed: throughput, goodput$/,
     );
   });
 
@@ -157,7 +154,13 @@ describe("post-deploy benchmark: one JSON document in, the candidate summary out
       );
       assert.equal(code, 0);
       assert.ok(summary);
-      assert.deepEqual({ rule: summary.rule, mode: summary.mode }, { rule: { targetConcurrency: 2 }, mode: "lab" });
+      assert.deepEqual(
+        { rule: summary.rule, mode: summary.mode },
+        {
+          rule: recordedRuleSettings({ targetConcurrency: 2 }),
+          mode: "lab",
+        },
+      );
       const result = JSON.parse(fs.readFileSync(path.join(cwd, summary.resultFile!), "utf8"));
       assert.deepEqual(summary, candidateSummary(result, { targetConcurrency: 2 }, "lab", summary.resultFile));
       // Judged at 2, a level the scenario ran: no "no load level at concurrency 4".

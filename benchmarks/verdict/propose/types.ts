@@ -1,3 +1,4 @@
+import { RULE_DEFAULTS } from "../../../config/rule";
 import { PROPOSED_KNOBS, type ProposedKnob } from "../../../config/vllm-knobs";
 import type { CandidateEvidence, StartFailure } from "./evidence";
 
@@ -58,7 +59,11 @@ export interface ProposeOptions {
   readonly minContext: number | null;
 }
 
-export const DEFAULT_PROPOSE_OPTIONS: ProposeOptions = { targetConcurrency: 4, memoryCap: 0.9, minContext: null };
+export const DEFAULT_PROPOSE_OPTIONS: ProposeOptions = {
+  targetConcurrency: RULE_DEFAULTS.targetConcurrency,
+  memoryCap: 0.9,
+  minContext: null,
+};
 
 /** What `propose` reads: baseline's measurements, the other candidates measured, and those that could not start. */
 export interface ProposeEvidence {

@@ -127,7 +127,7 @@ describe("campaign propose CLI", () => {
   });
 
   for (const [flag, value, message] of [
-    ["--target-concurrency", "0", '--target-concurrency must be an integer from 1 to 100000, got "0"'],
+    ["--target-concurrency", "0", '--target-concurrency "0" is not allowed; allowed: an integer from 1 to 1024'],
     ["--memory-cap", "1.5", '--memory-cap must be a decimal above 0.05 and at most 1, e.g. 0.90, got "1.5"'],
     ["--min-context", "4k", '--min-context must be an integer from 1 to 1048576, got "4k"'],
   ] as const) {
