@@ -31,11 +31,7 @@ export function apiUrl(server: string, apiPath: string, query: Record<string, st
   return url;
 }
 
-/**
- * A GET function for the target, keeping its connection open between calls (the wait polls every
- * second; Node unrefs an idle kept-alive socket, so it holds no process open). Each request gives up after `timeoutMs`; a non-2xx answer throws with the API's message.
- */
-export function kubeClient(target: KubeTarget, timeoutMs: number): KubeGet {
+function connection(target: KubeTarget) {
   const secure = target.server.startsWith("https:");
   const agent = secure
     ? new https.Agent({
@@ -49,10 +45,20 @@ export function kubeClient(target: KubeTarget, timeoutMs: number): KubeGet {
     : new http.Agent({ keepAlive: true });
   const headers: Record<string, string> = { Accept: "application/json" };
   if (target.authorization !== undefined) headers.Authorization = target.authorization;
+  return { lib: secure ? https : http, agent, headers };
+}
+
+/**
+ * A GET function for the target, keeping its connection open between calls (the wait polls every
+ * second; Node unrefs an idle kept-alive socket, so it holds no process open). Each request gives
+ * up after `timeoutMs`; a non-2xx answer throws with the API's message.
+ */
+export function kubeClient(target: KubeTarget, timeoutMs: number): KubeGet {
+  const { lib, agent, headers } = connection(target);
   return <T>(apiPath: string, query?: Record<string, string | number | undefined>) =>
     new Promise<T>((resolve, reject) => {
       const url = apiUrl(target.server, apiPath, query);
-      const request = (secure ? https : http).get(url, { agent, headers, timeout: timeoutMs }, (response) => {
+      const request = lib.get(url, { agent, headers, timeout: timeoutMs }, (response) => {
         const chunks: Buffer[] = [];
         response.on("data", (c: Buffer) => chunks.push(c));
         response.on("error", reject);
@@ -70,5 +76,43 @@ export function kubeClient(target: KubeTarget, timeoutMs: number): KubeGet {
       });
       request.on("timeout", () => request.destroy(new Error(`GET ${url.pathname}: no answer in ${timeoutMs} ms`)));
       request.on("error", reject);
+    });
+}
+
+/**
+ * Waits until a watch of the list at `apiPath` (from `resourceVersion`) reports a change, or at most
+ * `maxMs`, or until `signal` fires: a poll loop's sleep that ends as soon as there is something new
+ * to read (a pod turning Ready), where a fixed sleep would add up to its whole length to every wait.
+ * Never throws: a watch that fails just ends the sleep early or at `maxMs`.
+ */
+export function kubeChange(
+  target: KubeTarget,
+): (apiPath: string, query: Record<string, string | undefined>, maxMs: number, signal: AbortSignal) => Promise<void> {
+  // Its own agent: a watch holds its connection for up to `maxMs`.
+  const { lib, agent, headers } = connection(target);
+  return (apiPath, query, maxMs, signal) =>
+    new Promise<void>((resolve) => {
+      const url = apiUrl(target.server, apiPath, {
+        ...query,
+        watch: "1",
+        allowWatchBookmarks: "false",
+        timeoutSeconds: String(Math.max(1, Math.ceil(maxMs / 1000))),
+      });
+      let request: http.ClientRequest | undefined;
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        request?.destroy();
+        resolve();
+      };
+      const timer = setTimeout(done, maxMs);
+      if (signal.aborted) return done();
+      signal.addEventListener("abort", done);
+      request = lib.get(url, { agent, headers }, (response) => {
+        response.once("data", done);
+        response.on("end", done);
+        response.on("error", done);
+      });
+      request.on("error", done);
     });
 }

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { CoreV1EventList, V1Deployment, V1PodList, V1ReplicaSetList } from "@kubernetes/client-node";
-import { type KubeGet, kubeClient } from "../kube/client";
+import { type KubeGet, kubeChange, kubeClient } from "../kube/client";
 import { kubeTarget, loadKubeConfig } from "../kube/kubeconfig";
 import { type TemplateRollout, templateRollout } from "./template-rollout";
 
@@ -48,13 +48,18 @@ async function lastWarning(get: KubeGet, namespace: string, pod: string): Promis
  * the budget is spent or the signal fires. A read that fails (API server busy) is retried.
  */
 export async function waitForTemplate(inputs: RolloutWaitInputs, signal: AbortSignal): Promise<RolloutWaitResult> {
-  const get = kubeClient(kubeTarget(loadKubeConfig(inputs.kubeconfig), inputs.kubeContext), 10_000);
+  const target = kubeTarget(loadKubeConfig(inputs.kubeconfig), inputs.kubeContext);
+  const get = kubeClient(target, 10_000);
+  const podChange = kubeChange(target);
   const { namespace, deploymentName } = inputs;
   const ns = `/namespaces/${encodeURIComponent(namespace)}`;
   const what = `${namespace}/${deploymentName} generation ${inputs.generation}`;
   const start = Date.now();
   let last: TemplateRollout = { kind: "progressing", detail: "not read yet" };
+  /** The pods as last read, to watch from: a change to one wakes the loop before the next poll. */
+  let podsRead: { labelSelector: string; resourceVersion?: string } | undefined;
   for (;;) {
+    podsRead = undefined;
     try {
       const deployment = await get<V1Deployment>(
         `/apis/apps/v1${ns}/deployments/${encodeURIComponent(deploymentName)}`,
@@ -66,6 +71,7 @@ export async function waitForTemplate(inputs: RolloutWaitInputs, signal: AbortSi
         get<V1ReplicaSetList>(`/apis/apps/v1${ns}/replicasets`, { labelSelector }),
         get<V1PodList>(`/api/v1${ns}/pods`, { labelSelector }),
       ]);
+      podsRead = { labelSelector, resourceVersion: pods.metadata?.resourceVersion };
       last = templateRollout({
         deployment,
         replicaSets: replicaSets.items,
@@ -92,6 +98,7 @@ export async function waitForTemplate(inputs: RolloutWaitInputs, signal: AbortSi
       throw new Error(
         `rollout of ${what} not Ready within startupBudgetSeconds (${inputs.timeoutSeconds} s): ${await why()}`,
       );
-    await sleep(POLL_MS, undefined, { signal }).catch(() => undefined);
+    if (podsRead?.resourceVersion !== undefined) await podChange(`/api/v1${ns}/pods`, podsRead, POLL_MS, signal);
+    else await sleep(POLL_MS, undefined, { signal }).catch(() => undefined);
   }
 }

@@ -4,7 +4,7 @@ import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
-import { apiErrorMessage, apiUrl, kubeClient } from "../../../components/kube/client";
+import { apiErrorMessage, apiUrl, kubeChange, kubeClient } from "../../../components/kube/client";
 import { kubeTarget, loadKubeConfig, mergeKubeConfigs } from "../../../components/kube/kubeconfig";
 
 const b64 = (s: string) => Buffer.from(s).toString("base64");
@@ -120,5 +120,41 @@ describe("the program's API client", () => {
   it("shortens a body that is not a Status to its first line", () => {
     assert.equal(apiErrorMessage(502, "Bad Gateway\n<html>"), "HTTP 502: Bad Gateway");
     assert.equal(apiUrl("https://h:1/", "/api/v1/pods", { a: 1 }).href, "https://h:1/api/v1/pods?a=1");
+  });
+
+  it("a watch ends the wait at the first change, or when the signal fires", async () => {
+    const watches: string[] = [];
+    let send: (() => void) | undefined;
+    const watchServer = http.createServer((req, res) => {
+      watches.push(req.url ?? "");
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write("");
+      send = () => res.end(`${JSON.stringify({ type: "MODIFIED", object: {} })}\n`);
+    });
+    await new Promise<void>((resolve) => watchServer.listen(0, "127.0.0.1", resolve));
+    try {
+      const server = `http://127.0.0.1:${(watchServer.address() as AddressInfo).port}`;
+      const change = kubeChange({ context: "x", server, insecure: false });
+      const query = { labelSelector: "app=v", resourceVersion: "42" };
+      let ended = false;
+      const first = change("/api/v1/namespaces/n/pods", query, 600_000, new AbortController().signal).then(() => {
+        ended = true;
+      });
+      while (send === undefined) await new Promise((r) => setTimeout(r, 5));
+      assert.equal(ended, false);
+      send();
+      await first;
+      assert.equal(
+        watches[0],
+        "/api/v1/namespaces/n/pods?labelSelector=app%3Dv&resourceVersion=42&watch=1&allowWatchBookmarks=false&timeoutSeconds=600",
+      );
+      const stop = new AbortController();
+      const second = change("/api/v1/namespaces/n/pods", query, 600_000, stop.signal);
+      stop.abort();
+      await second;
+    } finally {
+      watchServer.closeAllConnections();
+      watchServer.close();
+    }
   });
 });
