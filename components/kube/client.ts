@@ -98,14 +98,17 @@ export function kubeChange(
         allowWatchBookmarks: "false",
         timeoutSeconds: String(Math.max(1, Math.ceil(maxMs / 1000))),
       });
+      // Declared before `done` uses them: Pulumi's function serialization (this runs in a dynamic
+      // provider) rejects a closure over a variable declared after it.
       let request: http.ClientRequest | undefined;
+      let timer: NodeJS.Timeout | undefined;
       const done = () => {
         clearTimeout(timer);
         signal.removeEventListener("abort", done);
         request?.destroy();
         resolve();
       };
-      const timer = setTimeout(done, maxMs);
+      timer = setTimeout(done, maxMs);
       if (signal.aborted) return done();
       signal.addEventListener("abort", done);
       request = lib.get(url, { agent, headers }, (response) => {
