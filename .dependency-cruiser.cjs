@@ -78,7 +78,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: "node_modules" },
-    exclude: { path: "^(node_modules|\\.lab|results)/" },
+    exclude: { path: "^(node_modules|\\.lab|\\.program|results)/" },
     // Type-only imports are dependencies between layers too.
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },

@@ -58,11 +58,6 @@ export function pulumiEnv(
 ): Record<string, string> {
   const env: Record<string, string> = {
     PULUMI_SKIP_UPDATE_CHECK: "true",
-    // ts-node type-checks the whole program on every run unless told not to: 8-9 s of a no-change
-    // `up` on a 2-core machine (docs/switch-cost.md). The program's types are checked once, by
-    // `npm run build`; every run still validates the config (zod) and the cluster before any resource.
-    // A user who sets it (false: check on every run) keeps theirs.
-    PULUMI_NODEJS_TRANSPILE_ONLY: inherited["PULUMI_NODEJS_TRANSPILE_ONLY"] ?? "true",
     // The language host runs the program with the `node` it finds first: make it this one (22+).
     PATH: [path.dirname(input.nodeBinary ?? process.execPath), inherited["PATH"] ?? ""]
       .filter((p) => p !== "")

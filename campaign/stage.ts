@@ -9,10 +9,21 @@ import { parseDocument } from "yaml";
  */
 
 /** Copied (so Pulumi may write to them); everything else the program needs is linked. */
-export const STAGED_FILES = ["Pulumi.yaml", "index.ts", "package.json", "tsconfig.json"] as const;
+export const STAGED_FILES = [
+  "Pulumi.yaml",
+  "index.ts",
+  "program.js",
+  "package.json",
+  "tsconfig.json",
+  "tsconfig.program.json",
+] as const;
 export const STAGED_DIRS = ["components", "config"] as const;
-/** Linked, not copied: large (node_modules) or read at run time from the repo (benchmarks/, scripts/). */
-const LINKED_DIRS = ["node_modules", "benchmarks", "scripts"] as const;
+/**
+ * Linked, not copied: large (node_modules), read at run time from the repo (benchmarks/, scripts/),
+ * or the program's compiled builds (.program/, keyed by the sources' hash: program.js), so a staged
+ * copy of the same sources reuses the checkout's build instead of compiling its own.
+ */
+const LINKED_DIRS = ["node_modules", "benchmarks", "scripts", ".program"] as const;
 
 /** Keys Pulumi writes into a stack file for its secrets provider; they must survive re-staging. */
 const SECRETS_PROVIDER_KEYS = ["secretsprovider", "encryptedkey", "encryptionsalt"] as const;
@@ -65,6 +76,7 @@ export function stageProject(srcDir: string, destDir: string): StagedProject {
   if (!fs.existsSync(path.join(src, "Pulumi.yaml")))
     throw new Error(`${src} has no Pulumi.yaml: run the campaign from the repository root`);
   fs.mkdirSync(dest, { recursive: true });
+  fs.mkdirSync(path.join(src, ".program"), { recursive: true });
 
   for (const f of STAGED_FILES) {
     if (fs.existsSync(path.join(src, f))) fs.copyFileSync(path.join(src, f), path.join(dest, f));

@@ -1,7 +1,8 @@
-import * as k8s from "@kubernetes/client-node";
+import type { V1DeploymentList } from "@kubernetes/client-node";
 import { type ConfigProblem, closestOf, PROJECT, type RawConfig } from "../config";
 import type { CandidateConfig } from "../config/schema";
-import { loadProviderKubeConfig } from "./rollout/wait";
+import { kubeClient } from "./kube/client";
+import { contextNames, type KubeTarget, kubeTarget, loadKubeConfig } from "./kube/kubeconfig";
 
 /**
  * What the program checks on the cluster before it registers any resource. Registering is what
@@ -23,24 +24,27 @@ const SERVER_SELECTOR = "app.kubernetes.io/name=vllm,app.kubernetes.io/part-of=v
 const CONTEXT_KEY = "kubernetes:context";
 const KUBECONFIG_KEY = "kubernetes:kubeconfig";
 
-/** The kubeconfig the Kubernetes provider would use: `kubernetes:kubeconfig` (path or contents), else KUBECONFIG, else ~/.kube/config. */
-export function providerKubeConfig(raw: RawConfig): k8s.KubeConfig | ConfigProblem {
-  let kc: k8s.KubeConfig;
+/**
+ * The cluster the Kubernetes provider would use: `kubernetes:kubeconfig` (path or contents), else
+ * KUBECONFIG, else ~/.kube/config; `kubernetes:context`, else the current context.
+ */
+export function providerKubeConfig(raw: RawConfig): KubeTarget | ConfigProblem {
   const given = raw[KUBECONFIG_KEY];
+  const unreadable = (error: unknown): ConfigProblem => ({
+    key: given === undefined ? "KUBECONFIG" : KUBECONFIG_KEY,
+    value: given === undefined ? process.env.KUBECONFIG : undefined,
+    ...(given === undefined ? {} : { redacted: "(contents or path; not shown)" }),
+    allowed: `a readable kubeconfig (${(error as Error).message.split("\n")[0]})`,
+  });
+  let kc: ReturnType<typeof loadKubeConfig>;
   try {
-    kc = loadProviderKubeConfig(k8s, given, undefined);
+    kc = loadKubeConfig(given);
   } catch (error) {
-    return {
-      key: given === undefined ? "KUBECONFIG" : KUBECONFIG_KEY,
-      value: given === undefined ? process.env.KUBECONFIG : undefined,
-      ...(given === undefined ? {} : { redacted: "(contents or path; not shown)" }),
-      allowed: `a readable kubeconfig (${(error as Error).message.split("\n")[0]})`,
-    };
+    return unreadable(error);
   }
   const context = raw[CONTEXT_KEY];
-  if (context === undefined) return kc;
-  const names = kc.getContexts().map((c) => c.name);
-  if (!names.includes(context)) {
+  const names = contextNames(kc);
+  if (context !== undefined && !names.includes(context)) {
     const near = closestOf(context, names);
     return {
       key: CONTEXT_KEY,
@@ -50,8 +54,15 @@ export function providerKubeConfig(raw: RawConfig): k8s.KubeConfig | ConfigProbl
         ` Fix it with pulumi config set ${CONTEXT_KEY} <context>, or pulumi config rm ${CONTEXT_KEY} for the current one`,
     };
   }
-  kc.setCurrentContext(context);
-  return kc;
+  try {
+    return kubeTarget(kc, context);
+  } catch (error) {
+    return {
+      key: context !== undefined ? CONTEXT_KEY : "the kubeconfig's current-context",
+      value: context ?? kc.currentContext,
+      allowed: `a context this program can reach: ${(error as Error).message}`,
+    };
+  }
 }
 
 /**
@@ -84,20 +95,23 @@ export function identityProblem(
 }
 
 /** Lists this project's Deployments in every namespace, or says why the cluster could not be read. */
-async function listServers(kc: k8s.KubeConfig, raw: RawConfig): Promise<ServerRef[] | ConfigProblem> {
+async function listServers(target: KubeTarget, raw: RawConfig): Promise<ServerRef[] | ConfigProblem> {
   try {
-    const list = await kc
-      .makeApiClient(k8s.AppsV1Api)
-      .listDeploymentForAllNamespaces({ labelSelector: SERVER_SELECTOR, timeoutSeconds: 20 });
+    const get = kubeClient(target, 20_000);
+    const list = await get<V1DeploymentList>("/apis/apps/v1/deployments", {
+      labelSelector: SERVER_SELECTOR,
+      timeoutSeconds: 20,
+    });
     return list.items.map((d) => ({ namespace: d.metadata?.namespace ?? "", name: d.metadata?.name ?? "" }));
   } catch (error) {
-    const server = kc.getCurrentCluster()?.server ?? "(no cluster)";
     const fromConfig = raw[CONTEXT_KEY] !== undefined;
     return {
       key: fromConfig ? CONTEXT_KEY : "the kubeconfig's current-context",
-      value: kc.getCurrentContext(),
+      value: target.context,
       allowed:
-        `a context whose cluster answers: listing Deployments at ${server} failed (${String((error as Error).message)
+        `a context whose cluster answers: listing Deployments at ${target.server} failed (${String(
+          (error as Error).message,
+        )
           .split("\n")[0]
           ?.slice(0, 200)}).` + ` Check the cluster, KUBECONFIG and ${CONTEXT_KEY}`,
     };

@@ -1,6 +1,7 @@
-import * as fs from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import type * as K8s from "@kubernetes/client-node";
+import type { CoreV1EventList, V1Deployment, V1PodList, V1ReplicaSetList } from "@kubernetes/client-node";
+import { type KubeGet, kubeChange, kubeClient } from "../kube/client";
+import { kubeTarget, loadKubeConfig } from "../kube/kubeconfig";
 import { type TemplateRollout, templateRollout } from "./template-rollout";
 
 /** What `pulumi up`'s wait is for, and where the cluster is: the inputs of components/rollout-ready.ts. */
@@ -26,33 +27,13 @@ export interface RolloutWaitResult {
 const POLL_MS = 1000;
 const UNSCHEDULABLE_GRACE_MS = 30_000;
 
-/**
- * The kubeconfig as the Kubernetes provider reads it, for the program's cluster check
- * (components/cluster-check.ts) and `up`'s wait alike: the config value as a file when it names one,
- * else as contents; without it, KUBECONFIG or ~/.kube/config. The module is passed in: the wait
- * loads it only when it runs.
- */
-export function loadProviderKubeConfig(
-  k8s: typeof K8s,
-  given: string | undefined,
-  context: string | undefined,
-): K8s.KubeConfig {
-  const kc = new k8s.KubeConfig();
-  if (given === undefined) kc.loadFromDefault();
-  else if (!given.includes("\n") && fs.existsSync(given)) kc.loadFromFile(given);
-  else kc.loadFromString(given);
-  if (context !== undefined) kc.setCurrentContext(context);
-  return kc;
-}
-
 /** The newest Warning event about the pod (probe failures, mounts, scheduling), or "". */
-async function lastWarning(core: K8s.CoreV1Api, namespace: string, pod: string): Promise<string> {
+async function lastWarning(get: KubeGet, namespace: string, pod: string): Promise<string> {
   try {
-    const events = await core.listNamespacedEvent({
-      namespace,
+    const events = await get<CoreV1EventList>(`/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, {
       fieldSelector: `involvedObject.name=${pod},type=Warning`,
     });
-    const time = (e: K8s.CoreV1Event) =>
+    const time = (e: CoreV1EventList["items"][number]) =>
       new Date(e.lastTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp ?? 0).getTime();
     const last = [...events.items].sort((a, b) => time(b) - time(a))[0];
     return last ? `; last warning: ${last.reason}: ${last.message?.trim()}` : "";
@@ -67,25 +48,30 @@ async function lastWarning(core: K8s.CoreV1Api, namespace: string, pod: string):
  * the budget is spent or the signal fires. A read that fails (API server busy) is retried.
  */
 export async function waitForTemplate(inputs: RolloutWaitInputs, signal: AbortSignal): Promise<RolloutWaitResult> {
-  // Loaded here, not at the top: the dynamic provider loads this module for every diff and refresh.
-  const k8s = require("@kubernetes/client-node") as typeof K8s;
-  const kc = loadProviderKubeConfig(k8s, inputs.kubeconfig, inputs.kubeContext);
-  const apps = kc.makeApiClient(k8s.AppsV1Api);
-  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const target = kubeTarget(loadKubeConfig(inputs.kubeconfig), inputs.kubeContext);
+  const get = kubeClient(target, 10_000);
+  const podChange = kubeChange(target);
   const { namespace, deploymentName } = inputs;
+  const ns = `/namespaces/${encodeURIComponent(namespace)}`;
   const what = `${namespace}/${deploymentName} generation ${inputs.generation}`;
   const start = Date.now();
   let last: TemplateRollout = { kind: "progressing", detail: "not read yet" };
+  /** The pods as last read, to watch from: a change to one wakes the loop before the next poll. */
+  let podsRead: { labelSelector: string; resourceVersion?: string } | undefined;
   for (;;) {
+    podsRead = undefined;
     try {
-      const deployment = await apps.readNamespacedDeployment({ name: deploymentName, namespace });
+      const deployment = await get<V1Deployment>(
+        `/apis/apps/v1${ns}/deployments/${encodeURIComponent(deploymentName)}`,
+      );
       const labelSelector = Object.entries(deployment.spec?.selector?.matchLabels ?? {})
         .map(([k, v]) => `${k}=${v}`)
         .join(",");
       const [replicaSets, pods] = await Promise.all([
-        apps.listNamespacedReplicaSet({ namespace, labelSelector }),
-        core.listNamespacedPod({ namespace, labelSelector }),
+        get<V1ReplicaSetList>(`/apis/apps/v1${ns}/replicasets`, { labelSelector }),
+        get<V1PodList>(`/api/v1${ns}/pods`, { labelSelector }),
       ]);
+      podsRead = { labelSelector, resourceVersion: pods.metadata?.resourceVersion };
       last = templateRollout({
         deployment,
         replicaSets: replicaSets.items,
@@ -106,12 +92,13 @@ export async function waitForTemplate(inputs: RolloutWaitInputs, signal: AbortSi
     if (last.kind === "ready") return { pod: last.pod, waitedSeconds: waited };
     if (last.kind === "failed") throw new Error(`rollout of ${what} failed: ${last.reason}`);
     const state = last;
-    const why = async () => `${state.detail}${state.pod ? await lastWarning(core, namespace, state.pod) : ""}`;
+    const why = async () => `${state.detail}${state.pod ? await lastWarning(get, namespace, state.pod) : ""}`;
     if (signal.aborted) throw new Error(`rollout of ${what}: wait interrupted after ${waited} s: ${await why()}`);
     if (Date.now() - start >= inputs.timeoutSeconds * 1000)
       throw new Error(
         `rollout of ${what} not Ready within startupBudgetSeconds (${inputs.timeoutSeconds} s): ${await why()}`,
       );
-    await sleep(POLL_MS, undefined, { signal }).catch(() => undefined);
+    if (podsRead?.resourceVersion !== undefined) await podChange(`/api/v1${ns}/pods`, podsRead, POLL_MS, signal);
+    else await sleep(POLL_MS, undefined, { signal }).catch(() => undefined);
   }
 }

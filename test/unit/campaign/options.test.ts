@@ -94,7 +94,6 @@ describe("campaign Pulumi environment", () => {
     );
     assert.deepEqual(env, {
       PULUMI_SKIP_UPDATE_CHECK: "true",
-      PULUMI_NODEJS_TRANSPILE_ONLY: "true",
       PATH: "/opt/node/bin:/usr/bin",
       PULUMI_BACKEND_URL: "file:///repo/.lab/pulumi-state",
       KUBECONFIG: "/repo/.lab/kubeconfig",
@@ -114,16 +113,7 @@ describe("campaign Pulumi environment", () => {
     );
     assert.deepEqual(env, {
       PULUMI_SKIP_UPDATE_CHECK: "true",
-      PULUMI_NODEJS_TRANSPILE_ONLY: "true",
       PATH: "/n:/usr/bin",
     });
-  });
-
-  it("keeps the user's PULUMI_NODEJS_TRANSPILE_ONLY (false: type-check the program on every run)", () => {
-    const env = pulumiEnv(
-      { mode: "cluster", backendUrl: undefined, kubeconfig: undefined, nodeBinary: "/n/node" },
-      { PULUMI_NODEJS_TRANSPILE_ONLY: "false" },
-    );
-    assert.equal(env["PULUMI_NODEJS_TRANSPILE_ONLY"], "false");
   });
 });
