@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parse } from "yaml";
+import { runExecCredential } from "./exec-credential";
 
 /**
  * The kubeconfig read by hand for the program's cluster check and `up`'s wait, so that neither loads
@@ -10,7 +11,8 @@ import { parse } from "yaml";
  * (a list of files, merged: the first file to define a name wins), else ~/.kube/config, else the
  * pod's service account. It supports what k3s, kind, kwok and service accounts write: a CA (data
  * or file) or `insecure-skip-tls-verify`, and a client certificate and key (data or file), a bearer
- * token (or token file), or basic auth. Exec plugins, auth providers and proxies are refused by name.
+ * token (or token file), basic auth, or an exec credential plugin (EKS, GKE, AKS; exec-credential.ts).
+ * Auth providers (removed from client-go in 1.26) and proxies are refused by name.
  */
 
 /** Where and how to reach the API server: everything `node:https` needs. */
@@ -148,15 +150,21 @@ export function kubeTarget(kc: KubeConfigFile, context: string | undefined): Kub
   const userEntry = kc.users.find((u) => u.name === userName);
   const user = field(userEntry, "user");
   const userDir = kc.dirOf.get(`users/${userName}`) ?? process.cwd();
-  for (const unsupported of ["exec", "auth-provider"])
-    if (user[unsupported] !== undefined)
-      throw new Error(
-        `user ${userName} of context ${name} authenticates with ${unsupported}, which the program's cluster client` +
-          " does not support: use a context whose user has a client certificate, a token or a tokenFile",
-      );
+  if (user["auth-provider"] !== undefined)
+    throw new Error(
+      `user ${userName} of context ${name} authenticates with auth-provider, which the program's cluster client` +
+        " does not support (client-go dropped it in 1.26): use a context whose user has an exec plugin, a client" +
+        " certificate, a token or a tokenFile",
+    );
+  const exec =
+    user["exec"] === undefined
+      ? {}
+      : runExecCredential(user["exec"] as Record<string, unknown>, `user ${userName} of context ${name}`, userDir);
   const tokenFile = str(user, "tokenFile");
   const token =
-    str(user, "token") ?? (tokenFile ? fs.readFileSync(path.resolve(userDir, tokenFile), "utf8").trim() : undefined);
+    exec.token ??
+    str(user, "token") ??
+    (tokenFile ? fs.readFileSync(path.resolve(userDir, tokenFile), "utf8").trim() : undefined);
   const username = str(user, "username");
   const basic =
     username !== undefined ? Buffer.from(`${username}:${str(user, "password") ?? ""}`).toString("base64") : undefined;
@@ -166,8 +174,8 @@ export function kubeTarget(kc: KubeConfigFile, context: string | undefined): Kub
     ca: material(cluster, "certificate-authority", clusterDir),
     insecure: cluster["insecure-skip-tls-verify"] === true,
     tlsServerName: str(cluster, "tls-server-name"),
-    cert: material(user, "client-certificate", userDir),
-    key: material(user, "client-key", userDir),
+    cert: exec.cert ?? material(user, "client-certificate", userDir),
+    key: exec.key ?? material(user, "client-key", userDir),
     authorization: token !== undefined ? `Bearer ${token}` : basic !== undefined ? `Basic ${basic}` : undefined,
   };
 }

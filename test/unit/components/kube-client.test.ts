@@ -64,19 +64,54 @@ describe("the program's kubeconfig reader", () => {
     assert.equal(kubeTarget(kc, undefined).server, "http://s");
   });
 
-  it("refuses exec plugins and auth providers by name", () => {
-    for (const auth of ["exec: {command: aws}", "auth-provider: {name: oidc}"]) {
-      const kc = mergeKubeConfigs([
-        {
-          dir,
-          text: `clusters: [{name: c, cluster: {server: 'https://k'}}]\nusers: [{name: u, user: {${auth}}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\n`,
-        },
-      ]);
-      assert.throws(
-        () => kubeTarget(kc, "x"),
-        new RegExp(`user u of context x authenticates with ${auth.split(":")[0]}`),
-      );
-    }
+  const withUser = (user: string) =>
+    mergeKubeConfigs([
+      {
+        dir,
+        text: `clusters: [{name: c, cluster: {server: 'https://k'}}]\nusers: [{name: u, user: {${user}}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\n`,
+      },
+    ]);
+
+  it("refuses auth providers by name", () => {
+    assert.throws(
+      () => kubeTarget(withUser("auth-provider: {name: oidc}"), "x"),
+      /user u of context x authenticates with auth-provider/,
+    );
+  });
+
+  it("runs an exec plugin as client-go does: relative to the kubeconfig, its env, not interactive", () => {
+    // The plugin echoes what it was given back in the token, so the test sees the argv, env and exec info.
+    fs.writeFileSync(
+      path.join(dir, "plugin.js"),
+      "#!/usr/bin/env node\nconst info = JSON.parse(process.env.KUBERNETES_EXEC_INFO);\n" +
+        "const token = [process.argv.slice(2).join(' '), process.env.REGION, info.kind, info.spec.interactive].join('|');\n" +
+        "console.log(JSON.stringify({ apiVersion: info.apiVersion, kind: 'ExecCredential', status: { token } }));\n",
+      { mode: 0o755 },
+    );
+    const t = kubeTarget(
+      withUser(
+        "exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: ./plugin.js, args: [get-token, --cluster, c], env: [{name: REGION, value: eu-1}]}",
+      ),
+      "x",
+    );
+    assert.equal(t.authorization, "Bearer get-token --cluster c|eu-1|ExecCredential|false");
+  });
+
+  it("says which plugin failed and why: absent (with its install hint), or its own last stderr line", () => {
+    fs.writeFileSync(path.join(dir, "fails.sh"), "#!/bin/sh\necho 'token expired, run aws sso login' >&2\nexit 1\n", {
+      mode: 0o755,
+    });
+    assert.throws(
+      () =>
+        kubeTarget(withUser("exec: {command: no-such-plugin-here, installHint: 'install it from example.org'}"), "x"),
+      {
+        message:
+          "user u of context x: its exec plugin no-such-plugin-here failed: no-such-plugin-here is not on PATH (install it from example.org)",
+      },
+    );
+    assert.throws(() => kubeTarget(withUser("exec: {command: ./fails.sh}"), "x"), {
+      message: "user u of context x: its exec plugin ./fails.sh failed: token expired, run aws sso login",
+    });
   });
 });
 
