@@ -76,13 +76,17 @@ export function stageProject(srcDir: string, destDir: string): StagedProject {
   if (!fs.existsSync(path.join(src, "Pulumi.yaml")))
     throw new Error(`${src} has no Pulumi.yaml: run the campaign from the repository root`);
   fs.mkdirSync(dest, { recursive: true });
-  fs.mkdirSync(path.join(src, ".program"), { recursive: true });
+  // A compiled module finds its packages from its real path, so a build dir must sit beside a
+  // node_modules: a source without one (the tune's branch worktree) keeps the staged copy's own.
+  const sharesBuilds = fs.existsSync(path.join(src, "node_modules"));
+  if (sharesBuilds) fs.mkdirSync(path.join(src, ".program"), { recursive: true });
 
   for (const f of STAGED_FILES) {
     if (fs.existsSync(path.join(src, f))) fs.copyFileSync(path.join(src, f), path.join(dest, f));
   }
   for (const d of STAGED_DIRS) copyDir(path.join(src, d), path.join(dest, d));
   for (const d of LINKED_DIRS) {
+    if (d === ".program" && !sharesBuilds) continue;
     if (fs.existsSync(path.join(src, d))) link(path.join(src, d), path.join(dest, d));
   }
 

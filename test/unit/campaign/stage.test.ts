@@ -59,6 +59,29 @@ describe("campaign staged project", () => {
     assert.equal(fs.existsSync(path.join(staged.dir, "Pulumi.gone.yaml")), false);
   });
 
+  it("links compiled builds only from a source with node_modules, where the built modules find their packages", () => {
+    // A tune stages its branch worktree, which has no node_modules: a build there could not load @pulumi/pulumi.
+    const worktree = path.join(tmp, "worktree");
+    fs.mkdirSync(worktree);
+    for (const f of ["Pulumi.yaml", "Pulumi.baseline.yaml", "index.ts", "program.js", "package.json"])
+      fs.copyFileSync(path.join(PROJECT_DIR, f), path.join(worktree, f));
+    for (const d of ["components", "config"])
+      fs.cpSync(path.join(PROJECT_DIR, d), path.join(worktree, d), { recursive: true });
+
+    const fresh = stageProject(worktree, path.join(tmp, "fresh"));
+    assert.equal(
+      fs.existsSync(path.join(fresh.dir, ".program")),
+      false,
+      "program.js makes its own beside the staged copy",
+    );
+    assert.equal(fs.existsSync(path.join(worktree, ".program")), false);
+
+    const restaged = stageProject(PROJECT_DIR, path.join(tmp, "project"));
+    stageProject(worktree, restaged.dir);
+    assert.equal(fs.readlinkSync(path.join(restaged.dir, ".program")), path.join(PROJECT_DIR, ".program"));
+    assert.equal(fs.readlinkSync(path.join(restaged.dir, "node_modules")), path.join(PROJECT_DIR, "node_modules"));
+  });
+
   it("refuses to stage onto the repo itself or from a directory without Pulumi.yaml", () => {
     assert.throws(() => stageProject(PROJECT_DIR, PROJECT_DIR), /cannot stage .* onto itself/);
     assert.throws(
