@@ -1,7 +1,7 @@
 import type { Proposal } from "../../benchmarks/verdict/propose";
 import type { CampaignControl } from "../campaign";
 import { BASELINE } from "../campaign";
-import type { CampaignSummary } from "../summary";
+import type { CampaignSummary } from "../record";
 import { candidateOf, type StepSlots, slotsLine, stepSlots, stepStacks } from "./parallel";
 import { type StepFigure, TUNE_KIND, TUNE_SCHEMA_VERSION, type TuneState, type TuneStep } from "./state";
 
