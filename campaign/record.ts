@@ -76,6 +76,9 @@ const CandidateFieldsSchema = z.object({
 const CandidateRecordSchema = CandidateFieldsSchema.readonly();
 export type CandidateRecord = z.infer<typeof CandidateRecordSchema>;
 
+/** The stack file a record measured: in a parallel campaign `stack` is the slot's stack (`seqs8.s1`), `candidate` the file's. */
+export const measuredCandidate = (r: Pick<CandidateRecord, "stack" | "candidate">): string => r.candidate ?? r.stack;
+
 /**
  * The legacy path, the one place a record's prose is read back: a candidate written before schema
  * version 2 has only the `changes` and `detail` text, so its `knobChanges` and `failure` are derived
