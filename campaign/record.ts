@@ -20,6 +20,7 @@ import type { Verification } from "./verify";
 export const CAMPAIGN_SCHEMA_VERSION = 2;
 export const CAMPAIGN_KIND = "vllm-tuner.campaign";
 
+/** A part whose type and checks another module owns: typed here, not re-validated on read. */
 const owned = <T>() => z.custom<T>(() => true);
 
 /**
