@@ -1,14 +1,14 @@
 import { parseStackOutputs, resolveEndpoint } from "../benchmarks/inputs/stack-outputs";
 import { measured, missing } from "../benchmarks/measured";
 import type { BenchmarkResult } from "../benchmarks/result/types";
-import { configChanges } from "../benchmarks/verdict/canonical";
+import { changeText, knobChanges } from "../benchmarks/verdict/canonical";
 import { servingName } from "../components/render/names";
 import type { CampaignControl, CampaignDeps, CampaignSettings } from "./deps";
 import { errorLine, type Prepared, prepare } from "./prepare";
+import { type CandidateRecord, type FailureStep, failureText } from "./record";
 import { resumeDecision } from "./resume";
 import type { RolloutRef } from "./rollout-watch";
 import { startOf } from "./starts";
-import type { CandidateRecord } from "./summary";
 import { deployMeasurement, viaDeployOverrides } from "./via-deploy";
 
 /**
@@ -95,6 +95,8 @@ export const candidateRecord = (
   position: turn.position,
   detail: null,
   changes: [],
+  knobChanges: [],
+  failure: null,
   args: null,
   cacheRunId: null,
   resultFile: null,
@@ -138,8 +140,10 @@ export async function runCandidate(
       deployedCold: false,
     };
   }
+  const changed = knobChanges(baseConfig, prep.config);
   const common = {
-    changes: configChanges(baseConfig, prep.config),
+    changes: changed.map(changeText),
+    knobChanges: changed,
     args: prep.args,
     cacheRunId: prep.cold ? settings.coldRunId : null,
   };
@@ -170,7 +174,7 @@ export async function runCandidate(
   let upSeconds: number | null = null;
   let waitSeconds: number | null = null;
   let benchSeconds: number | null = null;
-  let step = "up";
+  let step: FailureStep = "up";
   const via = settings.viaDeploy;
   try {
     // With --via-deploy the benchmark runs inside this up (campaign/via-deploy.ts).
@@ -257,13 +261,16 @@ export async function runCandidate(
       deployedCold: prep.cold,
     };
   } catch (err) {
-    const detail = control.cancel.aborted ? `${step} cancelled (Ctrl-C twice)` : `${step} failed: ${errorLine(err)}`;
+    const failure = { step, message: errorLine(err) };
+    const detail = control.cancel.aborted ? `${step} cancelled (Ctrl-C twice)` : failureText(failure);
     p.end("FAILED", `${detail}; Pulumi log: ${settings.logFile}`);
+    const status = control.stop.aborted ? "not-run" : "failed";
     return {
       record: record({
         ...common,
-        status: control.stop.aborted ? "not-run" : "failed",
+        status,
         detail,
+        failure: status === "failed" && !control.cancel.aborted ? failure : null,
         upSeconds,
         waitSeconds,
         benchSeconds,

@@ -10,10 +10,10 @@ import type { OrderMode } from "./order";
 import type { ServingExpectation } from "./probe";
 import type { CampaignProgress } from "./progress";
 import type { StackDriver } from "./pulumi";
+import type { CampaignSummary } from "./record";
 import type { StoredResult } from "./resume";
 import type { RolloutState } from "./rollout";
 import type { RolloutRef } from "./rollout-watch";
-import type { CampaignSummary } from "./summary";
 import type { ObservedState } from "./verify";
 
 /** Everything that touches the world, so the orchestration is testable with fakes. */

@@ -1,5 +1,6 @@
 import { campaignFiles, fileStamp, writeCampaignFiles } from "../benchmarks/result/store";
-import { type CampaignSummary, renderCampaignMarkdown } from "./summary";
+import type { CampaignSummary } from "./record";
+import { renderCampaignMarkdown } from "./summary";
 
 // The layout is the results store's (benchmarks/result/store.ts); these name what the campaign keeps there.
 export { campaignBase, storedResults } from "../benchmarks/result/store";

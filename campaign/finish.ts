@@ -1,9 +1,9 @@
 import { parseStackOutputs, resolveEndpoint } from "../benchmarks/inputs/stack-outputs";
 import type { CampaignDeps, CampaignSettings } from "./deps";
 import { BASELINE, errorLine, type Prepared } from "./prepare";
+import type { CleanupRecord, RestoreRecord } from "./record";
 import { recoveryCommand } from "./recover";
 import { restoreStartOf } from "./starts";
-import type { CleanupRecord, RestoreRecord } from "./summary";
 import { verifyBaseline } from "./verify";
 
 /** What baseline's restore is checked against: its parsed config and rendered args. */

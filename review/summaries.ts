@@ -2,8 +2,8 @@ import * as path from "node:path";
 import { completeResultsNewestFirst, readCampaignFiles, summaryFile } from "../benchmarks/result/store";
 import { type CandidateSummary, candidateSummary, readCandidateSummary } from "../benchmarks/verdict/candidate-summary";
 import type { Mode } from "../benchmarks/verdict/mode";
-import { CampaignFileSchema } from "../benchmarks/verdict/propose/evidence";
 import type { CompareRule } from "../benchmarks/verdict/rule";
+import { StoredCampaignSchema } from "../campaign/record";
 import type { FoundSummary } from "./evidence";
 
 /** Where a review finds measurements: committed summaries, or a results directory of raw result files. */
@@ -15,7 +15,7 @@ export type SummarySource =
 function campaignModes(resultsDir: string): Map<string, Mode> {
   const modes = new Map<string, Mode>();
   // A record that is not a campaign's only costs the mode, which then reads "unknown".
-  for (const { record } of readCampaignFiles(resultsDir, CampaignFileSchema, () => {}))
+  for (const { record } of readCampaignFiles(resultsDir, StoredCampaignSchema, () => {}))
     for (const c of record.candidates) if (c.resultFile) modes.set(path.resolve(c.resultFile), record.mode);
   return modes;
 }

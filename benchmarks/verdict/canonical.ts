@@ -1,3 +1,5 @@
+import { z } from "zod";
+
 /**
  * Config keys that identify a run rather than describe the operating point: a cold run's claim, the
  * parallel slot the campaign ran the candidate in (which server copy, not which config), and how
@@ -29,18 +31,39 @@ function withoutRunIdentity(config: Readonly<Record<string, unknown>>): Record<s
   return out;
 }
 
-/** `key: old -> new` for each key whose value differs (run identity keys ignored). */
-export function configChanges(
+/** One config key whose value differs from baseline's; `from`/`to` absent: the key is unset on that side. */
+export const KnobChangeSchema = z.strictObject({
+  knob: z.string().min(1),
+  from: z.unknown().optional(),
+  to: z.unknown().optional(),
+});
+export type KnobChange = z.infer<typeof KnobChangeSchema>;
+
+/** Each key whose value differs (run identity keys ignored), keys sorted. */
+export function knobChanges(
   before: Readonly<Record<string, unknown>>,
   after: Readonly<Record<string, unknown>>,
-): string[] {
+): KnobChange[] {
   const a = withoutRunIdentity(before);
   const b = withoutRunIdentity(after);
   const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
   return keys
     .filter((k) => canonicalJson(a[k]) !== canonicalJson(b[k]))
-    .map(
-      (k) =>
-        `${k}: ${a[k] === undefined ? "(unset)" : canonicalJson(a[k])} -> ${b[k] === undefined ? "(unset)" : canonicalJson(b[k])}`,
-    );
+    .map((k) => ({
+      knob: k,
+      ...(a[k] === undefined ? {} : { from: a[k] }),
+      ...(b[k] === undefined ? {} : { to: b[k] }),
+    }));
+}
+
+/** `key: old -> new`: how reports and the campaign's records write one change (values canonical JSON). */
+export const changeText = (c: KnobChange): string =>
+  `${c.knob}: ${c.from === undefined ? "(unset)" : canonicalJson(c.from)} -> ${c.to === undefined ? "(unset)" : canonicalJson(c.to)}`;
+
+/** `key: old -> new` for each key whose value differs (run identity keys ignored). */
+export function configChanges(
+  before: Readonly<Record<string, unknown>>,
+  after: Readonly<Record<string, unknown>>,
+): string[] {
+  return knobChanges(before, after).map(changeText);
 }

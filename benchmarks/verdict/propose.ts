@@ -23,7 +23,7 @@ import {
  */
 
 export type { CandidateEvidence, LevelEvidence, StartFailure } from "./propose/evidence";
-export { CandidateEvidenceSchema, candidateEvidence, startFailures } from "./propose/evidence";
+export { CandidateEvidenceSchema, candidateEvidence } from "./propose/evidence";
 export { knobValue, proposalStackName } from "./propose/names";
 export type { Knob, Proposal, ProposeEvidence, ProposeOptions, ProposeOutcome, StartBound } from "./propose/types";
 export { DEFAULT_PROPOSE_OPTIONS, KNOBS } from "./propose/types";

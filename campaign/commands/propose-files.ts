@@ -15,9 +15,7 @@ import {
   type Proposal,
   type ProposeEvidence,
   type StartFailure,
-  startFailures,
 } from "../../benchmarks/verdict/propose";
-import { CampaignFileSchema } from "../../benchmarks/verdict/propose/evidence";
 import { writeFileAtomic } from "../../common/atomic-write";
 import {
   BASELINE_STACK,
@@ -28,6 +26,8 @@ import {
   PROJECT,
   projectDefaults,
 } from "../../config";
+import { StoredCampaignSchema } from "../record";
+import { startFailures } from "../start-failures";
 
 /** Pure: the stack file of a proposal: the evidence as a YAML comment, then the one knob it changes. */
 export function renderProposalStackFile(p: Proposal, targetConcurrency: number): string {
@@ -108,7 +108,7 @@ function fromSummaries(dir: string): CandidateEvidence[] {
 /** The campaigns' start failures, the newest record of each stack only (a later measurement clears an older failure). */
 function campaignStartFailures(resultsDir: string, warn: (m: string) => void): StartFailure[] {
   const latest = new Map<string, StartFailure | null>();
-  for (const { record } of readCampaignFiles(resultsDir, CampaignFileSchema, warn)) {
+  for (const { record } of readCampaignFiles(resultsDir, StoredCampaignSchema, warn)) {
     const failed = new Map(startFailures(record).map((s) => [s.stack, s]));
     for (const c of record.candidates)
       if (c.status === "measured" || c.status === "skipped" || failed.has(c.stack))

@@ -13,19 +13,18 @@ import { destroyRunStacks, restoreBaseline } from "../finish";
 import type { CliOptions } from "../options";
 import { BASELINE, prepare } from "../prepare";
 import { lineAtEnd } from "../progress";
-import { recoveryCommand } from "../recover";
-import { standingSlot } from "../slot-resume";
-import { ownedStacks, parseSlotStack, planSlots, type SlotTurn, slotQueue, slotsRecord, turnIn } from "../slots";
 import {
   CAMPAIGN_KIND,
   CAMPAIGN_SCHEMA_VERSION,
   type CampaignSummary,
   type CandidateRecord,
   type CleanupRecord,
-  exitCodeOf,
   type RestoreRecord,
-  recommendationLine,
-} from "../summary";
+} from "../record";
+import { recoveryCommand } from "../recover";
+import { standingSlot } from "../slot-resume";
+import { ownedStacks, parseSlotStack, planSlots, type SlotTurn, slotQueue, slotsRecord, turnIn } from "../slots";
+import { exitCodeOf, recommendationLine } from "../summary";
 import { renderVerification } from "../verify";
 import { measuringPath, writeViaDeployScenario } from "../via-deploy";
 import { type Io, openCampaignWorld, resolveSettings } from "../world";

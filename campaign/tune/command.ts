@@ -11,15 +11,15 @@ import { BASELINE, type CampaignControl, type CampaignSettings, runCampaign } fr
 import { writeProposalStackFiles } from "../commands/propose-files";
 import { campaignId, writeSummary } from "../files";
 import { checkPlacement } from "../placement";
+import { type CampaignSummary, measuredCandidate } from "../record";
 import { ownedStacks } from "../slots";
 import { stageProject } from "../stage";
-import type { CampaignSummary } from "../summary";
 import { type Io, openCampaignWorld, resolveSettings } from "../world";
 import { checkBranch, closeWorktree, commitFiles, openWorktree, runGit } from "./branch";
 import { runTune, type TuneProposal } from "./loop";
 import { parseTuneOptions } from "./options";
 import { sameBaselineProject } from "./original";
-import { candidateOf, type StepSlots } from "./parallel";
+import type { StepSlots } from "./parallel";
 import { promoteDefault } from "./pulumi-yaml";
 import { renderTuning } from "./report";
 import { readTuneState, writeTuneState } from "./state";
@@ -146,8 +146,8 @@ function promote(
     path.join(worktree, SUMMARY_DIR),
     // Named by the candidate, so a winner measured in slot 1 (seqs8.s1) is summaries/seqs8.json, as with one slot.
     measured.candidates
-      .filter((r) => r.stack === BASELINE || candidateOf(r.stack) === p.stack)
-      .map((r) => ({ ...r, summaryName: candidateOf(r.stack) })),
+      .filter((r) => r.stack === BASELINE || measuredCandidate(r) === p.stack)
+      .map((r) => ({ ...r, summaryName: measuredCandidate(r) })),
     rule,
     mode,
     repoDir,

@@ -1,8 +1,8 @@
 import type { Proposal } from "../../benchmarks/verdict/propose";
 import type { CampaignControl } from "../campaign";
 import { BASELINE } from "../campaign";
-import type { CampaignSummary } from "../summary";
-import { candidateOf, type StepSlots, slotsLine, stepSlots, stepStacks } from "./parallel";
+import { type CampaignSummary, measuredCandidate } from "../record";
+import { type StepSlots, slotsLine, stepSlots, stepStacks } from "./parallel";
 import { type StepFigure, TUNE_KIND, TUNE_SCHEMA_VERSION, type TuneState, type TuneStep } from "./state";
 
 /**
@@ -175,8 +175,9 @@ export async function runTune(
     last = measured;
     if (control.stop.aborted) continue;
     const rec = measured.recommendation;
-    // In a slot > 0 the recommendation names the slot's stack (seqs8.s1): the proposal is its candidate.
-    const winner = proposals.find((p) => rec.stack !== null && p.stack === candidateOf(rec.stack)) ?? null;
+    // In a slot > 0 the recommendation names the slot's stack (seqs8.s1): the proposal is its record's candidate.
+    const picked = rec.stack === null ? undefined : measured.candidates.find((c) => c.stack === rec.stack);
+    const winner = picked === undefined ? null : (proposals.find((p) => p.stack === measuredCandidate(picked)) ?? null);
     const common = {
       baselineResult: record.resultFile,
       proposals: proposals.map(recorded),

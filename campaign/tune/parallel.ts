@@ -1,5 +1,5 @@
 import { BASELINE } from "../prepare";
-import { parseSlotStack, planSlots } from "../slots";
+import { planSlots } from "../slots";
 
 /**
  * `campaign tune --parallel N`: which of a step's measurements run in slots, and with which seed.
@@ -37,9 +37,3 @@ export function slotsLine(stacks: readonly string[], slots: StepSlots | null): s
   const plan = planSlots(stacks, slots.slots, slots.seed);
   return ` in ${slots.slots} slots (seed ${slots.seed}; a baseline control in each, then the queue: ${plan.queue.map((c) => c.stack).join(", ")})`;
 }
-
-/**
- * The candidate (stack file) a measured stack stands for: in a slot > 0 the campaign names its
- * result after the slot's stack (`seqs8.s1`), and the proposal is `seqs8`.
- */
-export const candidateOf = (runStack: string): string => parseSlotStack(runStack).stack;

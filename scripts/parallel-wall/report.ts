@@ -1,4 +1,4 @@
-import type { CampaignSummary } from "../../campaign/summary";
+import type { CampaignSummary } from "../../campaign/record";
 
 /** One slot's share of a campaign: its turns and their measured seconds (up + wait + benchmark). */
 interface SlotLoad {

@@ -13,7 +13,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { main as campaign } from "../../campaign/cli";
-import type { CampaignSummary } from "../../campaign/summary";
+import type { CampaignSummary } from "../../campaign/record";
 import { LAB_DIR, runningLabState, startLab, stopLab } from "../../lab";
 import { breakdownOf, formatWall, type WallRun } from "./report";
 

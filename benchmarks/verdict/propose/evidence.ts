@@ -2,7 +2,6 @@ import { z } from "zod";
 import { type Measured, measured, measuredOf, missing } from "../../measured";
 import { MeasuredCeilingSchema, measureCeiling } from "../../metrics/capacity";
 import type { BenchmarkResult } from "../../result/types";
-import { ModeSchema } from "../mode";
 import { levelThroughput, ThroughputBasisSchema } from "../throughput";
 
 /**
@@ -213,24 +212,7 @@ function capacityEvidence(result: BenchmarkResult): CapacityEvidence | null {
   };
 }
 
-/**
- * A campaign's record (`campaign-<id>.json`, campaign/summary.ts) as its readers read it: the
- * candidates' outcomes a start failure is read from, and the mode and result files the review takes
- * lab or cluster from. Loose: the rest of the record is the campaign's.
- */
-const CampaignCandidateSchema = z.looseObject({
-  stack: z.string(),
-  status: z.string(),
-  detail: z.string().nullable(),
-  changes: z.array(z.string()),
-  resultFile: z.string().nullable(),
-});
-export const CampaignFileSchema = z.looseObject({
-  kind: z.literal("vllm-tuner.campaign"),
-  mode: ModeSchema,
-  candidates: z.array(CampaignCandidateSchema),
-});
-
+/** A candidate a campaign could not start (campaign/start-failures.ts reads them from its records). */
 export interface StartFailure {
   readonly stack: string;
   readonly knob: string;
@@ -238,41 +220,4 @@ export interface StartFailure {
   readonly from: number;
   readonly value: number;
   readonly reason: string;
-}
-
-/**
- * The campaign records a failed step as `<step> failed: <why>`; `up`, `rollout` and `wait` failing
- * means the server never served (crash loop, out of memory, unschedulable, never answered), while a
- * failed `bench` had a running server and says nothing about whether the value starts.
- */
-const START_STEP = /^(up|rollout|wait) failed: /;
-
-/** `key: old -> new` as the campaign writes a change (values canonical JSON). */
-function parseChange(change: string): { key: string; from: number; to: number } | null {
-  const m = /^([A-Za-z]+): (.+) -> (.+)$/.exec(change);
-  if (!m) return null;
-  const num = (s: string) => {
-    try {
-      const v: unknown = JSON.parse(s);
-      const n = typeof v === "string" ? Number(v) : v;
-      return typeof n === "number" && Number.isFinite(n) ? n : null;
-    } catch {
-      return null;
-    }
-  };
-  const from = num(m[2] as string);
-  const to = num(m[3] as string);
-  return from === null || to === null ? null : { key: m[1] as string, from, to };
-}
-
-/** Pure: the candidates of one campaign file that could not start, with the one numeric knob each changed. */
-export function startFailures(campaign: z.infer<typeof CampaignFileSchema>): StartFailure[] {
-  const out: StartFailure[] = [];
-  for (const c of campaign.candidates) {
-    if (c.status !== "failed" || c.detail === null || !START_STEP.test(c.detail) || c.changes.length !== 1) continue;
-    const change = parseChange(c.changes[0] as string);
-    if (change === null) continue;
-    out.push({ stack: c.stack, knob: change.key, from: change.from, value: change.to, reason: c.detail });
-  }
-  return out;
 }

@@ -4,7 +4,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { writeCandidateSummaries } from "../../../benchmarks/verdict/candidate-summary";
 import { main } from "../../../campaign/cli";
-import type { CampaignSummary } from "../../../campaign/summary";
+import type { CampaignSummary } from "../../../campaign/record";
 import { render } from "../../../components";
 import { mergedStackConfig, parseCandidateConfig, stackNames } from "../../../config";
 import { startLab, stopLab } from "../../../lab";

@@ -3,10 +3,11 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { changeText } from "../../../benchmarks/verdict/canonical";
 import { main } from "../../../campaign/cli";
+import { CampaignSummarySchema, failureText } from "../../../campaign/record";
 import { fileBackendLocks, listProcesses, orphanedPulumiProcesses } from "../../../campaign/recover";
 import { stageProject } from "../../../campaign/stage";
-import type { CampaignSummary } from "../../../campaign/summary";
 import { EXIT } from "../../../common/exit-codes";
 import { render } from "../../../components";
 import { mergedStackConfig, parseCandidateConfig } from "../../../config";
@@ -67,7 +68,7 @@ describe("campaign faults on the lab", function () {
       },
     });
     assert.equal(code, EXIT.invalidResults, stderr);
-    const summary = JSON.parse(stdout) as CampaignSummary;
+    const summary = CampaignSummarySchema.parse(JSON.parse(stdout));
     const crash = summary.candidates[0]!;
     assert.equal(crash.status, "failed");
     // llm-d-inference-sim logs the config error and exits 0, so the kubelet reports "Completed, exit code 0",
@@ -82,6 +83,10 @@ describe("campaign faults on the lab", function () {
           "last termination: (Error|Completed), exit code \\d+: .*max LoRAs cannot be less than 1",
       ),
     );
+    // The record says the same for programs: the step and its message, and each change as a value.
+    assert.equal(crash.failure?.step, "up");
+    assert.equal(crash.failure === null ? null : failureText(crash.failure), crash.detail);
+    assert.deepEqual(crash.knobChanges.map(changeText), crash.changes);
     const failedAfterMs = (failedAt ?? Number.POSITIVE_INFINITY) - t0;
     assert.ok(failedAfterMs < 75_000, `candidate failed after ${failedAfterMs} ms`);
     assert.equal(summary.restore?.verification?.ok, true);

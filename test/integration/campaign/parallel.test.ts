@@ -5,7 +5,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { tuneStateFile } from "../../../benchmarks/result/store";
 import { main } from "../../../campaign/cli";
-import type { CampaignSummary } from "../../../campaign/summary";
+import type { CampaignSummary } from "../../../campaign/record";
 import { readTuneState, type TuneState } from "../../../campaign/tune/state";
 import { EXIT } from "../../../common/exit-codes";
 import { startLab, stopLab } from "../../../lab";

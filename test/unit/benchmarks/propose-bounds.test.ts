@@ -1,6 +1,5 @@
 import * as assert from "node:assert/strict";
 import { measured } from "../../../benchmarks/measured";
-import { startBounds, startFailures } from "../../../benchmarks/verdict/propose";
 import { baseline, opts, run, saturatedAt8 } from "./propose-fixtures";
 
 describe("propose: context headroom", () => {
@@ -53,62 +52,7 @@ describe("propose: context headroom", () => {
   });
 });
 
-describe("propose: start failures and nothing binding", () => {
-  it("reads start failures from a campaign's records: up, rollout and wait failures of one knob, not bench failures", () => {
-    const campaign = {
-      kind: "vllm-tuner.campaign" as const,
-      mode: "lab" as const,
-      candidates: [
-        {
-          stack: "mem095",
-          status: "failed",
-          detail: "up failed: rollout failed, up cancelled: CrashLoopBackOff",
-          changes: ['gpuMemoryUtilization: "0.80" -> "0.95"'],
-          resultFile: null,
-        },
-        {
-          stack: "seqs1",
-          status: "failed",
-          detail: "bench failed: socket hang up",
-          changes: ["maxNumSeqs: 4 -> 1"],
-          resultFile: null,
-        },
-        {
-          stack: "ctx1024",
-          status: "failed",
-          detail: "wait failed: never served",
-          changes: ["maxModelLen: 8192 -> 1024"],
-          resultFile: null,
-        },
-        {
-          stack: "seqs2",
-          status: "measured",
-          detail: null,
-          changes: ["maxNumSeqs: 4 -> 2"],
-          resultFile: "results/seqs2/x.json",
-        },
-      ],
-    };
-    const failures = startFailures(campaign);
-    assert.deepEqual(failures, [
-      {
-        stack: "mem095",
-        knob: "gpuMemoryUtilization",
-        from: 0.8,
-        value: 0.95,
-        reason: "up failed: rollout failed, up cancelled: CrashLoopBackOff",
-      },
-      { stack: "ctx1024", knob: "maxModelLen", from: 8192, value: 1024, reason: "wait failed: never served" },
-    ]);
-    assert.deepEqual(
-      startBounds(failures).map((b) => [b.knob, b.value, b.direction]),
-      [
-        ["gpuMemoryUtilization", 0.95, "above"],
-        ["maxModelLen", 1024, "below"],
-      ],
-    );
-  });
-
+describe("propose: nothing binding", () => {
   it("says why there is no proposal when nothing binds, and what binds above the target", () => {
     const out = run(saturatedAt8());
     assert.deepEqual(out.proposals, []);

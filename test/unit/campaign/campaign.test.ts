@@ -241,6 +241,17 @@ describe("campaign orchestration (fake Pulumi, fake benchmark)", () => {
         ["seqs4", "measured", null],
       ],
     );
+    assert.deepEqual(
+      s.candidates.map((c) => [c.stack, c.knobChanges, c.failure]),
+      [
+        [
+          "seqs2",
+          [{ knob: "maxNumSeqs", from: 4, to: 2 }],
+          { step: "up", message: "resource vllm-deployment timed out waiting for Ready" },
+        ],
+        ["seqs4", [], null],
+      ],
+    );
     assert.equal(exitCodeOf(s), EXIT.invalidResults);
   });
 

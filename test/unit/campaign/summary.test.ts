@@ -5,14 +5,10 @@ import { buildScenario, SHORT_PRESET } from "../../../benchmarks/inputs/scenario
 import { parseStartPhases } from "../../../benchmarks/kube/start-phases";
 import { compareResults } from "../../../benchmarks/verdict/rule";
 import { streamProgress } from "../../../campaign/progress";
+import { type CampaignSummary, CampaignSummarySchema } from "../../../campaign/record";
 import { recoveryCommand } from "../../../campaign/recover";
 import type { CandidateStart } from "../../../campaign/starts";
-import {
-  type CampaignSummary,
-  exitCodeOf,
-  recommendationLine,
-  renderCampaignMarkdown,
-} from "../../../campaign/summary";
+import { exitCodeOf, recommendationLine, renderCampaignMarkdown } from "../../../campaign/summary";
 import { EXIT } from "../../../common/exit-codes";
 import { level, result } from "../benchmarks/sample-result";
 
@@ -27,7 +23,7 @@ const comparison = compareResults(
 );
 
 const summary: CampaignSummary = {
-  schemaVersion: 1,
+  schemaVersion: 2,
   kind: "vllm-tuner.campaign",
   id: "2026-11-29T14-00-00Z",
   startedAt: "2026-11-29T14:00:00.000Z",
@@ -52,6 +48,8 @@ const summary: CampaignSummary = {
       status: "measured",
       detail: null,
       changes: [],
+      knobChanges: [],
+      failure: null,
       args: ["m", "--max-num-seqs", "4"],
       cacheRunId: null,
       resultFile: "results/lab/seqs4/b.json",
@@ -66,6 +64,8 @@ const summary: CampaignSummary = {
       status: "skipped",
       detail: "earlier complete result results/lab/seqs1/a.json",
       changes: ["maxNumSeqs: 4 -> 1"],
+      knobChanges: [{ knob: "maxNumSeqs", from: 4, to: 1 }],
+      failure: null,
       args: ["m", "--max-num-seqs", "1"],
       cacheRunId: null,
       resultFile: "results/lab/seqs1/a.json",
@@ -96,6 +96,11 @@ const summary: CampaignSummary = {
 };
 
 describe("campaign summary", () => {
+  it("round-trips through its schema as JSON", () => {
+    const stored: unknown = JSON.parse(JSON.stringify(summary));
+    assert.deepEqual(CampaignSummarySchema.parse(stored), summary);
+  });
+
   it("states the recommendation with what it changes and its twins", () => {
     assert.equal(
       recommendationLine(summary),

@@ -10,7 +10,7 @@ import { candidateSummary } from "../../../benchmarks/verdict/candidate-summary"
 import { type CampaignDeps, type CampaignSettings, runCampaign } from "../../../campaign/campaign";
 import { parseCliOptions } from "../../../campaign/options";
 import { silentCampaignProgress } from "../../../campaign/progress";
-import type { CampaignSummary, CandidateRecord } from "../../../campaign/summary";
+import type { CampaignSummary, CandidateRecord } from "../../../campaign/record";
 import {
   deployMeasurement,
   measuringPath,

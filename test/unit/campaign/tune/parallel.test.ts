@@ -2,10 +2,10 @@ import { strict as assert } from "node:assert";
 import { recommend } from "../../../../benchmarks/verdict/recommend";
 import { compareResults } from "../../../../benchmarks/verdict/rule";
 import type { CampaignControl } from "../../../../campaign/campaign";
+import type { CampaignSummary } from "../../../../campaign/record";
 import { assignQueue, planSlots } from "../../../../campaign/slots";
-import type { CampaignSummary } from "../../../../campaign/summary";
 import { runTune, type TuneDeps, type TuneSettings } from "../../../../campaign/tune/loop";
-import { candidateOf, type StepSlots, slotsLine, stepSlots, stepStacks } from "../../../../campaign/tune/parallel";
+import { type StepSlots, slotsLine, stepSlots, stepStacks } from "../../../../campaign/tune/parallel";
 import { level, result } from "../../benchmarks/sample-result";
 
 const TARGET = 8;
@@ -38,11 +38,6 @@ describe("campaign tune --parallel: a step's schedule (pure)", () => {
       " in 2 slots (seed 5; a baseline control in each, then the queue: seqs8, seqs16, ctx4096)",
     );
     assert.equal(slotsLine(stacks, null), "");
-  });
-
-  it("names the candidate a slot's stack stands for", () => {
-    assert.equal(candidateOf("seqs8.s1"), "seqs8");
-    assert.equal(candidateOf("seqs8"), "seqs8");
   });
 });
 
@@ -79,6 +74,7 @@ function slotted(rpsOf: (candidate: string, slot: number) => number, freed: read
         id: `campaign-${campaigns}`,
         candidates: turns.map((t) => ({
           stack: t.runStack,
+          candidate: t.stack,
           resultFile: file(t.runStack),
           resultValid: true,
           detail: null,
