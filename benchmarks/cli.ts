@@ -4,6 +4,9 @@ import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
 import { EXIT } from "../common/exit-codes";
 import { UsageError } from "../common/usage-error";
+import { comparisonChartFile, RESULTS_DIR, readResult, writeChart } from "../result/store";
+import { compareResults } from "../verdict/rule";
+import { compareRule, RULE_OPTIONS, RULE_OPTIONS_USAGE, ruleFromOptions } from "../verdict/rule-options";
 import { exportCommand } from "./export/command";
 import { buildScenario, PHASES, PRESETS, type PresetName, readScenarioFile, type Scenario } from "./inputs/scenario";
 import { SLO_ARG_OPTIONS, SLO_USAGE, type Slo, sloFlagText, sloFromArgValues } from "./inputs/slo";
@@ -14,10 +17,7 @@ import { renderComparison } from "./report/comparison";
 import { capacityComparisonSvg } from "./report/slo-svg";
 import { chartFromResults } from "./report/svg";
 import { writeResult } from "./report/write";
-import { comparisonChartFile, RESULTS_DIR, readResult, writeChart } from "./result/store";
 import { PreflightError, runBenchmark } from "./run";
-import { compareResults } from "./verdict/rule";
-import { compareRule, RULE_OPTIONS, RULE_OPTIONS_USAGE, ruleFromOptions } from "./verdict/rule-options";
 
 const USAGE = `Usage:
   bench [run] [--stack NAME] [--outputs FILE | --outputs-json JSON] [--endpoint URL] [options]

@@ -1,4 +1,15 @@
 export { EXIT } from "../common/exit-codes";
+export { resultJsonSchemaText } from "../result/json-schema";
+export { BenchmarkResultSchema, RESULT_KIND, SCHEMA_VERSION } from "../result/schema";
+export { readResult } from "../result/store";
+export type * from "../result/types";
+export {
+  type CompareRule,
+  type Comparison,
+  compareResults,
+  describeRule,
+  judge,
+} from "../verdict/rule";
 export { main as cliMain } from "./cli";
 export {
   buildScenario,
@@ -19,15 +30,4 @@ export { renderComparison } from "./report/comparison";
 export { renderMarkdown } from "./report/markdown";
 export { chartFromResults, renderChartSvg } from "./report/svg";
 export { writeResult } from "./report/write";
-export { resultJsonSchemaText } from "./result/json-schema";
-export { BenchmarkResultSchema, RESULT_KIND, SCHEMA_VERSION } from "./result/schema";
-export { readResult } from "./result/store";
-export type * from "./result/types";
 export { PreflightError, type RunOptions, runBenchmark } from "./run";
-export {
-  type CompareRule,
-  type Comparison,
-  compareResults,
-  describeRule,
-  judge,
-} from "./verdict/rule";

@@ -5,14 +5,14 @@ import * as k8s from "@kubernetes/client-node";
 import { EXIT } from "../common/exit-codes";
 import { UsageError } from "../common/usage-error";
 import { type PostDeployInput, PostDeployInputSchema } from "../config/post-deploy-input";
+import { RESULTS_DIR } from "../result/store";
+import type { BenchmarkResult } from "../result/types";
+import { type CandidateSummary, candidateSummary } from "../verdict/candidate-summary";
+import { compareRule } from "../verdict/rule-options";
 import { buildScenario, formatIssues, PRESETS, readScenarioFile, type Scenario, scenarioSlo } from "./inputs/scenario";
 import { type Progress, stderrProgress } from "./progress";
 import { writeResult } from "./report/write";
-import { RESULTS_DIR } from "./result/store";
-import type { BenchmarkResult } from "./result/types";
 import { PreflightError, type RunOptions, runBenchmark } from "./run";
-import { type CandidateSummary, candidateSummary } from "./verdict/candidate-summary";
-import { compareRule } from "./verdict/rule-options";
 
 /**
  * `bench post-deploy`: the benchmark as `pulumi up` runs it (components/post-deploy-benchmark.ts).

@@ -3,6 +3,7 @@ import { cpus, hostname } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { gitInfo } from "../common/git-info";
+import { type BenchmarkResult, type PhaseBase, RESULT_KIND, SCHEMA_VERSION } from "../result/types";
 import { ApiClient } from "./http/client";
 import { probeHealth } from "./http/probes";
 import { PHASES, type Scenario } from "./inputs/scenario";
@@ -18,7 +19,6 @@ import { readinessPhase } from "./phases/readiness";
 import { inputLengthPhase, sequentialPhase } from "./phases/sequential";
 import { nowIso, type PhaseContext } from "./phases/shared";
 import { type Progress, silentProgress } from "./progress";
-import { type BenchmarkResult, type PhaseBase, RESULT_KIND, SCHEMA_VERSION } from "./result/types";
 
 export interface RunOptions {
   /** Stack (candidate) name; names the result directory. */

@@ -1,14 +1,9 @@
 import * as path from "node:path";
 import { parseArgs } from "node:util";
-import { RESULTS_DIR } from "../benchmarks/result/store";
-import type { Mode } from "../benchmarks/verdict/candidate-summary";
-import {
-  RULE_OPTIONS,
-  RULE_OPTIONS_USAGE,
-  type RuleOptions,
-  ruleFromOptions,
-} from "../benchmarks/verdict/rule-options";
 import { UsageError } from "../common/usage-error";
+import { RESULTS_DIR } from "../result/store";
+import type { Mode } from "../verdict/candidate-summary";
+import { RULE_OPTIONS, RULE_OPTIONS_USAGE, type RuleOptions, ruleFromOptions } from "../verdict/rule-options";
 import { ORDER_MODES, type OrderMode } from "./order";
 import { MAX_PARALLEL } from "./slots";
 

@@ -1,9 +1,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
-import type { Mode } from "../benchmarks/verdict/candidate-summary";
 import { writeFileAtomic } from "../common/atomic-write";
 import { locateTool } from "../common/tools";
+import type { Mode } from "../verdict/candidate-summary";
 
 /**
  * The campaign's only seam to Pulumi: deploy a stack and return its outputs, or destroy it.

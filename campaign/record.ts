@@ -1,10 +1,10 @@
 import { z } from "zod";
 import type { Scenario } from "../benchmarks/inputs/scenario";
 import { measuredOf } from "../benchmarks/measured";
-import { type KnobChange, KnobChangeSchema } from "../benchmarks/verdict/canonical";
-import { ModeSchema } from "../benchmarks/verdict/mode";
-import type { Recommendation } from "../benchmarks/verdict/recommend";
-import type { Comparison } from "../benchmarks/verdict/rule";
+import { type KnobChange, KnobChangeSchema } from "../verdict/canonical";
+import { ModeSchema } from "../verdict/mode";
+import type { Recommendation } from "../verdict/recommend";
+import type { Comparison } from "../verdict/rule";
 import { ORDER_MODES } from "./order";
 import type { slotsRecord } from "./slots";
 import type { CandidateStart } from "./starts";

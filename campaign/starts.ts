@@ -3,8 +3,8 @@ import type { StartPhases } from "../benchmarks/kube/start-phases";
 import { type Measured, measured, missing } from "../benchmarks/measured";
 import { readinessPhase } from "../benchmarks/phases/readiness";
 import { compileCell } from "../benchmarks/report/start-phases";
-import type { BenchmarkResult, ReadinessPhase } from "../benchmarks/result/types";
 import { markdownTableLines } from "../common/markdown-table";
+import type { BenchmarkResult, ReadinessPhase } from "../result/types";
 
 /** How a candidate's pod came up: change → Ready from the API, and vLLM's phases from its log. */
 export interface CandidateStart {

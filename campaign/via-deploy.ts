@@ -1,11 +1,11 @@
 import * as path from "node:path";
 import type { Scenario } from "../benchmarks/inputs/scenario";
-import { campaignBase, readResult } from "../benchmarks/result/store";
-import type { BenchmarkResult } from "../benchmarks/result/types";
-import { canonicalJson } from "../benchmarks/verdict/canonical";
 import { writeFileAtomic } from "../common/atomic-write";
 import { stackKey } from "../config";
 import { type MeasuredOutput, MeasuredOutputSchema } from "../config/stack-outputs";
+import { campaignBase, readResult } from "../result/store";
+import type { BenchmarkResult } from "../result/types";
+import { canonicalJson } from "../verdict/canonical";
 import type { CliOptions } from "./options";
 
 /**

@@ -9,7 +9,7 @@ import {
 } from "./rule";
 import { StackOutputsSchema } from "./stack-outputs";
 
-/** benchmarks/verdict/mode.ts's modes and `unknown` (a unit test keeps the two lists equal; config cannot import benchmarks). */
+/** verdict/mode.ts's modes and `unknown` (a unit test keeps the two lists equal; config cannot import benchmarks). */
 export const POST_DEPLOY_MODES = ["lab", "cluster", "unknown"] as const;
 type PostDeployMode = (typeof POST_DEPLOY_MODES)[number];
 
@@ -38,7 +38,7 @@ export const PostDeployInputSchema = z.strictObject({
   ...RuleSettingsSchema.shape,
   /** Absent: throughput, as recordedRuleSettings writes it. goodput reads the scenario's SLO capacity search. */
   objective: ObjectiveSchema.optional(),
-  /** Where it measures, as the summary records it (benchmarks/verdict/mode.ts); unknown when nobody said. */
+  /** Where it measures, as the summary records it (verdict/mode.ts); unknown when nobody said. */
   mode: z.enum(POST_DEPLOY_MODES),
   /** The key vLLM requires; sent as Bearer, never stored, never put in an environment. */
   apiKey: z.string().min(1).optional(),

@@ -6,7 +6,7 @@ import { z } from "zod";
  * way everywhere: as a command-line flag (`targetConcurrency` → `--target-concurrency`, in `bench compare`,
  * `campaign run/tune/propose` and `review`), as an environment variable of `pulumi up`
  * (`VLLM_TUNER_TARGET_CONCURRENCY`, config/post-deploy-input.ts), and in the rule a candidate summary
- * records (benchmarks/verdict/schema.ts). It lives in config, the lowest layer that both the Pulumi
+ * records (verdict/schema.ts). It lives in config, the lowest layer that both the Pulumi
  * program and the benchmark can import.
  */
 

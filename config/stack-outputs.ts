@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * `measured`: the candidate summary the post-deploy benchmark printed (benchmarks/verdict/
+ * `measured`: the candidate summary the post-deploy benchmark printed (verdict/
  * candidate-summary.ts is its one home; this checks only what a reader of the output relies on,
  * and test/unit/post-deploy-input.test.ts that a real summary passes).
  */

@@ -1,9 +1,9 @@
 import type { Measured } from "../benchmarks/measured";
-import type { CandidateSummary } from "../benchmarks/verdict/candidate-summary";
-import { type Recommendation, recommend } from "../benchmarks/verdict/recommend";
-import { type Comparison, compareVerdicts } from "../benchmarks/verdict/rule";
-import { sameRule } from "../benchmarks/verdict/rule-options";
 import { BASELINE_STACK } from "../config";
+import type { CandidateSummary } from "../verdict/candidate-summary";
+import { type Recommendation, recommend } from "../verdict/recommend";
+import { type Comparison, compareVerdicts } from "../verdict/rule";
+import { sameRule } from "../verdict/rule-options";
 
 /**
  * The measured side of a review: a candidate's summary against baseline's, judged by the

@@ -1,8 +1,8 @@
 import * as path from "node:path";
 import { parseArgs } from "node:util";
-import { SUMMARY_DIR } from "../benchmarks/verdict/candidate-summary";
-import { compareRule, RULE_OPTIONS, RULE_OPTIONS_USAGE, ruleFromOptions } from "../benchmarks/verdict/rule-options";
 import { UsageError } from "../common/usage-error";
+import { SUMMARY_DIR } from "../verdict/candidate-summary";
+import { compareRule, RULE_OPTIONS, RULE_OPTIONS_USAGE, ruleFromOptions } from "../verdict/rule-options";
 import type { SummarySource } from "./summaries";
 
 interface ReviewCliOptions {

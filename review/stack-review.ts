@@ -1,5 +1,3 @@
-import { configHash } from "../benchmarks/verdict/candidate-summary";
-import { configChanges } from "../benchmarks/verdict/canonical";
 import { renderVllmArgs, type SecretRefs } from "../components/render";
 import {
   BASELINE_STACK,
@@ -13,6 +11,8 @@ import {
   SECRET_KEYS,
   stackOneKnobViolation,
 } from "../config";
+import { configHash } from "../verdict/candidate-summary";
+import { configChanges } from "../verdict/canonical";
 import { type ArgLine, diffArgUnits } from "./args";
 import { compareEvidence, type Evidence, type FoundSummary } from "./evidence";
 import type { FileChange } from "./git";

@@ -1,9 +1,9 @@
 import * as path from "node:path";
-import { completeResultsNewestFirst, readCampaignFiles, summaryFile } from "../benchmarks/result/store";
-import { type CandidateSummary, candidateSummary, readCandidateSummary } from "../benchmarks/verdict/candidate-summary";
-import type { Mode } from "../benchmarks/verdict/mode";
-import type { CompareRule } from "../benchmarks/verdict/rule";
 import { StoredCampaignSchema } from "../campaign/record";
+import { completeResultsNewestFirst, readCampaignFiles, summaryFile } from "../result/store";
+import { type CandidateSummary, candidateSummary, readCandidateSummary } from "../verdict/candidate-summary";
+import type { Mode } from "../verdict/mode";
+import type { CompareRule } from "../verdict/rule";
 import type { FoundSummary } from "./evidence";
 
 /** Where a review finds measurements: committed summaries, or a results directory of raw result files. */

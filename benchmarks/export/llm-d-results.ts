@@ -1,5 +1,5 @@
+import type { LevelBase } from "../../result/types";
 import type { RequestSample } from "../http/chat";
-import type { LevelBase } from "../result/types";
 import { type Summary, summarize } from "../stats";
 import type { LlmdAggregate, LlmdComponentObservability, LlmdStatistics, LlmdTimeSeries } from "./llm-d-schema";
 

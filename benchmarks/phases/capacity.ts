@@ -1,7 +1,7 @@
+import type { RateLevel, SloCapacity } from "../../result/types";
 import type { CapacitySettings } from "../inputs/scenario";
 import type { Slo } from "../inputs/slo";
 import { measured, missing } from "../measured";
-import type { RateLevel, SloCapacity } from "../result/types";
 import type { CapacitySearch, ProbeOutcome } from "./capacity-search";
 import { KEEP_UP_FRACTION } from "./sweep";
 

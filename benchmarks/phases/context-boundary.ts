@@ -1,6 +1,6 @@
+import type { ContextPhase, ContextProbe } from "../../result/types";
 import { repeatSentence } from "../inputs/scenario";
 import { measured, missing } from "../measured";
-import type { ContextPhase, ContextProbe } from "../result/types";
 import { nowIso, type PhaseContext, plainChat, Tokenizer } from "./shared";
 
 const CONTEXT_MESSAGE = /context length|context window|maximum model length|max_model_len/i;

@@ -1,7 +1,7 @@
+import type { EarlyStop } from "../../result/types";
 import type { RequestSample } from "../http/chat";
 import type { EarlyEndOptions } from "../load/closed-loop";
 import { type Measured, measured, missing } from "../measured";
-import type { EarlyStop } from "../result/types";
 import { closedLoopThroughput } from "./throughput-estimate";
 
 type WindowSample = RequestSample & { readonly window: boolean };

@@ -1,9 +1,9 @@
+import type { IdentityPhase, ModelInfo } from "../../result/types";
 import { probeHealth, probeModels } from "../http/probes";
 import { type Measured, measured, missing } from "../measured";
 import { kvCapacity } from "../metrics/capacity";
 import { parseExposition } from "../metrics/exposition";
 import { cacheConfigInfo, type KvCapacityLog, parseKvCapacityLog } from "../metrics/vllm";
-import type { IdentityPhase, ModelInfo } from "../result/types";
 import { nowIso, type PhaseContext } from "./shared";
 
 interface IdentityInputs {

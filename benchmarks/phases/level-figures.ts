@@ -1,5 +1,5 @@
+import type { LoadLevel, OutcomeCounts } from "../../result/types";
 import type { RequestSample } from "../http/chat";
-import type { LoadLevel, OutcomeCounts } from "../result/types";
 import { summarize } from "../stats";
 
 /** What a level's samples say, computed one way for the closed and the open loop. */

@@ -1,3 +1,4 @@
+import type { LevelBase, ServerWindow } from "../../result/types";
 import type { RequestSample } from "../http/chat";
 import { scenarioSlo } from "../inputs/scenario";
 import type { PodIdentity } from "../kube/readiness";
@@ -18,7 +19,6 @@ import { type LatencyHistograms, latencyHistograms } from "../metrics/histogram"
 import { prefixCacheWindow } from "../metrics/prefix-cache";
 import { deltaOf, peakOf, type ScrapeSeries, WindowScraper } from "../metrics/scraper";
 import { type VllmSnapshot, vllmSnapshot } from "../metrics/vllm";
-import type { LevelBase, ServerWindow } from "../result/types";
 import { waitForIdle } from "./drain";
 import { levelFigures } from "./level-figures";
 import { serverLatency } from "./server-latency";

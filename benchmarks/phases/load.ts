@@ -1,3 +1,5 @@
+import type { LoadLevel, LoadPhase, RateLevel, SloCapacity, SweepResult } from "../../result/types";
+import { levelThroughput } from "../../verdict/throughput";
 import type { ChatRequest } from "../http/chat";
 import { streamChat } from "../http/stream";
 import { type CapacitySettings, type OpenLoop, repeatSentence, scenarioSlo } from "../inputs/scenario";
@@ -5,8 +7,6 @@ import type { Slo } from "../inputs/slo";
 import { runClosedLoop } from "../load/closed-loop";
 import { runOpenLoop } from "../load/open-loop";
 import { measureCeiling, predictCeiling } from "../metrics/capacity";
-import type { LoadLevel, LoadPhase, RateLevel, SloCapacity, SweepResult } from "../result/types";
-import { levelThroughput } from "../verdict/throughput";
 import { capacityRecord, judgeProbe, minCompletedPerProbe, probeWindowSeconds } from "./capacity";
 import { searchCapacity } from "./capacity-search";
 import { earlyEndChecks, earlyStopRecord } from "./early-stop";

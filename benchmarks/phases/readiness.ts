@@ -1,7 +1,7 @@
+import type { ReadinessPhase } from "../../result/types";
 import type { Cluster } from "../kube/cluster";
 import { apiErrorMessage } from "../kube/cluster";
 import type { Measured } from "../measured";
-import type { ReadinessPhase } from "../result/types";
 import { nowIso } from "./shared";
 
 /**

@@ -1,8 +1,8 @@
+import type { InputLengthCase, InputLengthPhase, PlainRun, SequentialPhase } from "../../result/types";
 import { repeatSentence } from "../inputs/scenario";
 import { prefixCacheWindow } from "../metrics/prefix-cache";
 import { WindowScraper } from "../metrics/scraper";
 import { vllmSnapshot } from "../metrics/vllm";
-import type { InputLengthCase, InputLengthPhase, PlainRun, SequentialPhase } from "../result/types";
 import { mean } from "../stats";
 import { PromptSource, usageRange } from "./prompts";
 import { nowIso, type PhaseContext, plainChat, Tokenizer } from "./shared";

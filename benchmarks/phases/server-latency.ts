@@ -1,3 +1,4 @@
+import type { ServerLatency, ServerLatencyFigure } from "../../result/types";
 import type { RequestSample } from "../http/chat";
 import { type Measured, measured, missing } from "../measured";
 import {
@@ -9,7 +10,6 @@ import {
   type LatencyHistograms,
 } from "../metrics/histogram";
 import type { ScrapeSeries } from "../metrics/scraper";
-import type { ServerLatency, ServerLatencyFigure } from "../result/types";
 
 const ms = (seconds: number | null) => (seconds === null ? null : seconds * 1000);
 

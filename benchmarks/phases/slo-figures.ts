@@ -1,7 +1,7 @@
+import type { LevelBase } from "../../result/types";
 import type { RequestSample } from "../http/chat";
 import { describeBound, type Slo, type SloBound } from "../inputs/slo";
 import { type Measured, measured, missing } from "../measured";
-import type { LevelBase } from "../result/types";
 import { percentile } from "../stats";
 
 type LevelSlo = NonNullable<NonNullable<LevelBase["slo"]>["value"]>;

@@ -1,6 +1,6 @@
+import type { LoadLevel, RateLevel, SweepResult, SweepVerdict } from "../../result/types";
 import type { OpenLoop } from "../inputs/scenario";
 import { type Measured, measured, missing } from "../measured";
-import type { LoadLevel, RateLevel, SweepResult, SweepVerdict } from "../result/types";
 
 /** Below this share of the window's sent requests completing, the server did not keep up with the rate. */
 export const KEEP_UP_FRACTION = 0.9;

@@ -1,6 +1,6 @@
+import type { ThroughputEstimate } from "../../result/types";
 import type { RequestSample } from "../http/chat";
 import { type Measured, measured, missing } from "../measured";
-import type { ThroughputEstimate } from "../result/types";
 
 /** Sub-windows of equal length the error is estimated from (batch means). */
 export const BATCHES = 5;

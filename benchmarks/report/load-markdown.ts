@@ -1,8 +1,8 @@
 import { num } from "../../common/format";
+import type { LevelBase, LoadLevel, LoadPhase, PromptSet, ServerLatencyFigure } from "../../result/types";
 import type { Measured } from "../measured";
 import type { ConcurrencyCeiling } from "../metrics/capacity";
 import { KEEP_UP_FRACTION } from "../phases/sweep";
-import type { LevelBase, LoadLevel, LoadPhase, PromptSet, ServerLatencyFigure } from "../result/types";
 import { PERCENTILE_METHOD } from "../stats";
 import { countsText, Notes, pcts, table } from "./markdown-notes";
 import { sloSectionLines } from "./slo-markdown";

@@ -1,7 +1,7 @@
 import { num } from "../../common/format";
 import { markdownTableLines } from "../../common/markdown-table";
+import type { OutcomeCounts } from "../../result/types";
 import type { Measured } from "../measured";
-import type { OutcomeCounts } from "../result/types";
 import type { Summary } from "../stats";
 
 /** What the result report's sections share: the n/a notes and number cells. */

@@ -1,6 +1,6 @@
 import { num } from "../../common/format";
+import type { LevelBase, LoadPhase, SloCapacity } from "../../result/types";
 import { describeSlo } from "../inputs/slo";
-import type { LevelBase, LoadPhase, SloCapacity } from "../result/types";
 import { table } from "./markdown-notes";
 
 /** The SLO's part of a result's report: attainment and request goodput per level, and the SLO capacity. Pure. */

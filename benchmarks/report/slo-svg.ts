@@ -1,5 +1,5 @@
+import type { BenchmarkResult } from "../../result/types";
 import { describeBound } from "../inputs/slo";
-import type { BenchmarkResult } from "../result/types";
 import { niceMax } from "./svg";
 
 /**

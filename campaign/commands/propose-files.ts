@@ -1,21 +1,5 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import {
-  newestCompleteResult,
-  readCampaignFiles,
-  resultStackDirs,
-  summaryFile,
-  summaryStacks,
-} from "../../benchmarks/result/store";
-import { readCandidateSummary, summaryEvidence } from "../../benchmarks/verdict/candidate-summary";
-import {
-  type CandidateEvidence,
-  candidateEvidence,
-  knobValue,
-  type Proposal,
-  type ProposeEvidence,
-  type StartFailure,
-} from "../../benchmarks/verdict/propose";
 import { writeFileAtomic } from "../../common/atomic-write";
 import {
   BASELINE_STACK,
@@ -26,6 +10,22 @@ import {
   PROJECT,
   projectDefaults,
 } from "../../config";
+import {
+  newestCompleteResult,
+  readCampaignFiles,
+  resultStackDirs,
+  summaryFile,
+  summaryStacks,
+} from "../../result/store";
+import { readCandidateSummary, summaryEvidence } from "../../verdict/candidate-summary";
+import {
+  type CandidateEvidence,
+  candidateEvidence,
+  knobValue,
+  type Proposal,
+  type ProposeEvidence,
+  type StartFailure,
+} from "../../verdict/propose";
 import { StoredCampaignSchema } from "../record";
 import { startFailures } from "../start-failures";
 

@@ -1,11 +1,11 @@
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { renderProposals } from "../../benchmarks/report/proposals";
-import { RESULTS_DIR } from "../../benchmarks/result/store";
-import { DEFAULT_PROPOSE_OPTIONS, type ProposeOptions, propose } from "../../benchmarks/verdict/propose";
 import { EXIT } from "../../common/exit-codes";
 import { UsageError } from "../../common/usage-error";
 import { RULE_ARG_OPTIONS, RULE_USAGE, RuleError, ruleSettingsFromFlags } from "../../config/rule";
+import { RESULTS_DIR } from "../../result/store";
+import { DEFAULT_PROPOSE_OPTIONS, type ProposeOptions, propose } from "../../verdict/propose";
 import { loadProposeEvidence, writeProposalStackFiles } from "./propose-files";
 
 const PROPOSE_USAGE = `Usage: campaign propose [options]

@@ -1,11 +1,11 @@
 import * as path from "node:path";
-import type { BenchmarkResult } from "../../benchmarks/result/types";
-import { SUMMARY_DIR, writeCandidateSummaries } from "../../benchmarks/verdict/candidate-summary";
-import { rankNoise } from "../../benchmarks/verdict/noise";
-import { recommend } from "../../benchmarks/verdict/recommend";
-import { compareResults } from "../../benchmarks/verdict/rule";
-import { compareRule } from "../../benchmarks/verdict/rule-options";
 import { UsageError } from "../../common/usage-error";
+import type { BenchmarkResult } from "../../result/types";
+import { SUMMARY_DIR, writeCandidateSummaries } from "../../verdict/candidate-summary";
+import { rankNoise } from "../../verdict/noise";
+import { recommend } from "../../verdict/recommend";
+import { compareResults } from "../../verdict/rule";
+import { compareRule } from "../../verdict/rule-options";
 import { candidateRecord, runCandidate } from "../candidate";
 import type { CampaignControl, CampaignDeps, CampaignSettings } from "../deps";
 import { writeSummary } from "../files";

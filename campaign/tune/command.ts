@@ -1,12 +1,12 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { readResult, tuneStateFile } from "../../benchmarks/result/store";
-import { SUMMARY_DIR, writeCandidateSummaries } from "../../benchmarks/verdict/candidate-summary";
-import { candidateEvidence, propose } from "../../benchmarks/verdict/propose";
-import { compareRule } from "../../benchmarks/verdict/rule-options";
 import { writeFileAtomic } from "../../common/atomic-write";
 import { EXIT } from "../../common/exit-codes";
 import { UsageError } from "../../common/usage-error";
+import { readResult, tuneStateFile } from "../../result/store";
+import { SUMMARY_DIR, writeCandidateSummaries } from "../../verdict/candidate-summary";
+import { candidateEvidence, propose } from "../../verdict/propose";
+import { compareRule } from "../../verdict/rule-options";
 import { BASELINE, type CampaignControl, type CampaignSettings, runCampaign } from "../campaign";
 import { writeProposalStackFiles } from "../commands/propose-files";
 import { campaignId, writeSummary } from "../files";

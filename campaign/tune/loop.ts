@@ -1,4 +1,4 @@
-import type { Proposal } from "../../benchmarks/verdict/propose";
+import type { Proposal } from "../../verdict/propose";
 import type { CampaignControl } from "../campaign";
 import { BASELINE } from "../campaign";
 import { type CampaignSummary, measuredCandidate } from "../record";
@@ -12,7 +12,7 @@ import { type StepFigure, TUNE_KIND, TUNE_SCHEMA_VERSION, type TuneState, type T
  * tune deploys, restores, verifies and resumes exactly as `campaign run` does.
  */
 
-/** A proposal (benchmarks/verdict/propose.ts) as the loop measures and promotes it. */
+/** A proposal (verdict/propose.ts) as the loop measures and promotes it. */
 export type TuneProposal = Proposal;
 
 interface TuneProposals {

@@ -5,7 +5,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { readResult } from "../../benchmarks/result/store";
+import { readResult } from "../../result/store";
 
 const walk = (dir: string): string[] =>
   fs

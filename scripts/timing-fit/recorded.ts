@@ -1,8 +1,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { z } from "zod";
-import { readResult } from "../../benchmarks/result/store";
-import type { BenchmarkResult } from "../../benchmarks/result/types";
+import { readResult } from "../../result/store";
+import type { BenchmarkResult } from "../../result/types";
 
 /**
  * The real-vLLM figures the lab's timing model is fitted to: every closed-loop level and every

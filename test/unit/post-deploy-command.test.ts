@@ -7,8 +7,6 @@ import { parsePostDeployInput, postDeploy, postDeployCommand } from "../../bench
 import { silentProgress } from "../../benchmarks/progress";
 import type { RunOptions } from "../../benchmarks/run";
 import { runBenchmark } from "../../benchmarks/run";
-import { candidateSummary } from "../../benchmarks/verdict/candidate-summary";
-import { ModeSchema } from "../../benchmarks/verdict/mode";
 import { gitInfo } from "../../common/git-info";
 import {
   BENCHMARK_COMMAND,
@@ -25,6 +23,8 @@ import {
 } from "../../config/post-deploy-input";
 import { RULE_DEFAULTS, recordedRuleSettings, ruleSettingsEnv } from "../../config/rule";
 import { MeasuredOutputSchema } from "../../config/stack-outputs";
+import { candidateSummary } from "../../verdict/candidate-summary";
+import { ModeSchema } from "../../verdict/mode";
 import { startFakeVllm } from "./benchmarks/fake-vllm";
 
 const OUTPUTS = {

@@ -1,5 +1,4 @@
 import * as assert from "node:assert/strict";
-import { KNOBS } from "../../benchmarks/verdict/propose/types";
 import { render } from "../../components";
 import {
   type CandidateConfig,
@@ -17,6 +16,7 @@ import {
   TYPED_FLAGS,
   VLLM_KNOBS,
 } from "../../config";
+import { KNOBS } from "../../verdict/propose/types";
 import { PROJECT_DIR } from "./helpers/program";
 
 function baselineWith(overrides: Record<string, string>): CandidateConfig {

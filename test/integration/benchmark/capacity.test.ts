@@ -1,8 +1,8 @@
 import { strict as assert } from "node:assert";
 import { buildScenario, type ScenarioInput } from "../../../benchmarks/inputs/scenario";
 import { probeWindowSeconds } from "../../../benchmarks/phases/capacity";
-import type { BenchmarkResult, RateLevel, SloCapacity } from "../../../benchmarks/result/types";
 import { runBenchmark } from "../../../benchmarks/run";
+import type { BenchmarkResult, RateLevel, SloCapacity } from "../../../result/types";
 import { type RunningSim, requireSimulator, type SimOptions, startSimulator } from "./simulator";
 
 const SIM: SimOptions = {

@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
 import { buildScenario } from "../../../benchmarks/inputs/scenario";
-import type { BenchmarkResult, RateLevel } from "../../../benchmarks/result/types";
 import { runBenchmark } from "../../../benchmarks/run";
+import type { BenchmarkResult, RateLevel } from "../../../result/types";
 import { type RunningSim, requireSimulator, type SimOptions, startSimulator } from "./simulator";
 
 const SIM: SimOptions = {

@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { main } from "../../../benchmarks/cli";
 import { buildScenario } from "../../../benchmarks/inputs/scenario";
-import type { BenchmarkResult, LoadLevel } from "../../../benchmarks/result/types";
 import { runBenchmark } from "../../../benchmarks/run";
 import { EXIT } from "../../../common/exit-codes";
+import type { BenchmarkResult, LoadLevel } from "../../../result/types";
 import { type RunningSim, requireSimulator, type SimOptions, startSimulator } from "./simulator";
 
 const SIM: SimOptions = {

@@ -2,12 +2,12 @@ import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { writeCandidateSummaries } from "../../../benchmarks/verdict/candidate-summary";
 import { main } from "../../../campaign/cli";
 import type { CampaignSummary } from "../../../campaign/record";
 import { render } from "../../../components";
 import { mergedStackConfig, parseCandidateConfig, stackNames } from "../../../config";
 import { startLab, stopLab } from "../../../lab";
+import { writeCandidateSummaries } from "../../../verdict/candidate-summary";
 import { commandPluginMissing, requireCommandPlugin } from "../command-plugin";
 import {
   type KeyProxy,

@@ -3,7 +3,6 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { changeText } from "../../../benchmarks/verdict/canonical";
 import { main } from "../../../campaign/cli";
 import { CampaignSummarySchema, failureText } from "../../../campaign/record";
 import { fileBackendLocks, listProcesses, orphanedPulumiProcesses } from "../../../campaign/recover";
@@ -12,6 +11,7 @@ import { EXIT } from "../../../common/exit-codes";
 import { render } from "../../../components";
 import { mergedStackConfig, parseCandidateConfig } from "../../../config";
 import { startLab, stopLab } from "../../../lab";
+import { changeText } from "../../../verdict/canonical";
 import { kubeClients, labCampaignPlaces, PROJECT_DIR } from "../helpers";
 
 const NS = "gemmaforge";

@@ -3,12 +3,12 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { tuneStateFile } from "../../../benchmarks/result/store";
 import { main } from "../../../campaign/cli";
 import type { CampaignSummary } from "../../../campaign/record";
 import { readTuneState, type TuneState } from "../../../campaign/tune/state";
 import { EXIT } from "../../../common/exit-codes";
 import { startLab, stopLab } from "../../../lab";
+import { tuneStateFile } from "../../../result/store";
 import { kubeClients, labCampaignPlaces, PROJECT_DIR, writeLoadScenario } from "../helpers";
 
 const NS = "gemmaforge";

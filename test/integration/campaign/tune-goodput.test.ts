@@ -2,12 +2,12 @@ import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { readResult, tuneStateFile } from "../../../benchmarks/result/store";
-import type { ProposeOutcome } from "../../../benchmarks/verdict/propose";
 import { main } from "../../../campaign/cli";
 import { readTuneState, type TuneState } from "../../../campaign/tune/state";
 import { EXIT } from "../../../common/exit-codes";
 import { startLab, stopLab } from "../../../lab";
+import { readResult, tuneStateFile } from "../../../result/store";
+import type { ProposeOutcome } from "../../../verdict/propose";
 import { labCampaignPlaces, PROJECT_DIR, tuneTeardown, writeLoadScenario } from "../helpers";
 
 /**

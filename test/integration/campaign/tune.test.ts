@@ -3,11 +3,11 @@ import { execFileSync, spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { tuneStateFile } from "../../../benchmarks/result/store";
 import { main } from "../../../campaign/cli";
 import { readTuneState, type TuneState } from "../../../campaign/tune/state";
 import { EXIT } from "../../../common/exit-codes";
 import { startLab } from "../../../lab";
+import { tuneStateFile } from "../../../result/store";
 import { labCampaignPlaces, PROJECT_DIR, tuneTeardown, writeLoadScenario } from "../helpers";
 
 const git = (...args: string[]) =>

@@ -2,9 +2,9 @@ import * as assert from "node:assert/strict";
 import type { Stack } from "@pulumi/pulumi/automation";
 import { buildScenario, type Scenario } from "../../../benchmarks/inputs/scenario";
 import { parseStackOutputs, type StackOutputs } from "../../../benchmarks/inputs/stack-outputs";
-import type { LoadLevel } from "../../../benchmarks/result/types";
 import { runBenchmark } from "../../../benchmarks/run";
 import { type LabState, startLab, stopLab } from "../../../lab";
+import type { LoadLevel } from "../../../result/types";
 import { pulumiSandbox } from "../helpers";
 
 /**

@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { buildScenario } from "../../../benchmarks/inputs/scenario";
 import { renderMarkdown } from "../../../benchmarks/report/markdown";
 import { writeResult } from "../../../benchmarks/report/write";
-import { readResult } from "../../../benchmarks/result/store";
 import { runBenchmark } from "../../../benchmarks/run";
+import { readResult } from "../../../result/store";
 import { type FakeVllm, startFakeVllm } from "./fake-vllm";
 
 describe("SLO capacity search end to end (loopback, one slot)", function () {

@@ -10,7 +10,7 @@ import {
   minCompletedRequests,
 } from "../../../benchmarks/phases/early-stop";
 import { closedLoopThroughput } from "../../../benchmarks/phases/throughput-estimate";
-import { scenarioHash } from "../../../benchmarks/verdict/candidate-summary";
+import { scenarioHash } from "../../../verdict/candidate-summary";
 
 type Sample = RequestSample & { readonly window: boolean };
 

@@ -5,10 +5,10 @@ import { capacityRecord } from "../../../benchmarks/phases/capacity";
 import { searchCapacity } from "../../../benchmarks/phases/capacity-search";
 import { renderComparison } from "../../../benchmarks/report/comparison";
 import { capacityComparisonSvg } from "../../../benchmarks/report/slo-svg";
-import type { BenchmarkResult, RateLevel } from "../../../benchmarks/result/types";
-import { rankNoise } from "../../../benchmarks/verdict/noise";
-import { recommend } from "../../../benchmarks/verdict/recommend";
-import { compareResults, describeRule } from "../../../benchmarks/verdict/rule";
+import type { BenchmarkResult, RateLevel } from "../../../result/types";
+import { rankNoise } from "../../../verdict/noise";
+import { recommend } from "../../../verdict/recommend";
+import { compareResults, describeRule } from "../../../verdict/rule";
 import { level, result } from "./sample-result";
 
 const SLO: Slo = { bounds: parseSloBounds("ttft:p99:1000,tpot:p99:30"), attainment: 0.99 };

@@ -8,10 +8,10 @@ import { main } from "../../../benchmarks/cli";
 import { EXPORT_FORMATS, exportCommand } from "../../../benchmarks/export/command";
 import { argsRecord, llmdReports } from "../../../benchmarks/export/llm-d-report";
 import { LlmdReportSchema } from "../../../benchmarks/export/llm-d-schema";
-import { readResult } from "../../../benchmarks/result/store";
-import type { BenchmarkResult } from "../../../benchmarks/result/types";
 import { EXIT } from "../../../common/exit-codes";
 import { UsageError } from "../../../common/usage-error";
+import { readResult } from "../../../result/store";
+import type { BenchmarkResult } from "../../../result/types";
 
 const ROOT = path.resolve(__dirname, "../../..");
 /** llm-d-benchmark's own published JSON Schema, unchanged (README.md beside it names the source and its hash). */

@@ -10,9 +10,9 @@ import { streamChat } from "../../../benchmarks/http/stream";
 import { buildScenario, SHORT_PRESET } from "../../../benchmarks/inputs/scenario";
 import { runClosedLoop } from "../../../benchmarks/load/closed-loop";
 import { writeResult } from "../../../benchmarks/report/write";
-import { readResult } from "../../../benchmarks/result/store";
 import { runBenchmark } from "../../../benchmarks/run";
 import { EXIT } from "../../../common/exit-codes";
+import { readResult } from "../../../result/store";
 import { type FakeVllm, startFakeVllm } from "./fake-vllm";
 
 const outputs = { namespace: "ns", deploymentName: "d", servedModelName: "fake-model", config: { maxNumSeqs: 4 } };

@@ -1,9 +1,9 @@
 import * as assert from "node:assert/strict";
 import * as path from "node:path";
 import { measured } from "../../../benchmarks/measured";
-import { readResult } from "../../../benchmarks/result/store";
-import type { BenchmarkResult, ThroughputEstimate } from "../../../benchmarks/result/types";
-import { candidateEvidence, DEFAULT_PROPOSE_OPTIONS, propose } from "../../../benchmarks/verdict/propose";
+import { readResult } from "../../../result/store";
+import type { BenchmarkResult, ThroughputEstimate } from "../../../result/types";
+import { candidateEvidence, DEFAULT_PROPOSE_OPTIONS, propose } from "../../../verdict/propose";
 import { PROJECT_DIR } from "../helpers/program";
 
 /** The recorded real-GPU baseline (written before the estimate existed): count 1.00, 2.00, 3.33, 3.33 req/s at c=1, 2, 4, 8. */

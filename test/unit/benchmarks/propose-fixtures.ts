@@ -5,7 +5,7 @@ import {
   type LevelEvidence,
   propose,
   type StartFailure,
-} from "../../../benchmarks/verdict/propose";
+} from "../../../verdict/propose";
 
 /** One closed-loop level: nothing waits, nothing preempted, KV at 20 % unless told. */
 export const level = (

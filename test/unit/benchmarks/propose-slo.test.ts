@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
 import { measured, missing } from "../../../benchmarks/measured";
 import { renderProposals } from "../../../benchmarks/report/proposals";
-import type { CandidateEvidence } from "../../../benchmarks/verdict/propose";
+import type { CandidateEvidence } from "../../../verdict/propose";
 import { baseline, opts, run } from "./propose-fixtures";
 
 type Capacity = NonNullable<CandidateEvidence["capacity"]>;

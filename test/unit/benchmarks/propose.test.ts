@@ -1,6 +1,6 @@
 import * as assert from "node:assert/strict";
 import { measured, missing } from "../../../benchmarks/measured";
-import { type CandidateEvidence, proposalStackName, propose } from "../../../benchmarks/verdict/propose";
+import { type CandidateEvidence, proposalStackName, propose } from "../../../verdict/propose";
 import { baseline, level, opts, run, saturatedAt8 } from "./propose-fixtures";
 
 describe("propose: stack names", () => {

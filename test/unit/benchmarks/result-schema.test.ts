@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { writeResult } from "../../../benchmarks/report/write";
-import { RESULT_JSON_SCHEMA_PATH, resultJsonSchemaText } from "../../../benchmarks/result/json-schema";
-import { readResult } from "../../../benchmarks/result/store";
+import { RESULT_JSON_SCHEMA_PATH, resultJsonSchemaText } from "../../../result/json-schema";
+import { readResult } from "../../../result/store";
 import { level, result } from "./sample-result";
 
 const repoRoot = join(__dirname, "..", "..", "..");

@@ -1,7 +1,7 @@
 import * as assert from "node:assert/strict";
-import { compareRule, ruleFromOptions, sameRule } from "../../../benchmarks/verdict/rule-options";
 import { UsageError } from "../../../common/usage-error";
 import { RULE_DEFAULTS } from "../../../config/rule";
+import { compareRule, ruleFromOptions, sameRule } from "../../../verdict/rule-options";
 
 const E2E_2000 = { bounds: [{ metric: "e2e" as const, percentile: "p95" as const, ms: 2000 }], attainment: 0.99 };
 

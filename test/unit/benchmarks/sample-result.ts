@@ -1,8 +1,8 @@
 import { buildScenario } from "../../../benchmarks/inputs/scenario";
 import { measured, missing } from "../../../benchmarks/measured";
 import { gpuUnavailable } from "../../../benchmarks/metrics/gpu";
-import type { BenchmarkResult, LoadLevel } from "../../../benchmarks/result/types";
 import { summarize } from "../../../benchmarks/stats";
+import type { BenchmarkResult, LoadLevel } from "../../../result/types";
 
 /** A load level with the given throughput, p95 latency (all samples equal) and peaks. */
 export function level(

@@ -16,11 +16,11 @@ import {
   writeCampaignFiles,
   writeResultFiles,
   writeSummaryFile,
-} from "../../../benchmarks/result/store";
+} from "../../../result/store";
 import { level, result } from "./sample-result";
 
 /** The on-disk layout is part of the product (users and scripts read it): these are its exact paths. */
-describe("results store (benchmarks/result/store.ts): the one home of the results/ and summaries/ layout", () => {
+describe("results store (result/store.ts): the one home of the results/ and summaries/ layout", () => {
   let dir: string;
   beforeEach(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "store-"));

@@ -7,10 +7,10 @@ import { measured, missing } from "../../../benchmarks/measured";
 import { judgeRate, probeRate, sweepRates, sweepResult } from "../../../benchmarks/phases/sweep";
 import { renderMarkdown } from "../../../benchmarks/report/markdown";
 import { writeResult } from "../../../benchmarks/report/write";
-import { readResult } from "../../../benchmarks/result/store";
-import type { RateLevel } from "../../../benchmarks/result/types";
 import { runBenchmark } from "../../../benchmarks/run";
 import { summarize } from "../../../benchmarks/stats";
+import { readResult } from "../../../result/store";
+import type { RateLevel } from "../../../result/types";
 import { type FakeVllm, startFakeVllm } from "./fake-vllm";
 import { level } from "./sample-result";
 

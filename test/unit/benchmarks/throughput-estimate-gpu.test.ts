@@ -2,9 +2,9 @@ import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { closedLoopThroughput } from "../../../benchmarks/phases/throughput-estimate";
-import { readResult } from "../../../benchmarks/result/store";
-import type { BenchmarkResult } from "../../../benchmarks/result/types";
-import { judge } from "../../../benchmarks/verdict/rule";
+import { readResult } from "../../../result/store";
+import type { BenchmarkResult } from "../../../result/types";
+import { judge } from "../../../verdict/rule";
 
 /**
  * The estimate on the real vLLM 0.24 campaign's recorded samples (examples/gpu-campaign-2026-11-30,

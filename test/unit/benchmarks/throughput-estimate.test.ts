@@ -2,10 +2,10 @@ import { strict as assert } from "node:assert";
 import type { RequestSample } from "../../../benchmarks/http/chat";
 import { measured, missing } from "../../../benchmarks/measured";
 import { BATCHES, closedLoopThroughput, progressCurve } from "../../../benchmarks/phases/throughput-estimate";
-import { throughputNoise } from "../../../benchmarks/verdict/noise";
-import { recommend } from "../../../benchmarks/verdict/recommend";
-import { compareResults, judge } from "../../../benchmarks/verdict/rule";
-import { levelThroughput } from "../../../benchmarks/verdict/throughput";
+import { throughputNoise } from "../../../verdict/noise";
+import { recommend } from "../../../verdict/recommend";
+import { compareResults, judge } from "../../../verdict/rule";
+import { levelThroughput } from "../../../verdict/throughput";
 import { level, result } from "./sample-result";
 
 type Sample = RequestSample & { readonly window: boolean };

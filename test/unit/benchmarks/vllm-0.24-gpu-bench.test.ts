@@ -3,8 +3,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { clientMeanBetween } from "../../../benchmarks/phases/server-latency";
 import { renderComparison } from "../../../benchmarks/report/comparison";
-import { readResult } from "../../../benchmarks/result/store";
-import { compareResults, judge } from "../../../benchmarks/verdict/rule";
+import { readResult } from "../../../result/store";
+import { compareResults, judge } from "../../../verdict/rule";
 
 /**
  * Real vLLM 0.24.0 on an H200 (examples/gpu-bench-2026-11-30: lab/bundle/bench.sh), closed loop at

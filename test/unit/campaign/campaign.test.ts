@@ -1,6 +1,5 @@
 import { strict as assert } from "node:assert";
 import { buildScenario, SHORT_PRESET } from "../../../benchmarks/inputs/scenario";
-import type { BenchmarkResult } from "../../../benchmarks/result/types";
 import {
   type CampaignDeps,
   type CampaignSettings,
@@ -14,6 +13,7 @@ import { exitCodeOf } from "../../../campaign/summary";
 import { EXIT } from "../../../common/exit-codes";
 import { stackOutputs } from "../../../components/render/outputs";
 import { mergedStackConfig, parseCandidateConfig } from "../../../config";
+import type { BenchmarkResult } from "../../../result/types";
 import { level, result } from "../benchmarks/sample-result";
 import { PROJECT_DIR } from "../helpers/program";
 

@@ -3,11 +3,11 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { readResult } from "../../../benchmarks/result/store";
-import { candidateSummary } from "../../../benchmarks/verdict/candidate-summary";
-import { propose } from "../../../benchmarks/verdict/propose";
 import { main } from "../../../campaign/cli";
 import { loadProposeEvidence, renderProposalStackFile } from "../../../campaign/commands/propose-files";
+import { readResult } from "../../../result/store";
+import { candidateSummary } from "../../../verdict/candidate-summary";
+import { propose } from "../../../verdict/propose";
 import { PROJECT_DIR } from "../helpers/program";
 
 /** The recorded real-GPU campaign: baseline maxNumSeqs 4, KV ceiling 13 requests of 1692 tokens, 4 waiting at c=8. */

@@ -3,12 +3,12 @@ import { buildScenario, SHORT_PRESET } from "../../../benchmarks/inputs/scenario
 import type { DeploymentRef } from "../../../benchmarks/kube/cluster";
 import type { ReadinessReport } from "../../../benchmarks/kube/readiness";
 import { parseStartPhases } from "../../../benchmarks/kube/start-phases";
-import type { ReadinessPhase } from "../../../benchmarks/result/types";
 import { type CampaignSettings, prepare } from "../../../campaign/campaign";
 import { recoverBaseline } from "../../../campaign/finish";
 import { silentCampaignProgress } from "../../../campaign/progress";
 import { stackOutputs } from "../../../components/render/outputs";
 import { mergedStackConfig, parseCandidateConfig } from "../../../config";
+import type { ReadinessPhase } from "../../../result/types";
 import { PROJECT_DIR } from "../helpers/program";
 
 const settings: CampaignSettings = {

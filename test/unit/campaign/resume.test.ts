@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
 import { buildScenario, SHORT_PRESET } from "../../../benchmarks/inputs/scenario";
-import { canonicalJson, configChanges } from "../../../benchmarks/verdict/canonical";
 import { resumeDecision, resumeInSlots } from "../../../campaign/resume";
+import { canonicalJson, configChanges } from "../../../verdict/canonical";
 import { level, result } from "../benchmarks/sample-result";
 
 const SERVER = "https://127.0.0.1:6443";

@@ -1,9 +1,4 @@
 import { strict as assert } from "node:assert";
-import { configHash as candidateConfigHash } from "../../../benchmarks/verdict/candidate-summary";
-import { configChanges } from "../../../benchmarks/verdict/canonical";
-import { controlSpread } from "../../../benchmarks/verdict/noise";
-import { recommend } from "../../../benchmarks/verdict/recommend";
-import { compareResults } from "../../../benchmarks/verdict/rule";
 import { prepare } from "../../../campaign/campaign";
 import { parseCliOptions } from "../../../campaign/options";
 import {
@@ -19,6 +14,11 @@ import { deploymentObject, serviceObject } from "../../../components/render/obje
 import { stackOutputs } from "../../../components/render/outputs";
 import { serviceSpec } from "../../../components/render/service";
 import { diffKnobs, mergedStackConfig, parseCandidateConfig } from "../../../config";
+import { configHash as candidateConfigHash } from "../../../verdict/candidate-summary";
+import { configChanges } from "../../../verdict/canonical";
+import { controlSpread } from "../../../verdict/noise";
+import { recommend } from "../../../verdict/recommend";
+import { compareResults } from "../../../verdict/rule";
 import { level, result } from "../benchmarks/sample-result";
 import { PROJECT_DIR } from "../helpers/program";
 

@@ -1,7 +1,7 @@
 import * as assert from "node:assert/strict";
-import { startBounds } from "../../../benchmarks/verdict/propose";
 import { StoredCampaignSchema } from "../../../campaign/record";
 import { startFailures } from "../../../campaign/start-failures";
+import { startBounds } from "../../../verdict/propose";
 
 describe("campaign record: start failures", () => {
   it("reads start failures from a version 1 record (text only): up, rollout and wait failures of one knob, not bench failures", () => {

@@ -4,8 +4,8 @@ import * as path from "node:path";
 import type { DeploymentRef } from "../../../benchmarks/kube/cluster";
 import type { ReadinessReport } from "../../../benchmarks/kube/readiness";
 import { parseStartPhases } from "../../../benchmarks/kube/start-phases";
-import type { ReadinessPhase } from "../../../benchmarks/result/types";
 import { readRestoreReadiness, restoreStartOf } from "../../../campaign/starts";
+import type { ReadinessPhase } from "../../../result/types";
 
 const ROOT = path.join(__dirname, "..", "..", "..");
 const HIT_LOG = "examples/gpu-campaign-2026-11-30/pod-logs/gemma4-12b-5dfbb7b9f9-pgs5j-0.log";

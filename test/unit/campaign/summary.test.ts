@@ -3,13 +3,13 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { buildScenario, SHORT_PRESET } from "../../../benchmarks/inputs/scenario";
 import { parseStartPhases } from "../../../benchmarks/kube/start-phases";
-import { compareResults } from "../../../benchmarks/verdict/rule";
 import { streamProgress } from "../../../campaign/progress";
 import { type CampaignSummary, CampaignSummarySchema } from "../../../campaign/record";
 import { recoveryCommand } from "../../../campaign/recover";
 import type { CandidateStart } from "../../../campaign/starts";
 import { exitCodeOf, recommendationLine, renderCampaignMarkdown } from "../../../campaign/summary";
 import { EXIT } from "../../../common/exit-codes";
+import { compareResults } from "../../../verdict/rule";
 import { level, result } from "../benchmarks/sample-result";
 
 const seqs1 = result("seqs1", [level(1, 0.59, 1670, 0, 0), level(2, 0.59, 3300, 1, 0), level(4, 0.59, 6700, 3, 0)]);

@@ -5,8 +5,6 @@ import * as path from "node:path";
 import { buildScenario, readScenarioFile, SHORT_PRESET } from "../../../benchmarks/inputs/scenario";
 import { postDeployScenario } from "../../../benchmarks/post-deploy";
 import { writeResult } from "../../../benchmarks/report/write";
-import type { BenchmarkResult } from "../../../benchmarks/result/types";
-import { candidateSummary } from "../../../benchmarks/verdict/candidate-summary";
 import { type CampaignDeps, type CampaignSettings, runCampaign } from "../../../campaign/campaign";
 import { parseCliOptions } from "../../../campaign/options";
 import { silentCampaignProgress } from "../../../campaign/progress";
@@ -19,6 +17,8 @@ import {
 } from "../../../campaign/via-deploy";
 import { stackOutputs } from "../../../components/render/outputs";
 import { mergedStackConfig, parseCandidateConfig } from "../../../config";
+import type { BenchmarkResult } from "../../../result/types";
+import { candidateSummary } from "../../../verdict/candidate-summary";
 import { level, result } from "../benchmarks/sample-result";
 import { PROJECT_DIR } from "../helpers/program";
 

@@ -4,21 +4,21 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { buildScenario } from "../../../benchmarks/inputs/scenario";
 import { writeResult } from "../../../benchmarks/report/write";
-import type { BenchmarkResult, ReadinessPhase } from "../../../benchmarks/result/types";
+import { parseCliOptions } from "../../../campaign/options";
+import { renderVllmArgs } from "../../../components/render";
+import { mergedStackConfig, parseCandidateConfig } from "../../../config";
+import type { BenchmarkResult, ReadinessPhase } from "../../../result/types";
+import { compareEvidence, type FoundSummary } from "../../../review/evidence";
+import { renderReviewMarkdown } from "../../../review/markdown";
+import { rawConfigHash, reviewStack } from "../../../review/stack-review";
+import { summaryFinder } from "../../../review/summaries";
 import {
   type CandidateSummary,
   candidateSummary,
   configHash,
   readCandidateSummary,
   writeCandidateSummaries,
-} from "../../../benchmarks/verdict/candidate-summary";
-import { parseCliOptions } from "../../../campaign/options";
-import { renderVllmArgs } from "../../../components/render";
-import { mergedStackConfig, parseCandidateConfig } from "../../../config";
-import { compareEvidence, type FoundSummary } from "../../../review/evidence";
-import { renderReviewMarkdown } from "../../../review/markdown";
-import { rawConfigHash, reviewStack } from "../../../review/stack-review";
-import { summaryFinder } from "../../../review/summaries";
+} from "../../../verdict/candidate-summary";
 import { level, result } from "../benchmarks/sample-result";
 import { PROJECT_DIR } from "./fixture-repo";
 

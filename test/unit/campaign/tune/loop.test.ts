@@ -1,10 +1,10 @@
 import { strict as assert } from "node:assert";
-import { recommend } from "../../../../benchmarks/verdict/recommend";
-import { compareResults } from "../../../../benchmarks/verdict/rule";
 import type { CampaignControl } from "../../../../campaign/campaign";
 import type { CampaignSummary } from "../../../../campaign/record";
 import { runTune, type TuneDeps, type TuneProposal, type TuneSettings } from "../../../../campaign/tune/loop";
 import type { TuneState } from "../../../../campaign/tune/state";
+import { recommend } from "../../../../verdict/recommend";
+import { compareResults } from "../../../../verdict/rule";
 import { level, result } from "../../benchmarks/sample-result";
 
 const TARGET = 8;

@@ -1,11 +1,11 @@
 import { strict as assert } from "node:assert";
-import { recommend } from "../../../../benchmarks/verdict/recommend";
-import { compareResults } from "../../../../benchmarks/verdict/rule";
 import type { CampaignControl } from "../../../../campaign/campaign";
 import type { CampaignSummary } from "../../../../campaign/record";
 import { assignQueue, planSlots } from "../../../../campaign/slots";
 import { runTune, type TuneDeps, type TuneSettings } from "../../../../campaign/tune/loop";
 import { type StepSlots, slotsLine, stepSlots, stepStacks } from "../../../../campaign/tune/parallel";
+import { recommend } from "../../../../verdict/recommend";
+import { compareResults } from "../../../../verdict/rule";
 import { level, result } from "../../benchmarks/sample-result";
 
 const TARGET = 8;

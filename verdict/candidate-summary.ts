@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import * as path from "node:path";
-import { redactSecrets } from "../inputs/stack-outputs";
+import { redactSecrets } from "../benchmarks/inputs/stack-outputs";
 import { readResult, readSummaryFile, writeSummaryFile } from "../result/store";
 import type { BenchmarkResult } from "../result/types";
 import { canonicalJson, RUN_IDENTITY_KEYS } from "./canonical";

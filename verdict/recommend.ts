@@ -1,4 +1,4 @@
-import { num } from "../../common/format";
+import { num } from "../common/format";
 import { type ControlSpread, controlSpread } from "./noise";
 import type { Comparison } from "./rule";
 

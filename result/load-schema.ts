@@ -1,12 +1,12 @@
 import { z } from "zod";
-import { RequestSampleSchema } from "../http/chat";
-import { PodIdentitySchema } from "../kube/readiness";
-import { StallSchema } from "../load/stall";
-import { measuredOf } from "../measured";
-import { ConcurrencyCeilingSchema } from "../metrics/capacity";
-import { GpuWindowSchema } from "../metrics/gpu";
-import { PrefixCacheWindowSchema } from "../metrics/prefix-cache";
-import { SummarySchema } from "../stats";
+import { RequestSampleSchema } from "../benchmarks/http/chat";
+import { PodIdentitySchema } from "../benchmarks/kube/readiness";
+import { StallSchema } from "../benchmarks/load/stall";
+import { measuredOf } from "../benchmarks/measured";
+import { ConcurrencyCeilingSchema } from "../benchmarks/metrics/capacity";
+import { GpuWindowSchema } from "../benchmarks/metrics/gpu";
+import { PrefixCacheWindowSchema } from "../benchmarks/metrics/prefix-cache";
+import { SummarySchema } from "../benchmarks/stats";
 import { int, nonNegInt, PhaseStatusSchema, PromptSetSchema, phaseBase } from "./common-schema";
 import { LevelSloSchema, SloCapacitySchema } from "./slo-schema";
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { type Measured, measured, measuredOf, missing } from "../../measured";
-import { MeasuredCeilingSchema, measureCeiling } from "../../metrics/capacity";
+import { type Measured, measured, measuredOf, missing } from "../../benchmarks/measured";
+import { MeasuredCeilingSchema, measureCeiling } from "../../benchmarks/metrics/capacity";
 import type { BenchmarkResult } from "../../result/types";
 import { levelThroughput, ThroughputBasisSchema } from "../throughput";
 

@@ -1,6 +1,6 @@
-import { num } from "../../common/format";
-import { describeSlo, type Slo } from "../inputs/slo";
-import { boundFigure } from "../phases/slo-figures";
+import { describeSlo, type Slo } from "../benchmarks/inputs/slo";
+import { boundFigure } from "../benchmarks/phases/slo-figures";
+import { num } from "../common/format";
 import type { BenchmarkResult } from "../result/types";
 import type { CandidateVerdict } from "./schema";
 

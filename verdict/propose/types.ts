@@ -1,5 +1,5 @@
-import { RULE_DEFAULTS } from "../../../config/rule";
-import { PROPOSED_KNOBS, type ProposedKnob } from "../../../config/vllm-knobs";
+import { RULE_DEFAULTS } from "../../config/rule";
+import { PROPOSED_KNOBS, type ProposedKnob } from "../../config/vllm-knobs";
 import type { CandidateEvidence, StartFailure } from "./evidence";
 
 /** The knobs a proposal may move (config keys of `Pulumi.yaml`): the knob table's with a stack-file prefix. */

@@ -1,6 +1,6 @@
-import { num } from "../../common/format";
-import { DEFAULT_SLO_ATTAINMENT, describeBound, describeSlo, type Slo, type SloBound } from "../inputs/slo";
-import { boundFigure } from "../phases/slo-figures";
+import { DEFAULT_SLO_ATTAINMENT, describeBound, describeSlo, type Slo, type SloBound } from "../benchmarks/inputs/slo";
+import { boundFigure } from "../benchmarks/phases/slo-figures";
+import { num } from "../common/format";
 import type { BenchmarkResult, LoadLevel } from "../result/types";
 import { capacityOf, goodputChecks } from "./goodput";
 import type { CandidateVerdict, CompareRule } from "./schema";

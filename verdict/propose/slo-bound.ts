@@ -1,4 +1,4 @@
-import { num } from "../../../common/format";
+import { num } from "../../common/format";
 import type { CapacityEvidence } from "./evidence";
 import { boundText, crosses, kvCeilingText, notFired, proposal, type RuleInput, type RuleResult } from "./rule-kit";
 import type { Knob } from "./types";

@@ -1,4 +1,4 @@
-import { num } from "../../../common/format";
+import { num } from "../../common/format";
 import type { CandidateEvidence, LevelEvidence } from "./evidence";
 import { knobValue, proposalStackName } from "./names";
 import type { Knob, Proposal, ProposeOptions, StartBound } from "./types";

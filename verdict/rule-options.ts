@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
-import { UsageError } from "../../common/usage-error";
+import { SLO_ARG_OPTIONS, SLO_USAGE, type Slo, SloError, sloFromArgValues } from "../benchmarks/inputs/slo";
+import { UsageError } from "../common/usage-error";
 import {
   RULE_ARG_OPTIONS,
   RULE_USAGE,
@@ -8,8 +9,7 @@ import {
   recordedRuleSettings,
   ruleSettingsFromFlags,
   ruleSettingsOf,
-} from "../../config/rule";
-import { SLO_ARG_OPTIONS, SLO_USAGE, type Slo, SloError, sloFromArgValues } from "../inputs/slo";
+} from "../config/rule";
 import { ruleSlo } from "./rule";
 import type { CompareRule, RecordedRule } from "./schema";
 

@@ -1,11 +1,11 @@
 import { z } from "zod";
-import { ScenarioSchema } from "../inputs/scenario";
-import { PodIdentitySchema, ReadinessReportSchema } from "../kube/readiness";
-import { StartPhasesSchema } from "../kube/start-phases";
-import { measuredOf } from "../measured";
-import { KvCapacitySchema } from "../metrics/capacity";
-import { PrefixCacheWindowSchema } from "../metrics/prefix-cache";
-import { KvCapacityLogSchema } from "../metrics/vllm";
+import { ScenarioSchema } from "../benchmarks/inputs/scenario";
+import { PodIdentitySchema, ReadinessReportSchema } from "../benchmarks/kube/readiness";
+import { StartPhasesSchema } from "../benchmarks/kube/start-phases";
+import { measuredOf } from "../benchmarks/measured";
+import { KvCapacitySchema } from "../benchmarks/metrics/capacity";
+import { PrefixCacheWindowSchema } from "../benchmarks/metrics/prefix-cache";
+import { KvCapacityLogSchema } from "../benchmarks/metrics/vllm";
 import { int, isoTime, nonNegInt, PromptSetSchema, phaseBase } from "./common-schema";
 import { LoadPhaseSchema } from "./load-schema";
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { SloBoundSchema, SloSchema } from "../inputs/slo";
-import { measuredOf } from "../measured";
+import { SloBoundSchema, SloSchema } from "../benchmarks/inputs/slo";
+import { measuredOf } from "../benchmarks/measured";
 import { int, nonNegInt } from "./common-schema";
 
 /** The SLO's parts of the result file: a level's attainment and goodput, and the SLO capacity search. */

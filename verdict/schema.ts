@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { ObjectiveSchema, RuleSettingsSchema } from "../../config/rule";
-import { SloSchema } from "../inputs/slo";
-import { measuredOf } from "../measured";
+import { SloSchema } from "../benchmarks/inputs/slo";
+import { measuredOf } from "../benchmarks/measured";
+import { ObjectiveSchema, RuleSettingsSchema } from "../config/rule";
 import { ModeSchema } from "./mode";
 import { CandidateEvidenceSchema } from "./propose/evidence";
 import { ThroughputBasisSchema } from "./throughput";
