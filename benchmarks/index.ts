@@ -1,15 +1,13 @@
 export { EXIT } from "../common/exit-codes";
-export { resultJsonSchemaText } from "../result/json-schema";
-export { BenchmarkResultSchema, RESULT_KIND, SCHEMA_VERSION } from "../result/schema";
-export { readResult } from "../result/store";
-export type * from "../result/types";
+export type * from "../result";
+export { BenchmarkResultSchema, RESULT_KIND, readResult, resultJsonSchemaText, SCHEMA_VERSION } from "../result";
 export {
   type CompareRule,
   type Comparison,
   compareResults,
   describeRule,
   judge,
-} from "../verdict/rule";
+} from "../verdict";
 export { main as cliMain } from "./cli";
 export {
   buildScenario,

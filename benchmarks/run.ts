@@ -3,7 +3,7 @@ import { cpus, hostname } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { gitInfo } from "../common/git-info";
-import { type BenchmarkResult, type PhaseBase, RESULT_KIND, SCHEMA_VERSION } from "../result/types";
+import { type BenchmarkResult, type PhaseBase, RESULT_KIND, SCHEMA_VERSION } from "../result";
 import { ApiClient } from "./http/client";
 import { probeHealth } from "./http/probes";
 import { PHASES, type Scenario } from "./inputs/scenario";

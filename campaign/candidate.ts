@@ -1,8 +1,8 @@
 import { parseStackOutputs, resolveEndpoint } from "../benchmarks/inputs/stack-outputs";
 import { measured, missing } from "../benchmarks/measured";
 import { servingName } from "../components/render/names";
-import type { BenchmarkResult } from "../result/types";
-import { changeText, knobChanges } from "../verdict/canonical";
+import type { BenchmarkResult } from "../result";
+import { changeText, knobChanges } from "../verdict";
 import type { CampaignControl, CampaignDeps, CampaignSettings } from "./deps";
 import { errorLine, type Prepared, prepare } from "./prepare";
 import { type CandidateRecord, type FailureStep, failureText } from "./record";

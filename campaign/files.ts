@@ -1,9 +1,9 @@
-import { campaignFiles, fileStamp, writeCampaignFiles } from "../result/store";
+import { campaignFiles, fileStamp, writeCampaignFiles } from "../result";
 import type { CampaignSummary } from "./record";
 import { renderCampaignMarkdown } from "./summary";
 
 // The layout is the results store's (result/store.ts); these name what the campaign keeps there.
-export { campaignBase, storedResults } from "../result/store";
+export { campaignBase, storedResults } from "../result";
 
 /** How many campaign summaries the results directory holds: the default seed of `--order alternate`. */
 export const campaignCount = (resultsDir: string): number => campaignFiles(resultsDir).length;

@@ -3,7 +3,7 @@ import * as path from "node:path";
 import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
 import { writeFileAtomic } from "../common/atomic-write";
 import { locateTool } from "../common/tools";
-import type { Mode } from "../verdict/candidate-summary";
+import type { Mode } from "../verdict";
 
 /**
  * The campaign's only seam to Pulumi: deploy a stack and return its outputs, or destroy it.

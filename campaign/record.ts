@@ -1,10 +1,8 @@
 import { z } from "zod";
 import type { Scenario } from "../benchmarks/inputs/scenario";
 import { measuredOf } from "../benchmarks/measured";
-import { type KnobChange, KnobChangeSchema } from "../verdict/canonical";
-import { ModeSchema } from "../verdict/mode";
-import type { Recommendation } from "../verdict/recommend";
-import type { Comparison } from "../verdict/rule";
+import type { Comparison, Recommendation } from "../verdict";
+import { type KnobChange, KnobChangeSchema, ModeSchema } from "../verdict";
 import { ORDER_MODES } from "./order";
 import type { slotsRecord } from "./slots";
 import type { CandidateStart } from "./starts";

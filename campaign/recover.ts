@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type { Mode } from "../verdict/candidate-summary";
+import type { Mode } from "../verdict";
 
 /** Where a campaign ran Pulumi: what a by-hand restore needs to reach the same stacks. */
 interface RecoveryTarget {

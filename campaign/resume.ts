@@ -1,6 +1,6 @@
 import { redactSecrets } from "../benchmarks/inputs/stack-outputs";
-import type { BenchmarkResult } from "../result/types";
-import { canonicalJson, configChanges } from "../verdict/canonical";
+import type { BenchmarkResult } from "../result";
+import { canonicalJson, configChanges } from "../verdict";
 
 /**
  * Resuming: a candidate is skipped when an earlier result already measured the same thing. Pure.

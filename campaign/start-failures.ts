@@ -1,4 +1,4 @@
-import type { StartFailure } from "../verdict/propose";
+import type { StartFailure } from "../verdict";
 import { type FailureStep, failureText, type StoredCampaign } from "./record";
 
 /**

@@ -4,7 +4,7 @@ import { type Measured, measured, missing } from "../benchmarks/measured";
 import { readinessPhase } from "../benchmarks/phases/readiness";
 import { compileCell } from "../benchmarks/report/start-phases";
 import { markdownTableLines } from "../common/markdown-table";
-import type { BenchmarkResult, ReadinessPhase } from "../result/types";
+import type { BenchmarkResult, ReadinessPhase } from "../result";
 
 /** How a candidate's pod came up: change → Ready from the API, and vLLM's phases from its log. */
 export interface CandidateStart {

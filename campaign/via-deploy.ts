@@ -3,9 +3,9 @@ import type { Scenario } from "../benchmarks/inputs/scenario";
 import { writeFileAtomic } from "../common/atomic-write";
 import { stackKey } from "../config";
 import { type MeasuredOutput, MeasuredOutputSchema } from "../config/stack-outputs";
-import { campaignBase, readResult } from "../result/store";
-import type { BenchmarkResult } from "../result/types";
-import { canonicalJson } from "../verdict/canonical";
+import type { BenchmarkResult } from "../result";
+import { campaignBase, readResult } from "../result";
+import { canonicalJson } from "../verdict";
 import type { CliOptions } from "./options";
 
 /**

@@ -1,9 +1,7 @@
 import type { Measured } from "../benchmarks/measured";
 import { BASELINE_STACK } from "../config";
-import type { CandidateSummary } from "../verdict/candidate-summary";
-import { type Recommendation, recommend } from "../verdict/recommend";
-import { type Comparison, compareVerdicts } from "../verdict/rule";
-import { sameRule } from "../verdict/rule-options";
+import type { CandidateSummary } from "../verdict";
+import { type Comparison, compareVerdicts, type Recommendation, recommend, sameRule } from "../verdict";
 
 /**
  * The measured side of a review: a candidate's summary against baseline's, judged by the

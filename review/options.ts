@@ -1,8 +1,8 @@
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { UsageError } from "../common/usage-error";
-import { SUMMARY_DIR } from "../verdict/candidate-summary";
-import { compareRule, RULE_OPTIONS, RULE_OPTIONS_USAGE, ruleFromOptions } from "../verdict/rule-options";
+import { SUMMARY_DIR } from "../result";
+import { compareRule, RULE_OPTIONS, RULE_OPTIONS_USAGE, ruleFromOptions } from "../verdict";
 import type { SummarySource } from "./summaries";
 
 interface ReviewCliOptions {

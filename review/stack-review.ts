@@ -11,8 +11,7 @@ import {
   SECRET_KEYS,
   stackOneKnobViolation,
 } from "../config";
-import { configHash } from "../verdict/candidate-summary";
-import { configChanges } from "../verdict/canonical";
+import { configChanges, configHash } from "../verdict";
 import { type ArgLine, diffArgUnits } from "./args";
 import { compareEvidence, type Evidence, type FoundSummary } from "./evidence";
 import type { FileChange } from "./git";

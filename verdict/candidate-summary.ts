@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import * as path from "node:path";
 import { redactSecrets } from "../benchmarks/inputs/stack-outputs";
-import { readResult, readSummaryFile, writeSummaryFile } from "../result/store";
-import type { BenchmarkResult } from "../result/types";
+import type { BenchmarkResult } from "../result";
+import { readResult, readSummaryFile, writeSummaryFile } from "../result";
 import { canonicalJson, RUN_IDENTITY_KEYS } from "./canonical";
 import type { Mode } from "./mode";
 import { throughputNoise } from "./noise";
@@ -16,7 +16,7 @@ import {
   CandidateSummarySchema,
 } from "./schema";
 
-export { SUMMARY_DIR } from "../result/store";
+export { SUMMARY_DIR } from "../result";
 export type { Mode } from "./mode";
 export type { CandidateSummary } from "./schema";
 

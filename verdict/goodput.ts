@@ -1,7 +1,7 @@
 import { describeSlo, type Slo } from "../benchmarks/inputs/slo";
 import { boundFigure } from "../benchmarks/phases/slo-figures";
 import { num } from "../common/format";
-import type { BenchmarkResult } from "../result/types";
+import type { BenchmarkResult } from "../result";
 import type { CandidateVerdict } from "./schema";
 
 /**

@@ -1,4 +1,4 @@
-import type { BenchmarkResult } from "../result/types";
+import type { BenchmarkResult } from "../result";
 import { capacityNoise } from "./goodput";
 import type { CompareRule } from "./schema";
 import { levelThroughput } from "./throughput";

@@ -1,7 +1,7 @@
 import { DEFAULT_SLO_ATTAINMENT, describeBound, describeSlo, type Slo, type SloBound } from "../benchmarks/inputs/slo";
 import { boundFigure } from "../benchmarks/phases/slo-figures";
 import { num } from "../common/format";
-import type { BenchmarkResult, LoadLevel } from "../result/types";
+import type { BenchmarkResult, LoadLevel } from "../result";
 import { capacityOf, goodputChecks } from "./goodput";
 import type { CandidateVerdict, CompareRule } from "./schema";
 import { levelThroughput } from "./throughput";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { LoadLevel } from "../result/types";
+import type { LoadLevel } from "../result";
 
 /**
  * Which figure the verdict ranks by: a level's throughput estimate, or its count for results without one; or,

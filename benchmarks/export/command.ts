@@ -5,7 +5,7 @@ import { stringify } from "yaml";
 import { writeFileAtomic } from "../../common/atomic-write";
 import { EXIT } from "../../common/exit-codes";
 import { UsageError } from "../../common/usage-error";
-import { llmdReportFile, readResult } from "../../result/store";
+import { llmdReportFile, readResult } from "../../result";
 import { llmdReports } from "./llm-d-report";
 
 /** What `bench export --format` accepts. */

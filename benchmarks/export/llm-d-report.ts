@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { parseVllmArgs } from "../../config/vllm-argv";
-import type { BenchmarkResult, LevelBase, LoadLevel, RateLevel } from "../../result/types";
+import type { BenchmarkResult, LevelBase, LoadLevel, RateLevel } from "../../result";
 import { round, summarize } from "../stats";
 import { aggregate, everyOne, observability, okSamples } from "./llm-d-results";
 import {

@@ -1,4 +1,4 @@
-import type { LevelBase } from "../../result/types";
+import type { LevelBase } from "../../result";
 import type { RequestSample } from "../http/chat";
 import { type Summary, summarize } from "../stats";
 import type { LlmdAggregate, LlmdComponentObservability, LlmdStatistics, LlmdTimeSeries } from "./llm-d-schema";

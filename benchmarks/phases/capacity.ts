@@ -1,4 +1,4 @@
-import type { RateLevel, SloCapacity } from "../../result/types";
+import type { RateLevel, SloCapacity } from "../../result";
 import type { CapacitySettings } from "../inputs/scenario";
 import type { Slo } from "../inputs/slo";
 import { measured, missing } from "../measured";

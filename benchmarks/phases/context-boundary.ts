@@ -1,4 +1,4 @@
-import type { ContextPhase, ContextProbe } from "../../result/types";
+import type { ContextPhase, ContextProbe } from "../../result";
 import { repeatSentence } from "../inputs/scenario";
 import { measured, missing } from "../measured";
 import { nowIso, type PhaseContext, plainChat, Tokenizer } from "./shared";

@@ -1,4 +1,4 @@
-import type { EarlyStop } from "../../result/types";
+import type { EarlyStop } from "../../result";
 import type { RequestSample } from "../http/chat";
 import type { EarlyEndOptions } from "../load/closed-loop";
 import { type Measured, measured, missing } from "../measured";

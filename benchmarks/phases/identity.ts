@@ -1,4 +1,4 @@
-import type { IdentityPhase, ModelInfo } from "../../result/types";
+import type { IdentityPhase, ModelInfo } from "../../result";
 import { probeHealth, probeModels } from "../http/probes";
 import { type Measured, measured, missing } from "../measured";
 import { kvCapacity } from "../metrics/capacity";

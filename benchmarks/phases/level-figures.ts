@@ -1,4 +1,4 @@
-import type { LoadLevel, OutcomeCounts } from "../../result/types";
+import type { LoadLevel, OutcomeCounts } from "../../result";
 import type { RequestSample } from "../http/chat";
 import { summarize } from "../stats";
 

@@ -1,4 +1,4 @@
-import type { LevelBase, ServerWindow } from "../../result/types";
+import type { LevelBase, ServerWindow } from "../../result";
 import type { RequestSample } from "../http/chat";
 import { scenarioSlo } from "../inputs/scenario";
 import type { PodIdentity } from "../kube/readiness";

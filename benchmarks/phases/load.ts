@@ -1,5 +1,5 @@
-import type { LoadLevel, LoadPhase, RateLevel, SloCapacity, SweepResult } from "../../result/types";
-import { levelThroughput } from "../../verdict/throughput";
+import type { LoadLevel, LoadPhase, RateLevel, SloCapacity, SweepResult } from "../../result";
+import { levelThroughput } from "../../verdict";
 import type { ChatRequest } from "../http/chat";
 import { streamChat } from "../http/stream";
 import { type CapacitySettings, type OpenLoop, repeatSentence, scenarioSlo } from "../inputs/scenario";

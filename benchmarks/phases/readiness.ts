@@ -1,4 +1,4 @@
-import type { ReadinessPhase } from "../../result/types";
+import type { ReadinessPhase } from "../../result";
 import type { Cluster } from "../kube/cluster";
 import { apiErrorMessage } from "../kube/cluster";
 import type { Measured } from "../measured";

@@ -1,4 +1,4 @@
-import type { InputLengthCase, InputLengthPhase, PlainRun, SequentialPhase } from "../../result/types";
+import type { InputLengthCase, InputLengthPhase, PlainRun, SequentialPhase } from "../../result";
 import { repeatSentence } from "../inputs/scenario";
 import { prefixCacheWindow } from "../metrics/prefix-cache";
 import { WindowScraper } from "../metrics/scraper";

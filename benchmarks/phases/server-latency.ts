@@ -1,4 +1,4 @@
-import type { ServerLatency, ServerLatencyFigure } from "../../result/types";
+import type { ServerLatency, ServerLatencyFigure } from "../../result";
 import type { RequestSample } from "../http/chat";
 import { type Measured, measured, missing } from "../measured";
 import {

@@ -1,4 +1,4 @@
-import type { LevelBase } from "../../result/types";
+import type { LevelBase } from "../../result";
 import type { RequestSample } from "../http/chat";
 import { describeBound, type Slo, type SloBound } from "../inputs/slo";
 import { type Measured, measured, missing } from "../measured";

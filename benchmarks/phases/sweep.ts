@@ -1,4 +1,4 @@
-import type { LoadLevel, RateLevel, SweepResult, SweepVerdict } from "../../result/types";
+import type { LoadLevel, RateLevel, SweepResult, SweepVerdict } from "../../result";
 import type { OpenLoop } from "../inputs/scenario";
 import { type Measured, measured, missing } from "../measured";
 

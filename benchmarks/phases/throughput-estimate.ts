@@ -1,4 +1,4 @@
-import type { ThroughputEstimate } from "../../result/types";
+import type { ThroughputEstimate } from "../../result";
 import type { RequestSample } from "../http/chat";
 import { type Measured, measured, missing } from "../measured";
 

@@ -1,6 +1,6 @@
 import { num } from "../../common/format";
 import { markdownTableLines } from "../../common/markdown-table";
-import type { Comparison } from "../../verdict/rule";
+import type { Comparison } from "../../verdict";
 
 /** Pure renderer of a comparison for the terminal or a PR comment. */
 export function renderComparison(c: Comparison): string {

@@ -1,5 +1,5 @@
 import { num } from "../../common/format";
-import type { LevelBase, LoadLevel, LoadPhase, PromptSet, ServerLatencyFigure } from "../../result/types";
+import type { LevelBase, LoadLevel, LoadPhase, PromptSet, ServerLatencyFigure } from "../../result";
 import type { Measured } from "../measured";
 import type { ConcurrencyCeiling } from "../metrics/capacity";
 import { KEEP_UP_FRACTION } from "../phases/sweep";

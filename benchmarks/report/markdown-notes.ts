@@ -1,6 +1,6 @@
 import { num } from "../../common/format";
 import { markdownTableLines } from "../../common/markdown-table";
-import type { OutcomeCounts } from "../../result/types";
+import type { OutcomeCounts } from "../../result";
 import type { Measured } from "../measured";
 import type { Summary } from "../stats";
 

@@ -1,5 +1,5 @@
 import { num } from "../../common/format";
-import type { BenchmarkResult } from "../../result/types";
+import type { BenchmarkResult } from "../../result";
 import { loadSectionLines } from "./load-markdown";
 import { Notes, sec, table } from "./markdown-notes";
 import { startPhasesLines } from "./start-phases";

@@ -1,4 +1,4 @@
-import { knobValue, type ProposeOutcome } from "../../verdict/propose";
+import { knobValue, type ProposeOutcome } from "../../verdict";
 
 /** Pure: `campaign propose`'s outcome for people: each proposal with its evidence, bounds, what binds above the target. */
 export function renderProposals(outcome: ProposeOutcome, targetConcurrency: number): string {

@@ -1,5 +1,5 @@
 import { num } from "../../common/format";
-import type { LevelBase, LoadPhase, SloCapacity } from "../../result/types";
+import type { LevelBase, LoadPhase, SloCapacity } from "../../result";
 import { describeSlo } from "../inputs/slo";
 import { table } from "./markdown-notes";
 

@@ -1,4 +1,4 @@
-import type { BenchmarkResult } from "../../result/types";
+import type { BenchmarkResult } from "../../result";
 import { describeBound } from "../inputs/slo";
 import { niceMax } from "./svg";
 

@@ -1,6 +1,6 @@
 import { num } from "../../common/format";
 import { markdownTableLines } from "../../common/markdown-table";
-import type { Recommendation } from "../../verdict/recommend";
+import type { Recommendation } from "../../verdict";
 
 /** A placement as a campaign record holds it: a value, or null with the reason. */
 type Placed = { readonly value: string | null; readonly reason: string | null } | undefined;

@@ -1,4 +1,4 @@
-import type { BenchmarkResult } from "../../result/types";
+import type { BenchmarkResult } from "../../result";
 
 const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
 

@@ -1,5 +1,5 @@
-import { writeChart, writeResultFiles } from "../../result/store";
-import type { BenchmarkResult } from "../../result/types";
+import type { BenchmarkResult } from "../../result";
+import { writeChart, writeResultFiles } from "../../result";
 import { renderMarkdown } from "./markdown";
 import { capacityChartSvg } from "./slo-svg";
 

@@ -1,5 +1,5 @@
 import { EXIT } from "../../common/exit-codes";
-import { configChanges } from "../../verdict/canonical";
+import { configChanges } from "../../verdict";
 import type { CampaignDeps, CampaignSettings } from "../deps";
 import type { CliOptions } from "../options";
 import { BASELINE, prepare } from "../prepare";

@@ -10,22 +10,17 @@ import {
   PROJECT,
   projectDefaults,
 } from "../../config";
-import {
-  newestCompleteResult,
-  readCampaignFiles,
-  resultStackDirs,
-  summaryFile,
-  summaryStacks,
-} from "../../result/store";
-import { readCandidateSummary, summaryEvidence } from "../../verdict/candidate-summary";
+import { newestCompleteResult, readCampaignFiles, resultStackDirs, summaryFile, summaryStacks } from "../../result";
 import {
   type CandidateEvidence,
   candidateEvidence,
   knobValue,
   type Proposal,
   type ProposeEvidence,
+  readCandidateSummary,
   type StartFailure,
-} from "../../verdict/propose";
+  summaryEvidence,
+} from "../../verdict";
 import { StoredCampaignSchema } from "../record";
 import { startFailures } from "../start-failures";
 

@@ -4,8 +4,8 @@ import { renderProposals } from "../../benchmarks/report/proposals";
 import { EXIT } from "../../common/exit-codes";
 import { UsageError } from "../../common/usage-error";
 import { RULE_ARG_OPTIONS, RULE_USAGE, RuleError, ruleSettingsFromFlags } from "../../config/rule";
-import { RESULTS_DIR } from "../../result/store";
-import { DEFAULT_PROPOSE_OPTIONS, type ProposeOptions, propose } from "../../verdict/propose";
+import { RESULTS_DIR } from "../../result";
+import { DEFAULT_PROPOSE_OPTIONS, type ProposeOptions, propose } from "../../verdict";
 import { loadProposeEvidence, writeProposalStackFiles } from "./propose-files";
 
 const PROPOSE_USAGE = `Usage: campaign propose [options]

@@ -1,11 +1,8 @@
 import * as path from "node:path";
 import { UsageError } from "../../common/usage-error";
-import type { BenchmarkResult } from "../../result/types";
-import { SUMMARY_DIR, writeCandidateSummaries } from "../../verdict/candidate-summary";
-import { rankNoise } from "../../verdict/noise";
-import { recommend } from "../../verdict/recommend";
-import { compareResults } from "../../verdict/rule";
-import { compareRule } from "../../verdict/rule-options";
+import type { BenchmarkResult } from "../../result";
+import { SUMMARY_DIR } from "../../result";
+import { compareResults, compareRule, rankNoise, recommend, writeCandidateSummaries } from "../../verdict";
 import { candidateRecord, runCandidate } from "../candidate";
 import type { CampaignControl, CampaignDeps, CampaignSettings } from "../deps";
 import { writeSummary } from "../files";

@@ -1,4 +1,4 @@
-import type { Proposal } from "../../verdict/propose";
+import type { Proposal } from "../../verdict";
 import type { CampaignControl } from "../campaign";
 import { BASELINE } from "../campaign";
 import { type CampaignSummary, measuredCandidate } from "../record";

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { type Measured, measured, measuredOf, missing } from "../../benchmarks/measured";
 import { MeasuredCeilingSchema, measureCeiling } from "../../benchmarks/metrics/capacity";
-import type { BenchmarkResult } from "../../result/types";
+import type { BenchmarkResult } from "../../result";
 import { levelThroughput, ThroughputBasisSchema } from "../throughput";
 
 /**

@@ -1,0 +1,39 @@
+/**
+ * The verdict's face: every judgement of results (the rule, the noise, the recommendation, candidate
+ * summaries, proposals) as the other layers call it. From outside verdict/, import only this file
+ * (.dependency-cruiser.cjs, "face-verdict"); tests may reach the files behind it.
+ */
+export {
+  type CandidateSummary,
+  candidateSummary,
+  configHash,
+  readCandidateSummary,
+  summaryEvidence,
+  writeCandidateSummaries,
+} from "./candidate-summary";
+export { canonicalJson, changeText, configChanges, type KnobChange, KnobChangeSchema, knobChanges } from "./canonical";
+export { type Mode, ModeSchema } from "./mode";
+export { rankNoise } from "./noise";
+export {
+  type CandidateEvidence,
+  candidateEvidence,
+  DEFAULT_PROPOSE_OPTIONS,
+  knobValue,
+  type Proposal,
+  type ProposeEvidence,
+  type ProposeOptions,
+  type ProposeOutcome,
+  propose,
+  type StartFailure,
+} from "./propose";
+export { type Recommendation, recommend } from "./recommend";
+export { type CompareRule, type Comparison, compareResults, compareVerdicts, describeRule, judge } from "./rule";
+export {
+  compareRule,
+  RULE_OPTIONS,
+  RULE_OPTIONS_USAGE,
+  type RuleOptions,
+  ruleFromOptions,
+  sameRule,
+} from "./rule-options";
+export { levelThroughput } from "./throughput";
