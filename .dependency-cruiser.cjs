@@ -48,6 +48,8 @@ const path = (layer) => (layer === "index.ts" ? "^index\\.ts$" : `^${layer}/`);
 const FACES = {
   verdict: [],
   result: [],
+  // result's schema is composed of the measured parts' schemas, and verdict judges their SLO figures.
+  benchmarks: ["result", "verdict"],
 };
 const MEASURED = "^benchmarks/(inputs|http|kube|metrics|load)/|^benchmarks/(stats|measured)\\.ts$";
 const ENGINE_TOP = "^benchmarks/(report|export)/|^benchmarks/(cli|run|post-deploy|index)\\.ts$";

@@ -1,31 +1,48 @@
-export { EXIT } from "../common/exit-codes";
-export type * from "../result";
-export { BenchmarkResultSchema, RESULT_KIND, readResult, resultJsonSchemaText, SCHEMA_VERSION } from "../result";
-export {
-  type CompareRule,
-  type Comparison,
-  compareResults,
-  describeRule,
-  judge,
-} from "../verdict";
+/**
+ * The benchmark's face: what the campaign and the review use of it (the scenario and its SLO, the
+ * stack outputs, the vLLM and Kubernetes clients, the run, its progress and its reports). From
+ * another layer, import only this file (.dependency-cruiser.cjs, "face-benchmarks"); result/ and
+ * verdict/ are built on the measured parts and reach them directly, and tests may too.
+ */
 export { main as cliMain } from "./cli";
+export { ApiClient } from "./http/client";
+export { probeHealth, probeModels } from "./http/probes";
 export {
   buildScenario,
   PRESETS,
+  readScenarioFile,
   type Scenario,
   type ScenarioInput,
   ScenarioSchema,
   SHORT_PRESET,
+  scenarioSlo,
 } from "./inputs/scenario";
+export { type Slo, sloFlagText } from "./inputs/slo";
 export {
   loadStackOutputs,
   parseStackOutputs,
+  redactSecrets,
   resolveEndpoint,
   type StackOutputs,
   StackOutputsSchema,
 } from "./inputs/stack-outputs";
+export {
+  apiErrorMessage,
+  Cluster,
+  type DeploymentRef,
+  kubernetesServer,
+  loadKubeConfig,
+  readDeploymentContainer,
+} from "./kube/cluster";
+export type { StartPhases } from "./kube/start-phases";
+export { type Measured, measured, measuredOf, missing } from "./measured";
+export { readinessPhase } from "./phases/readiness";
+export { type Progress, silentProgress, writerProgress } from "./progress";
 export { renderComparison } from "./report/comparison";
 export { renderMarkdown } from "./report/markdown";
+export { renderProposals } from "./report/proposals";
+export { slotSpreadLines } from "./report/slot-spread";
+export { compileCell } from "./report/start-phases";
 export { chartFromResults, renderChartSvg } from "./report/svg";
 export { writeResult } from "./report/write";
 export { PreflightError, type RunOptions, runBenchmark } from "./run";

@@ -1,5 +1,4 @@
-import { parseStackOutputs, resolveEndpoint } from "../benchmarks/inputs/stack-outputs";
-import { measured, missing } from "../benchmarks/measured";
+import { measured, missing, parseStackOutputs, resolveEndpoint } from "../benchmarks";
 import { servingName } from "../components/render/names";
 import type { BenchmarkResult } from "../result";
 import { changeText, knobChanges } from "../verdict";

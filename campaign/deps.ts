@@ -1,7 +1,4 @@
-import type { Scenario } from "../benchmarks/inputs/scenario";
-import type { Slo } from "../benchmarks/inputs/slo";
-import type { StackOutputs } from "../benchmarks/inputs/stack-outputs";
-import type { DeploymentRef } from "../benchmarks/kube/cluster";
+import type { DeploymentRef, Scenario, Slo, StackOutputs } from "../benchmarks";
 import type { RawConfig } from "../config";
 import type { RecordedRuleSettings } from "../config/rule";
 import type { BenchmarkResult, ReadinessPhase } from "../result";

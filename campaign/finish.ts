@@ -1,4 +1,4 @@
-import { parseStackOutputs, resolveEndpoint } from "../benchmarks/inputs/stack-outputs";
+import { parseStackOutputs, resolveEndpoint } from "../benchmarks";
 import type { CampaignDeps, CampaignSettings } from "./deps";
 import { BASELINE, errorLine, type Prepared } from "./prepare";
 import type { CleanupRecord, RestoreRecord } from "./record";

@@ -2,8 +2,7 @@ import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { UsageError } from "../common/usage-error";
 import { RESULTS_DIR } from "../result";
-import type { Mode } from "../verdict";
-import { RULE_OPTIONS, RULE_OPTIONS_USAGE, type RuleOptions, ruleFromOptions } from "../verdict";
+import { type Mode, RULE_OPTIONS, RULE_OPTIONS_USAGE, type RuleOptions, ruleFromOptions } from "../verdict";
 import { ORDER_MODES, type OrderMode } from "./order";
 import { MAX_PARALLEL } from "./slots";
 

@@ -1,5 +1,5 @@
 import { CoreV1Api } from "@kubernetes/client-node";
-import { apiErrorMessage, loadKubeConfig } from "../benchmarks/kube/cluster";
+import { apiErrorMessage, loadKubeConfig } from "../benchmarks";
 import { UsageError } from "../common/usage-error";
 import { mergedStackConfig, parseCandidateConfig, stackNames } from "../config";
 import { labStateFile, runningLabState } from "../lab/state";

@@ -1,7 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { ApiClient } from "../benchmarks/http/client";
-import { probeHealth, probeModels } from "../benchmarks/http/probes";
-import { type DeploymentRef, readDeploymentContainer } from "../benchmarks/kube/cluster";
+import { ApiClient, type DeploymentRef, probeHealth, probeModels, readDeploymentContainer } from "../benchmarks";
 import type { ObservedState } from "./verify";
 
 /**

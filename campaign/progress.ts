@@ -1,4 +1,4 @@
-import { type Progress, writerProgress } from "../benchmarks/progress";
+import { type Progress, writerProgress } from "../benchmarks";
 
 /**
  * One stderr line per candidate, written as its phases go:

@@ -1,8 +1,6 @@
 import { z } from "zod";
-import type { Scenario } from "../benchmarks/inputs/scenario";
-import { measuredOf } from "../benchmarks/measured";
-import type { Comparison, Recommendation } from "../verdict";
-import { type KnobChange, KnobChangeSchema, ModeSchema } from "../verdict";
+import { measuredOf, type Scenario } from "../benchmarks";
+import { type Comparison, type KnobChange, KnobChangeSchema, ModeSchema, type Recommendation } from "../verdict";
 import { ORDER_MODES } from "./order";
 import type { slotsRecord } from "./slots";
 import type { CandidateStart } from "./starts";

@@ -1,4 +1,4 @@
-import { redactSecrets } from "../benchmarks/inputs/stack-outputs";
+import { redactSecrets } from "../benchmarks";
 import type { BenchmarkResult } from "../result";
 import { canonicalJson, configChanges } from "../verdict";
 

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { AppsV1Api, CoreV1Api } from "@kubernetes/client-node";
-import { loadKubeConfig } from "../benchmarks/kube/cluster";
+import { loadKubeConfig } from "../benchmarks";
 import { type RolloutInput, type RolloutState, rolloutState } from "./rollout";
 
 export interface RolloutRef {

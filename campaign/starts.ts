@@ -1,8 +1,14 @@
-import { apiErrorMessage, Cluster, type DeploymentRef } from "../benchmarks/kube/cluster";
-import type { StartPhases } from "../benchmarks/kube/start-phases";
-import { type Measured, measured, missing } from "../benchmarks/measured";
-import { readinessPhase } from "../benchmarks/phases/readiness";
-import { compileCell } from "../benchmarks/report/start-phases";
+import {
+  apiErrorMessage,
+  Cluster,
+  compileCell,
+  type DeploymentRef,
+  type Measured,
+  measured,
+  missing,
+  readinessPhase,
+  type StartPhases,
+} from "../benchmarks";
 import { markdownTableLines } from "../common/markdown-table";
 import type { BenchmarkResult, ReadinessPhase } from "../result";
 

@@ -1,5 +1,4 @@
-import { renderComparison } from "../benchmarks/report/comparison";
-import { slotSpreadLines } from "../benchmarks/report/slot-spread";
+import { renderComparison, slotSpreadLines } from "../benchmarks";
 import { EXIT } from "../common/exit-codes";
 import { markdownTableLines } from "../common/markdown-table";
 import { formatSeconds } from "./progress";

@@ -1,10 +1,9 @@
 import * as path from "node:path";
-import type { Scenario } from "../benchmarks/inputs/scenario";
+import type { Scenario } from "../benchmarks";
 import { writeFileAtomic } from "../common/atomic-write";
 import { stackKey } from "../config";
 import { type MeasuredOutput, MeasuredOutputSchema } from "../config/stack-outputs";
-import type { BenchmarkResult } from "../result";
-import { campaignBase, readResult } from "../result";
+import { type BenchmarkResult, campaignBase, readResult } from "../result";
 import { canonicalJson } from "../verdict";
 import type { CliOptions } from "./options";
 

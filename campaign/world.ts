@@ -1,11 +1,17 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { buildScenario, PRESETS, readScenarioFile, type Scenario, scenarioSlo } from "../benchmarks/inputs/scenario";
-import { sloFlagText } from "../benchmarks/inputs/slo";
-import { kubernetesServer } from "../benchmarks/kube/cluster";
-import { silentProgress } from "../benchmarks/progress";
-import { writeResult } from "../benchmarks/report/write";
-import { runBenchmark } from "../benchmarks/run";
+import {
+  buildScenario,
+  kubernetesServer,
+  PRESETS,
+  readScenarioFile,
+  runBenchmark,
+  type Scenario,
+  scenarioSlo,
+  silentProgress,
+  sloFlagText,
+  writeResult,
+} from "../benchmarks";
 import { EXIT } from "../common/exit-codes";
 import { gitInfo } from "../common/git-info";
 import { UsageError } from "../common/usage-error";

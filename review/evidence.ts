@@ -1,7 +1,13 @@
-import type { Measured } from "../benchmarks/measured";
+import type { Measured } from "../benchmarks";
 import { BASELINE_STACK } from "../config";
-import type { CandidateSummary } from "../verdict";
-import { type Comparison, compareVerdicts, type Recommendation, recommend, sameRule } from "../verdict";
+import {
+  type CandidateSummary,
+  type Comparison,
+  compareVerdicts,
+  type Recommendation,
+  recommend,
+  sameRule,
+} from "../verdict";
 
 /**
  * The measured side of a review: a candidate's summary against baseline's, judged by the

@@ -1,8 +1,7 @@
 import * as path from "node:path";
 import { StoredCampaignSchema } from "../campaign/record";
 import { completeResultsNewestFirst, readCampaignFiles, summaryFile } from "../result";
-import type { CompareRule, Mode } from "../verdict";
-import { type CandidateSummary, candidateSummary, readCandidateSummary } from "../verdict";
+import { type CandidateSummary, type CompareRule, candidateSummary, type Mode, readCandidateSummary } from "../verdict";
 import type { FoundSummary } from "./evidence";
 
 /** Where a review finds measurements: committed summaries, or a results directory of raw result files. */

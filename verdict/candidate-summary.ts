@@ -1,8 +1,7 @@
 import { createHash } from "node:crypto";
 import * as path from "node:path";
 import { redactSecrets } from "../benchmarks/inputs/stack-outputs";
-import type { BenchmarkResult } from "../result";
-import { readResult, readSummaryFile, writeSummaryFile } from "../result";
+import { type BenchmarkResult, readResult, readSummaryFile, writeSummaryFile } from "../result";
 import { canonicalJson, RUN_IDENTITY_KEYS } from "./canonical";
 import type { Mode } from "./mode";
 import { throughputNoise } from "./noise";

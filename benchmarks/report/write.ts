@@ -1,5 +1,4 @@
-import type { BenchmarkResult } from "../../result";
-import { writeChart, writeResultFiles } from "../../result";
+import { type BenchmarkResult, writeChart, writeResultFiles } from "../../result";
 import { renderMarkdown } from "./markdown";
 import { capacityChartSvg } from "./slo-svg";
 

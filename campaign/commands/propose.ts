@@ -1,6 +1,6 @@
 import * as path from "node:path";
 import { parseArgs } from "node:util";
-import { renderProposals } from "../../benchmarks/report/proposals";
+import { renderProposals } from "../../benchmarks";
 import { EXIT } from "../../common/exit-codes";
 import { UsageError } from "../../common/usage-error";
 import { RULE_ARG_OPTIONS, RULE_USAGE, RuleError, ruleSettingsFromFlags } from "../../config/rule";

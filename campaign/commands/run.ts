@@ -1,7 +1,6 @@
 import * as path from "node:path";
 import { UsageError } from "../../common/usage-error";
-import type { BenchmarkResult } from "../../result";
-import { SUMMARY_DIR } from "../../result";
+import { type BenchmarkResult, SUMMARY_DIR } from "../../result";
 import { compareResults, compareRule, rankNoise, recommend, writeCandidateSummaries } from "../../verdict";
 import { candidateRecord, runCandidate } from "../candidate";
 import type { CampaignControl, CampaignDeps, CampaignSettings } from "../deps";
