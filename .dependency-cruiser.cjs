@@ -4,10 +4,9 @@
  *   common      atomic write, git info, UsageError, Markdown table, exit codes, tool locator
  *   config      the stack config schema, parser and one-knob rule             (-> common)
  *   components  the Pulumi components and their pure render functions       (-> config, common)
- *   result      what a benchmark run recorded, and the results store (-> benchmarks, config, common)
- *   verdict     the rule, the noise, the recommendation, summaries, proposals
- *                                                           (-> result, benchmarks, config, common)
- *   benchmarks  the post-deploy benchmark               (-> verdict, result, config, common)
+ *   result      what a benchmark run recorded, the results store   (-> benchmarks, config, common)
+ *   verdict     the rule, the noise, the recommendation, proposals (-> result, benchmarks, config, common)
+ *   benchmarks  the post-deploy benchmark                           (-> verdict, result, config, common)
  *   lab         the GPU-less lab                                              (-> config, common)
  *   index.ts    the Pulumi program                                (-> components, config, common)
  *   campaign    every candidate in turn (-> benchmarks, verdict, result, components, lab, config, common)
@@ -50,6 +49,7 @@ const FACES = {
   result: [],
   // result's schema is composed of the measured parts' schemas, and verdict judges their SLO figures.
   benchmarks: ["result", "verdict"],
+  campaign: [],
 };
 const MEASURED = "^benchmarks/(inputs|http|kube|metrics|load)/|^benchmarks/(stats|measured)\\.ts$";
 const ENGINE_TOP = "^benchmarks/(report|export)/|^benchmarks/(cli|run|post-deploy|index)\\.ts$";

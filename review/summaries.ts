@@ -1,5 +1,5 @@
 import * as path from "node:path";
-import { StoredCampaignSchema } from "../campaign/record";
+import { StoredCampaignSchema } from "../campaign";
 import { completeResultsNewestFirst, readCampaignFiles, summaryFile } from "../result";
 import { type CandidateSummary, type CompareRule, candidateSummary, type Mode, readCandidateSummary } from "../verdict";
 import type { FoundSummary } from "./evidence";

@@ -1,0 +1,6 @@
+/**
+ * The campaign's face: what another layer (the review) reads of it, the campaign record as its
+ * readers read it. From outside campaign/, import only this file (.dependency-cruiser.cjs,
+ * "face-campaign"); tests may reach the files behind it.
+ */
+export { type StoredCampaign, StoredCampaignSchema } from "./record";
