@@ -50,6 +50,7 @@ const FACES = {
   // result's schema is composed of the measured parts' schemas, and verdict judges their SLO figures.
   benchmarks: ["result", "verdict"],
   campaign: [],
+  lab: [],
 };
 const MEASURED = "^benchmarks/(inputs|http|kube|metrics|load)/|^benchmarks/(stats|measured)\\.ts$";
 const ENGINE_TOP = "^benchmarks/(report|export)/|^benchmarks/(cli|run|post-deploy|index)\\.ts$";

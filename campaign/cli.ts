@@ -3,7 +3,7 @@ import * as path from "node:path";
 import { EXIT } from "../common/exit-codes";
 import { UsageError } from "../common/usage-error";
 import { PROJECT, stackKey } from "../config";
-import { LabNotRunningError } from "../lab/state";
+import { LabNotRunningError } from "../lab";
 import { clearStaleState } from "./clear-stale";
 import { planCommand } from "./commands/plan";
 import { proposeMain } from "./commands/propose";

@@ -2,7 +2,7 @@ import { CoreV1Api } from "@kubernetes/client-node";
 import { apiErrorMessage, loadKubeConfig } from "../benchmarks";
 import { UsageError } from "../common/usage-error";
 import { mergedStackConfig, parseCandidateConfig, stackNames } from "../config";
-import { labStateFile, runningLabState } from "../lab/state";
+import { labStateFile, runningLabState } from "../lab";
 import type { CliOptions } from "./options";
 import { BASELINE } from "./prepare";
 

@@ -18,7 +18,7 @@ import { UsageError } from "../common/usage-error";
 import { mergedStackConfig, PROJECT, stackNames } from "../config";
 import { postDeployEnv } from "../config/post-deploy-input";
 import { recordedRuleSettings, ruleSettingsOf } from "../config/rule";
-import { labStateFile, readServiceEndpoint, runningLabState } from "../lab/state";
+import { labStateFile, readServiceEndpoint, runningLabState } from "../lab";
 import { type ClearStaleReport, clearStaleState } from "./clear-stale";
 import type { CampaignDeps, CampaignSettings } from "./deps";
 import { detachedPulumi, pressCounter } from "./detach";

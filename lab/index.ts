@@ -1,6 +1,10 @@
+/**
+ * The lab's face: starting and stopping it, and its state as the campaign reads it. From outside lab/,
+ * import only this file (.dependency-cruiser.cjs, "face-lab"); tests and scripts may reach behind it.
+ */
 export { startLab, stopLab } from "./cluster";
 export type { LabEvent } from "./kubelet";
 export { GPU_DEVICES_ANNOTATION } from "./manifests";
 export type { LabOptions, LabState } from "./options";
 export { KUBECONFIG_FILE, LAB_DIR, SERVICES_FILE, STATE_FILE } from "./options";
-export { LabNotRunningError, readLabState, readServiceEndpoint, runningLabState } from "./state";
+export { LabNotRunningError, labStateFile, readLabState, readServiceEndpoint, runningLabState } from "./state";
