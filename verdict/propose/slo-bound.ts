@@ -9,7 +9,8 @@ import type { Knob } from "./types";
  *
  * - preemptions, or the KV pool at least `KV_FULL_PERCENT` full: KV-bound → `gpuMemoryUtilization` up by
  *   0.05 (at most `--memory-cap`); at the cap, nothing (lower maxModelLen by hand, with `--min-context`);
- * - TTFT or e2e failed while vLLM ran `maxNumSeqs` requests (its cap) with KV room: arrivals beyond the cap
+ * - TTFT or e2e failed, or the server did not keep up with the arrivals (every bound met by the requests that
+ *   did complete: the backlog is the queue), while vLLM ran `maxNumSeqs` requests (its cap) with KV room: arrivals beyond the cap
  *   queue, queueing with KV room → `maxNumSeqs` up (doubled, at most the KV ceiling). The waiting peak is
  *   shown but not required: an open loop's queue comes in bursts that 1 s scrapes can miss;
  * - TTFT or e2e failed while requests waited and fewer than `maxNumSeqs` ran: the step's token budget admits
@@ -87,7 +88,7 @@ export function sloBound(input: RuleInput): SloFinding | null {
       why,
     );
   }
-  const latency = failed.some((x) => x.startsWith("ttft:") || x.startsWith("e2e:"));
+  const latency = f.keptUp === false || failed.some((x) => x.startsWith("ttft:") || x.startsWith("e2e:"));
   const decode = failed.some((x) => x.startsWith("tpot:") || x.startsWith("itl:"));
   const batched = b.knobs.maxNumBatchedTokens?.value ?? null;
   const budget = batched === null || batched === 0 ? VLLM_DEFAULT_MAX_NUM_BATCHED_TOKENS : batched;

@@ -53,6 +53,19 @@ describe("propose under an SLO: which bound binds first, why, and the knob that 
       [["seqs8", "slo-bound"]],
     );
   });
+  it("a probe that failed only because the server did not keep up is queueing too: maxNumSeqs up at the cap", () => {
+    // Every request that completed met TTFT (no bound failed); the arrivals that did not complete are the queue.
+    const backlog = "server did not keep up: 23 of 28 sent requests completed";
+    const out = run(underSlo([], { misses: [backlog], keptUp: false, peakRunning: measured(4) }));
+    assert.deepEqual(
+      out.proposals.map((p) => [p.stack, p.knob, p.from, p.to, p.rule]),
+      [["seqs8", "maxNumSeqs", 4, 8, "slo-bound"]],
+    );
+    assert.equal(out.slo?.binds, backlog);
+    // A summary written before `keptUp` was recorded reads as before: nothing shown to bind.
+    const old = run(underSlo([], { misses: [backlog], peakRunning: measured(4) }));
+    assert.equal(old.proposals.filter((p) => p.rule === "slo-bound").length, 0);
+  });
   it("TTFT lost to prefill under load (requests wait with free slots): maxNumBatchedTokens up from vLLM's default", () => {
     const out = run(underSlo(["ttft:p99"], { peakWaiting: measured(3), peakRunning: measured(2) }));
     const p = out.proposals[0]!;
