@@ -3,7 +3,7 @@ import type { CapacitySettings } from "../inputs/scenario";
 import type { Slo } from "../inputs/slo";
 import { measured, missing } from "../measured";
 import type { CapacitySearch, ProbeOutcome } from "./capacity-search";
-import { KEEP_UP_FRACTION } from "./sweep";
+import { keptUp } from "./sweep";
 
 /** The SLO capacity's probes and record around the pure search (`capacity-search.ts`). */
 
@@ -34,7 +34,7 @@ export function judgeProbe(level: RateLevel, minCompleted: number): ProbeOutcome
   const misses: string[] = [];
   if (!level.valid) misses.push(`invalid: ${level.invalidReasons.join("; ")}`);
   if (o.droppedInWindow > 0) misses.push(`${o.droppedInWindow} arrivals dropped at ${o.maxInFlight} in flight`);
-  if (level.counts.succeeded < KEEP_UP_FRACTION * o.sentInWindow)
+  if (!keptUp(level))
     misses.push(`server did not keep up: ${level.counts.succeeded} of ${o.sentInWindow} sent requests completed`);
   if (level.counts.succeeded < minCompleted)
     misses.push(`${level.counts.succeeded} completed requests < ${minCompleted} the probe needs`);

@@ -5,6 +5,10 @@ import { type Measured, measured, missing } from "../measured";
 /** Below this share of the window's sent requests completing, the server did not keep up with the rate. */
 export const KEEP_UP_FRACTION = 0.9;
 
+/** Pure: did the server complete its share of the requests a rate level sent in its window. */
+export const keptUp = (level: RateLevel): boolean =>
+  level.counts.succeeded >= KEEP_UP_FRACTION * level.openLoop.sentInWindow;
+
 /**
  * Pure: `steps` rates evenly spaced from the synchronous to the throughput rate, both included
  * (GuideLLM's sweep spaces its rates between the same two probes).
@@ -28,7 +32,7 @@ export function judgeRate(level: RateLevel, slo: NonNullable<OpenLoop["sweep"]>[
   const o = level.openLoop;
   if (!level.valid) reasons.push(`invalid: ${level.invalidReasons.join("; ")}`);
   if (o.droppedInWindow > 0) reasons.push(`${o.droppedInWindow} arrivals dropped at ${o.maxInFlight} in flight`);
-  if (level.counts.succeeded < KEEP_UP_FRACTION * o.sentInWindow)
+  if (!keptUp(level))
     reasons.push(
       `server did not keep up: ${level.counts.succeeded} of ${o.sentInWindow} sent requests completed in the window`,
     );

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { type Measured, measured, measuredOf, missing } from "../../benchmarks/measured";
 import { MeasuredCeilingSchema, measureCeiling } from "../../benchmarks/metrics/capacity";
-import { KEEP_UP_FRACTION } from "../../benchmarks/phases/sweep";
+import { keptUp } from "../../benchmarks/phases/sweep";
 import type { BenchmarkResult } from "../../result";
 import { levelThroughput, ThroughputBasisSchema } from "../throughput";
 
@@ -42,7 +42,7 @@ const ProbeEvidenceSchema = z.strictObject({
   tpotP50Ms: z.number().nullable(),
   misses: z.array(z.string()),
   /**
-   * Whether the server completed its share of the window's arrivals (`KEEP_UP_FRACTION`): a probe can fail
+   * Whether the server completed its share of the window's arrivals (`keptUp` in benchmarks/phases/sweep.ts): a probe can fail
    * on that alone, every bound met by the requests that did complete. Absent in summaries written before.
    */
   keptUp: z.boolean().optional(),
@@ -200,7 +200,7 @@ function capacityEvidence(result: BenchmarkResult): CapacityEvidence | null {
       ttftP50Ms: l.ttftMs?.p50 ?? null,
       tpotP50Ms: l.tpotMs?.p50 ?? null,
       misses: c.probes.find((p) => p.ratePerSecond === rate)?.misses ?? [],
-      keptUp: l.counts.succeeded >= KEEP_UP_FRACTION * l.openLoop.sentInWindow,
+      keptUp: keptUp(l),
     };
   };
   const failing = result.phases.load?.rateLevels.find(
