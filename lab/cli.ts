@@ -6,11 +6,12 @@
  *   --no-kv-emulation (simulator: no KV pool, only --max-num-seqs binds)
  *   --sim-timing fitted|fixed (simulator: the fitted timing model, default, or --ttft-ms/--itl-ms)
  *   --gpus N --nodes M (M simulated GPU nodes with N nvidia.com/gpu in all; default 1 and 1)
+ *   --node simulated|real (real: a kubelet, containerd and kube-proxy run gpu-node-0; docs/lab.md)
  */
 import * as path from "node:path";
 import { startLab, stopLab } from "./cluster";
 import { gpuLayoutProblem } from "./gpus";
-import { LAB_ENGINES, type LabEngine, type LabOptions, SIM_TIMINGS } from "./options";
+import { LAB_ENGINES, LAB_NODES, type LabEngine, type LabOptions, SIM_TIMINGS } from "./options";
 import { readLabState } from "./state";
 
 function flagValue(args: readonly string[], name: string): string | undefined {
@@ -75,6 +76,18 @@ export function parseUpOptions(args: readonly string[], cwd: string): Partial<La
     if (timing === "fitted" && options.simKvEmulation === false)
       throw new Error("--sim-timing fitted needs the KV layer: it conflicts with --no-kv-emulation");
     options.simTiming = timing as LabOptions["simTiming"];
+  }
+  const node = flagValue(args, "--node");
+  if (node !== undefined) {
+    if (!(LAB_NODES as readonly string[]).includes(node))
+      throw new Error(`--node ${JSON.stringify(node)}: expected one of ${LAB_NODES.join(", ")}`);
+    if (node === "real" && options.engine === "vllm")
+      throw new Error(
+        "--node real runs pods in containers from imported images: it conflicts with --engine vllm (a vllm process on this host)",
+      );
+    if (node === "real" && (options.nodes ?? 1) > 1)
+      throw new Error(`--node real with --nodes ${options.nodes}: the real node is one kubelet; --nodes must be 1`);
+    options.node = node as LabOptions["node"];
   }
   const fixedOnly = ["--ttft-ms", "--itl-ms"].filter((f) => args.includes(f));
   if (fixedOnly.length > 0 && options.simTiming !== "fixed" && options.simKvEmulation !== false)

@@ -9,7 +9,9 @@ import { ignoreStatus } from "./api-errors";
 import { emulationFormula } from "./emulate-memory";
 import { type LabNodeLayout, labNodeLayout } from "./gpus";
 import { kvModelFormula } from "./kv-model";
-import { labNode, localPathStorageClass, VLLM_POD_SELECTOR } from "./manifests";
+import { kwokConfig, kwokPkiDir } from "./kwok-config";
+import { labNode, localPathStorageClass } from "./manifests";
+import { type RealNodeSpec, realNodeProblem, startRealNode, waitForRealNode } from "./node";
 import {
   KUBECONFIG_FILE,
   LAB_DIR,
@@ -42,48 +44,9 @@ function binaryFlags(): string[] {
   ];
 }
 
-/**
- * kwok heartbeats the node and runs ordinary pods; the vLLM pods' status is left to the lab's own
- * kubelet (lab/kubelet.ts), which ties Ready to a simulated model load and a serving simulator.
- */
-function writeKwokConfig(): string {
+function writeKwokConfig(options: LabOptions): string {
   const file = path.join(LAB_DIR, "kwok.yaml");
-  fs.writeFileSync(
-    file,
-    [
-      // Every component listens on loopback only.
-      "apiVersion: config.kwok.x-k8s.io/v1alpha1",
-      "kind: KwokctlConfiguration",
-      "options:",
-      "  bindAddress: 127.0.0.1",
-      // Logs objects tell kwok's kubelet server which file `kubectl logs` of a pod reads; the
-      // lab's kubelet writes one per vLLM pod (lab/kwok-logs.ts).
-      "  enableCRDs:",
-      "  - Logs",
-      // Without a default route (a loopback-only network namespace) the API server cannot
-      // guess what address to advertise: tell it.
-      "componentsPatches:",
-      "- name: kube-apiserver",
-      "  extraArgs:",
-      "  - key: advertise-address",
-      "    value: 127.0.0.1",
-      "---",
-      "apiVersion: config.kwok.x-k8s.io/v1alpha1",
-      "kind: KwokConfiguration",
-      "options:",
-      `  disregardStatusWithLabelSelector: ${VLLM_POD_SELECTOR}`,
-      // A KwokConfiguration document replaces kwok's built-in defaults, so restate them.
-      "  cidr: 10.0.0.0/24",
-      // kwok's kubelet server answers pods/log (from the Logs objects) only with these on.
-      "  enableDebuggingHandlers: true",
-      "  nodeIP: 10.0.0.1",
-      "  nodeLeaseDurationSeconds: 40",
-      "  nodeLeaseParallelism: 4",
-      "  nodePlayStageParallelism: 4",
-      "  podPlayStageParallelism: 4",
-      "",
-    ].join("\n"),
-  );
+  fs.writeFileSync(file, kwokConfig(options.node === "real" ? kwokPkiDir(options.clusterName) : undefined));
   return file;
 }
 
@@ -102,6 +65,13 @@ export async function startLab(input: Partial<LabOptions> = {}, probes: VllmProb
   if (options.engine === "vllm") {
     checkVllmEngine(options.vllmPython, probes);
     if (options.modelDir !== undefined) checkModelDir(options.modelDir);
+  }
+  if (options.node === "real") {
+    const problem =
+      options.engine === "vllm" || options.nodes > 1
+        ? `node real: the real node is one kubelet running the simulator's image (engine ${options.engine}, nodes ${options.nodes}; expected engine simulator, nodes 1)`
+        : realNodeProblem();
+    if (problem !== undefined) throw new Error(problem);
   }
   const existing = readLabState();
   const alive =
@@ -134,7 +104,7 @@ export async function startLab(input: Partial<LabOptions> = {}, probes: VllmProb
       "--wait",
       "60s",
       "--config",
-      writeKwokConfig(),
+      writeKwokConfig(options),
       ...binaryFlags(),
     ],
     { env: { ...process.env, KWOK_KUBE_VERSION: "v1.34.4" }, maxBuffer: 16 * 1024 * 1024 },
@@ -144,21 +114,23 @@ export async function startLab(input: Partial<LabOptions> = {}, probes: VllmProb
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(KUBECONFIG_FILE);
   const nodes = labNodeLayout(options.nodeName, options.gpus, options.nodes);
-  await applyBaseObjects(kc, nodes);
+  // The real node registers itself; kwok's nodes are the lab's to create.
+  await applyBaseObjects(kc, options.node === "real" ? [] : nodes);
   fs.rmSync(SERVICES_FILE, { force: true });
 
-  const controllerLog = fs.openSync(path.join(LAB_DIR, "controller.log"), "a");
-  const controller = spawn(
-    process.execPath,
-    ["--require", "tsx/cjs", path.join(__dirname, "controller.ts"), JSON.stringify(options)],
-    {
-      detached: true,
-      stdio: ["ignore", controllerLog, controllerLog],
-      cwd: path.resolve(__dirname, ".."),
-    },
-  );
-  controller.unref();
-  fs.closeSync(controllerLog);
+  // With the real node its supervisor is what runs (no stand-in kubelet, provisioner or Service routes).
+  const realNode: RealNodeSpec | undefined =
+    options.node === "real"
+      ? {
+          labDir: LAB_DIR,
+          clusterName: options.clusterName,
+          nodeName: options.nodeName,
+          gpus: options.gpus,
+          images: options.nodeImages,
+          kubeconfig: KUBECONFIG_FILE,
+        }
+      : undefined;
+  const controllerPid = realNode ? startRealNode(realNode) : startController(options);
 
   const state: LabState = {
     clusterName: options.clusterName,
@@ -166,7 +138,7 @@ export async function startLab(input: Partial<LabOptions> = {}, probes: VllmProb
     nodes: nodes.map((n) => ({ name: n.name, gpus: n.gpus })),
     kubeconfig: KUBECONFIG_FILE,
     endpoint: `http://127.0.0.1:${options.endpointPort}`,
-    controllerPid: controller.pid!,
+    controllerPid,
     options,
     startedAt: new Date().toISOString(),
     engine: options.engine,
@@ -185,7 +157,8 @@ export async function startLab(input: Partial<LabOptions> = {}, probes: VllmProb
   };
   fs.writeFileSync(STATE_FILE, `${JSON.stringify(state, null, 2)}\n`);
   try {
-    for (const node of nodes) await waitForNodeReady(kc, node.name);
+    if (realNode) await waitForRealNode(realNode, controllerPid);
+    else for (const node of nodes) await waitForNodeReady(kc, node.name);
   } catch (error) {
     await stopLab();
     throw error;
@@ -194,6 +167,19 @@ export async function startLab(input: Partial<LabOptions> = {}, probes: VllmProb
     `ready in ${((Date.now() - started) / 1000).toFixed(1)}s: KUBECONFIG=${KUBECONFIG_FILE}, vLLM endpoint ${state.endpoint}`,
   );
   return state;
+}
+
+/** Starts the node agent (lab/controller.ts) in the background; returns its pid. */
+function startController(options: LabOptions): number {
+  const controllerLog = fs.openSync(path.join(LAB_DIR, "controller.log"), "a");
+  const controller = spawn(
+    process.execPath,
+    ["--require", "tsx/cjs", path.join(__dirname, "controller.ts"), JSON.stringify(options)],
+    { detached: true, stdio: ["ignore", controllerLog, controllerLog], cwd: path.resolve(__dirname, "..") },
+  );
+  controller.unref();
+  fs.closeSync(controllerLog);
+  return controller.pid!;
 }
 
 /** Stops the node agent (and with it every server) and deletes the cluster. */
@@ -263,6 +249,8 @@ function sameEngine(running: Partial<LabOptions>, wanted: LabOptions): boolean {
     JSON.stringify([
       o.gpus ?? 1,
       o.nodes ?? 1,
+      o.node ?? "simulated",
+      o.nodeImages ?? [],
       ...((o.engine ?? "simulator") === "simulator"
         ? ["simulator", o.emulateGpuMemoryGib, o.simKvEmulation ?? true, o.simTiming ?? "fitted"]
         : [o.engine, o.vllmPython, o.modelDir, o.emulateGpuMemoryGib]),

@@ -21,6 +21,12 @@ export const VLLM_POD_SELECTOR = "app.kubernetes.io/name=vllm";
  */
 export const GPU_DEVICES_ANNOTATION = "lab.vllm-tuner/gpu-devices";
 
+/** What the seed's k3s node carried of its GPU (the NVIDIA device plugin's feature labels); the lab's nodes carry it too. */
+export const GPU_NODE_LABELS = {
+  "nvidia.com/gpu.present": "true",
+  "nvidia.com/gpu.product": "NVIDIA-GeForce-RTX-4090",
+} as const;
+
 /**
  * A simulated GPU node: what k3s on the seed's machine advertises, including `gpus`
  * `nvidia.com/gpu` (the device plugin's resource; the seed's node had one), so the scheduler
@@ -45,8 +51,7 @@ export function labNode(name: string, gpus = 1): V1Node {
         "kubernetes.io/hostname": name,
         "kubernetes.io/os": "linux",
         "kubernetes.io/arch": "amd64",
-        "nvidia.com/gpu.present": "true",
-        "nvidia.com/gpu.product": "NVIDIA-GeForce-RTX-4090",
+        ...GPU_NODE_LABELS,
         type: "kwok",
       },
     },

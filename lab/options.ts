@@ -20,6 +20,8 @@ function defaultClusterName(): string {
 export const LAB_ENGINES = ["simulator", "vllm"] as const;
 export type LabEngine = (typeof LAB_ENGINES)[number];
 export const SIM_TIMINGS = ["fitted", "fixed"] as const;
+/** What the GPU node is: kwok's with the lab's own kubelet (the default), or a real kubelet and containerd (lab/node/). */
+export const LAB_NODES = ["simulated", "real"] as const;
 
 /**
  * How the lab behaves. The start-up timings default to the seed's divided by 30 (270 s cold and
@@ -86,6 +88,13 @@ export const LabOptionsSchema = z.object({
   gpus: z.number().int().min(1).max(MAX_LAB_GPUS).default(1),
   /** Simulated GPU nodes; `nodeName` is the first. */
   nodes: z.number().int().min(1).max(MAX_LAB_GPUS).default(1),
+  /**
+   * `real`: `nodeName` is a real kubelet with containerd, CNI and kube-proxy in the lab's network
+   * namespace (lab/node/, docs/lab.md "The real node (opt-in)"), not kwok's with the lab's kubelet.
+   */
+  node: z.enum(LAB_NODES).default("simulated"),
+  /** With the real node: OCI layout tarballs imported into its containerd before the kubelet starts (absolute paths). */
+  nodeImages: z.array(z.string().min(1)).default([]),
 });
 
 /** The card the simulator lab emulates unless told otherwise: the seed's 24 GiB RTX 4090. */

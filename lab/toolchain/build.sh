@@ -6,12 +6,15 @@
 #
 # Usage: lab/toolchain/build.sh [TOOL...]     (default: all, in this order)
 #   tools: k8s pulumi pulumi-language-nodejs kubernetes-provider command-provider
-#          plugins etcd kwok llm-d-inference-sim actionlint
+#          plugins etcd kwok llm-d-inference-sim actionlint k8s-node node-packages
 #   (plugins = `pulumi plugin install resource kubernetes|command <ver> --file ...` into
 #    $PULUMI_HOME/plugins; it is skipped when the identical binary is already there.)
 #   command-provider is built from ../shared/third-party/ next to the repository (not served by
 #   the Go proxy); without those sources it is skipped with one line that says what needs it
 #   (benchmarkOnDeploy, campaign run --via-deploy) and how to get it, and the run still exits 0.
+#   k8s-node (kubelet, kube-proxy) and node-packages (containerd, runc, the CNI plugins, iptables
+#   from Debian's archive) serve only `lab:up --node real`: when either cannot be had, one line says
+#   the real node is unavailable and why, and the run still exits 0.
 #
 # Idempotent: each tool writes BIN/.NAME.version; when the binary exists and the
 # marker matches the pinned version (+RECIPE_REV) the tool is skipped, so a warm
@@ -65,7 +68,7 @@ LDFLAGS_BASE="-s -w"
 declare -a SUMMARY=()
 log() { printf '[toolchain] %s\n' "$*"; }
 # Asked only when something is to be built: a warm run, or one that only skips, needs no Go.
-need_go() { command -v go >/dev/null || { echo "build.sh: go not found on PATH (needed to build $1)" >&2; exit 1; }; }
+need_go() { command -v go >/dev/null || { echo "build.sh: go not found on PATH (needed to build $1)" >&2; return 1; }; }
 
 # marker NAME -> path of the version marker
 marker() { printf '%s/.%s.version' "$BIN" "$1"; }
@@ -127,10 +130,10 @@ run_step() {
       fi
     fi
   fi
-  [[ ${#bins[@]} -eq 0 ]] || need_go "$name"
+  [[ ${#bins[@]} -eq 0 ]] || need_go "$name" || return 1
   log "$name $ver: building/installing ..."
   local t0=$SECONDS
-  "$fn" "$ver"
+  "$fn" "$ver" || return 1
   local dt=$((SECONDS - t0))
   if [[ ${#bins[@]} -gt 0 ]]; then stamp_of "$ver" > "$(marker "$name")"; fi
   log "$name $ver: done in ${dt}s"
@@ -279,12 +282,16 @@ install_plugins() {
 
 ###############################################################################
 # 6. Kubernetes control plane + kubectl (one go build for all four -> shared compilation)
-build_k8s() {
-  local ver=$1 w="$SRC/kubernetes" m
+# k8s_wrapper DIR VERSION CMD...: a throwaway module whose go.mod requires k8s.io/kubernetes VERSION
+# with its staging repos, and the -ldflags that stamp VERSION into what it builds (printed).
+k8s_wrapper() {
+  local w=$1 ver=$2 m c; shift 2
   fresh_wrapper "$w"
   {
     printf 'module vllmlab.local/k8s-wrapper\n\ngo 1.24.0\n\nrequire k8s.io/kubernetes %s\n\n' "$ver"
-    printf 'tool (\n\tk8s.io/kubernetes/cmd/kube-apiserver\n\tk8s.io/kubernetes/cmd/kube-controller-manager\n\tk8s.io/kubernetes/cmd/kube-scheduler\n\tk8s.io/kubernetes/cmd/kubectl\n)\n\n'
+    printf 'tool (\n'
+    for c in "$@"; do printf '\tk8s.io/kubernetes/cmd/%s\n' "$c"; done
+    printf ')\n\n'
     printf '// k8s.io/kubernetes requires its staging repos at v0.0.0 (local replaces upstream)\nreplace (\n'
     for m in $K8S_STAGING_MODULES; do printf '\tk8s.io/%s => k8s.io/%s %s\n' "$m" "$m" "$K8S_STAGING_VERSION"; done
     printf ')\n'
@@ -293,16 +300,33 @@ build_k8s() {
   major="${ver#v}"; major="${major%%.*}"
   minor="${ver#v*.}"; minor="${minor%%.*}"
   local vpkg=k8s.io/component-base/version cpkg=k8s.io/client-go/pkg/version
-  local ld="$LDFLAGS_BASE"
+  local ld="$LDFLAGS_BASE" p
   for p in $vpkg $cpkg; do
     ld+=" -X $p.gitVersion=$ver -X $p.gitMajor=$major -X $p.gitMinor=$minor -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
   done
+  printf '%s' "$ld"
+}
+
+build_k8s() {
+  local ver=$1 w="$SRC/kubernetes" ld
+  ld="$(k8s_wrapper "$w" "$ver" kube-apiserver kube-controller-manager kube-scheduler kubectl)"
   (cd "$w" && go mod tidy && "${GOBUILD[@]}" -ldflags "$ld" -o "$BIN/" \
       k8s.io/kubernetes/cmd/kube-apiserver \
       k8s.io/kubernetes/cmd/kube-controller-manager \
       k8s.io/kubernetes/cmd/kube-scheduler \
       k8s.io/kubernetes/cmd/kubectl)
   "$BIN/kube-apiserver" --version
+}
+
+###############################################################################
+# 6b. The real node's kubelet and kube-proxy: the same release and wrapper recipe as step 6, a
+#     step of its own so the control plane's marker (and binaries) stay as they are.
+build_k8s_node() {
+  local ver=$1 w="$SRC/kubernetes-node" ld
+  ld="$(k8s_wrapper "$w" "$ver" kubelet kube-proxy)" &&
+    (cd "$w" && go mod tidy && "${GOBUILD[@]}" -ldflags "$ld" -o "$BIN/" \
+      k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy) &&
+    "$BIN/kubelet" --version
 }
 
 ###############################################################################
@@ -371,7 +395,52 @@ build_actionlint() {
 }
 
 ###############################################################################
-ALL_TOOLS=(k8s pulumi pulumi-language-nodejs kubernetes-provider command-provider plugins etcd kwok llm-d-inference-sim actionlint)
+# 11. The real node's runtime from Debian's archive (apt-get: seconds, where a Go build of
+#     containerd, runc and the plugins would take minutes): containerd (its ctr and runc shim),
+#     runc, the CNI plugins (in /usr/lib/cni) and iptables, at NODE_DEBIAN_PACKAGES' versions.
+#     Nothing to do when they are already installed; without root or apt-get, one line says so.
+NODE_RUNTIME_BINARIES=(containerd containerd-shim-runc-v2 ctr runc iptables iptables-save iptables-restore)
+CNI_PLUGINS=(bridge host-local loopback portmap)
+node_runtime_missing() {
+  local b missing=()
+  for b in "${NODE_RUNTIME_BINARIES[@]}"; do command -v "$b" >/dev/null || missing+=("$b"); done
+  for b in "${CNI_PLUGINS[@]}"; do [[ -x "/usr/lib/cni/$b" || -x "/opt/cni/bin/$b" ]] || missing+=("cni/$b"); done
+  printf '%s' "${missing[*]}"
+}
+install_node_packages() {
+  local missing
+  missing="$(node_runtime_missing)"
+  if [[ -z "$missing" ]]; then
+    log "node-packages: containerd $(containerd --version | awk '{print $3}'), $(runc --version | sed -n 1p), CNI plugins and iptables present"
+    SUMMARY+=("node-packages|present|0")
+    return 0
+  fi
+  if [[ "$(id -u)" != 0 ]] || ! command -v apt-get >/dev/null; then
+    log "node-packages: real node unavailable (lab:up --node real): missing $missing; as root on Debian bookworm: apt-get install $NODE_DEBIAN_PACKAGES"
+    SUMMARY+=("node-packages|missing|skipped")
+    return 0
+  fi
+  local t0=$SECONDS p unpinned=()
+  for p in $NODE_DEBIAN_PACKAGES; do unpinned+=("${p%%=*}"); done
+  log "node-packages: apt-get install $NODE_DEBIAN_PACKAGES ..."
+  # The pinned versions first; when the archive has moved on (a point release), its current ones.
+  # shellcheck disable=SC2086
+  if DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $NODE_DEBIAN_PACKAGES >/dev/null ||
+    { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $NODE_DEBIAN_PACKAGES >/dev/null; } ||
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${unpinned[@]}" >/dev/null; then
+    missing="$(node_runtime_missing)"
+  fi
+  if [[ -n "$missing" ]]; then
+    log "node-packages: real node unavailable (lab:up --node real): apt-get could not install $NODE_DEBIAN_PACKAGES (still missing: $missing)"
+    SUMMARY+=("node-packages|failed|$((SECONDS - t0))")
+    return 0
+  fi
+  log "node-packages: installed containerd $(containerd --version | awk '{print $3}'), $(runc --version | sed -n 1p) in $((SECONDS - t0))s"
+  SUMMARY+=("node-packages|apt|$((SECONDS - t0))")
+}
+
+###############################################################################
+ALL_TOOLS=(k8s pulumi pulumi-language-nodejs kubernetes-provider command-provider plugins etcd kwok llm-d-inference-sim actionlint k8s-node node-packages)
 TOOLS=("$@")
 [[ ${#TOOLS[@]} -eq 0 ]] && TOOLS=("${ALL_TOOLS[@]}")
 
@@ -395,6 +464,13 @@ for t in "${TOOLS[@]}"; do
     kwok) run_step kwok "$KWOK_VERSION" tool build_kwok kwok kwokctl ;;
     llm-d-inference-sim) run_step llm-d-inference-sim "$LLMD_SIM_VERSION" tool build_llmd_sim llm-d-inference-sim ;;
     actionlint) run_step actionlint "$ACTIONLINT_VERSION" tool build_actionlint actionlint ;;
+    k8s-node)
+      # Optional: only lab:up --node real needs it; a failed build leaves the rest of the toolchain as it is.
+      run_step kubernetes-node "$K8S_VERSION" tool build_k8s_node kubelet kube-proxy || {
+        log "kubernetes-node: build failed; real node unavailable (lab:up --node real): bash lab/toolchain/build.sh k8s-node shows why"
+        SUMMARY+=("kubernetes-node|$K8S_VERSION|failed")
+      } ;;
+    node-packages) install_node_packages ;;
     *) echo "unknown tool: $t (known: ${ALL_TOOLS[*]})" >&2; exit 2 ;;
   esac
 done
