@@ -5,16 +5,19 @@ import { SHADOWED_DIRS, SHADOWED_SYSCTLS } from "./layout";
 
 /**
  * What the real node does to the machine, and its undoing: cgroups under the node's own root in
- * every cgroup v1 hierarchy, and the bind mounts of its mount namespace. Run by the node's
+ * every cgroup hierarchy, and the bind mounts of its mount namespace. Run by the node's
  * supervisor (lab/node/supervisor.ts) as root.
  */
 
-/** Mount points of the cgroup v1 hierarchies, from /proc/self/mountinfo (field 5; fstype after " - "). */
+/**
+ * Mount points of the cgroup hierarchies, from /proc/self/mountinfo (field 5; fstype after " - "):
+ * the v1 ones, and the v2 one a hybrid machine mounts beside them (runc makes the node's cgroups there too).
+ */
 export function cgroupHierarchies(mountinfo = fs.readFileSync("/proc/self/mountinfo", "utf8")): string[] {
   return mountinfo
     .split("\n")
     .map((line) => ({ fields: line.split(" "), fstype: line.split(" - ")[1]?.split(" ")[0] }))
-    .filter((m) => m.fstype === "cgroup")
+    .filter((m) => m.fstype === "cgroup" || m.fstype === "cgroup2")
     .map((m) => m.fields[4]!.replace(/\\040/g, " "));
 }
 

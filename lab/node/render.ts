@@ -31,6 +31,9 @@ export function containerdConfig(layout: NodeLayout, runc: string, cniBinDir: st
     // exec/attach/port-forward: the kubelet proxies them, so loopback is enough.
     `  stream_server_address = "127.0.0.1"`,
     `  stream_server_port = "0"`,
+    // Not below containerd's own: the kubelet asks -998 for sandboxes, and lowering a score needs
+    // CAP_SYS_RESOURCE, which this machine kind's bounding set lacks (runc's init would fail).
+    "  restrict_oom_score_adj = true",
     `[${cri}.containerd]`,
     `  snapshotter = "overlayfs"`,
     `  default_runtime_name = "runc"`,

@@ -27,7 +27,10 @@ export type RealNodeSpec = z.infer<typeof RealNodeSpecSchema>;
  * rules and listens on the kubelet's ports), and its parts (lab/node/parts.ts).
  */
 export function realNodeProblem(env: Readonly<Record<string, string | undefined>> = process.env): string | undefined {
-  if (process.getuid?.() !== 0) return "--node real needs root (it mounts, makes cgroups and runs containers)";
+  // Root of a user namespace (lab/isolated.sh without root) may not make cgroups or mount /proc/sys.
+  const uidMap = fs.existsSync("/proc/self/uid_map") ? fs.readFileSync("/proc/self/uid_map", "utf8").trim() : "";
+  if (process.getuid?.() !== 0 || !/^0\s+0\s+4294967295$/.test(uidMap))
+    return "--node real needs root, not a user namespace's (it mounts, makes cgroups and runs containers)";
   if (env["VLLM_LAB_NETNS"] !== "1")
     return (
       "--node real runs in the lab's own network namespace (it adds a bridge and iptables rules and listens on the kubelet's ports): " +

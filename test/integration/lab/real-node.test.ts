@@ -1,0 +1,131 @@
+import * as assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import * as k8s from "@kubernetes/client-node";
+import { type LabState, startLab, stopLab } from "../../../lab";
+import { nodeLayout, realNodeProblem, SANDBOX_IMAGE } from "../../../lab/node";
+import { cgroupHierarchies, cgroupProcesses, mountsUnder } from "../../../lab/node/host";
+import { LAB_DIR } from "../../../lab/options";
+import { kubeClients } from "../helpers";
+import { buildPauseImage } from "./pause-image";
+
+/** Pids of every process on this machine whose command line names `dir` (the node's processes all do). */
+function processesNaming(dir: string): number[] {
+  return fs
+    .readdirSync("/proc")
+    .filter((e) => /^\d+$/.test(e))
+    .filter((pid) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(dir);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describe("lab: the real node (--node real: kubelet, containerd, CNI, kube-proxy)", function () {
+  this.timeout(600_000);
+  let lab: LabState;
+  let work: string;
+  const GPUS = 2;
+
+  before(async function () {
+    const problem = realNodeProblem() ?? (hasGo() ? undefined : "no go on PATH to compile the test's pause image");
+    if (problem !== undefined) {
+      process.stderr.write(`    skipped: ${problem}\n`);
+      this.skip();
+    }
+    work = fs.mkdtempSync(path.join(os.tmpdir(), "vllm-real-node-"));
+    const image = buildPauseImage(work, SANDBOX_IMAGE);
+    lab = await startLab({ node: "real", gpus: GPUS, nodeImages: [image] });
+  });
+
+  after(async () => {
+    if (lab) await stopLab();
+    if (work) fs.rmSync(work, { recursive: true, force: true });
+  });
+
+  it("registers Ready as the API server's release on containerd, with the GPUs --gpus asks, and kwok leaves it alone", async () => {
+    const { kc, core } = kubeClients(lab.kubeconfig);
+    const server = await kc.makeApiClient(k8s.VersionApi).getCode();
+    const node = await core.readNode({ name: "gpu-node-0" });
+    assert.ok(node.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
+    assert.equal(node.status?.nodeInfo?.kubeletVersion, server.gitVersion);
+    assert.equal(node.status?.nodeInfo?.kubeletVersion, "v1.34.4");
+    const containerd = execFileSync("containerd", ["--version"], { encoding: "utf8" }).split(" ")[2]!;
+    const runtime = node.status?.nodeInfo?.containerRuntimeVersion ?? "";
+    assert.match(runtime, /^containerd:\/\/1\.6\.\d+$/);
+    assert.ok(containerd.startsWith(runtime.slice("containerd://".length)), `${runtime} vs containerd ${containerd}`);
+    assert.equal(node.status?.capacity?.["nvidia.com/gpu"], String(GPUS));
+    assert.equal(node.status?.allocatable?.["nvidia.com/gpu"], String(GPUS));
+    assert.equal(node.metadata?.annotations?.["kwok.x-k8s.io/node"], undefined);
+    assert.deepEqual(
+      (await core.listNode()).items.map((n) => n.metadata?.name),
+      ["gpu-node-0"],
+    );
+  });
+
+  it("runs a pod in a real container under the lab's cgroup root, on the pod network", async () => {
+    const { core } = kubeClients(lab.kubeconfig);
+    await core.createNamespacedPod({
+      namespace: "default",
+      body: {
+        metadata: { name: "pause" },
+        spec: {
+          automountServiceAccountToken: false,
+          containers: [{ name: "pause", image: SANDBOX_IMAGE, imagePullPolicy: "Never" }],
+        },
+      },
+    });
+    const pod = await until("the pod Running", async () => {
+      const p = await core.readNamespacedPod({ name: "pause", namespace: "default" });
+      return p.status?.containerStatuses?.[0]?.state?.running ? p : undefined;
+    });
+    assert.equal(pod.spec?.nodeName, "gpu-node-0");
+    assert.match(pod.status?.containerStatuses?.[0]?.containerID ?? "", /^containerd:\/\/[0-9a-f]{64}$/);
+    assert.match(pod.status?.podIP ?? "", /^10\.88\.\d+\.\d+$/);
+    const layout = nodeLayout(LAB_DIR, lab.clusterName, lab.nodeName);
+    const podCgroup = `${layout.cgroupRoot}/kubepods/besteffort/pod${pod.metadata?.uid}`;
+    assert.ok(cgroupProcesses(podCgroup).length >= 2, `the pause and the sandbox's processes in ${podCgroup}`);
+    // The container's root filesystem is mounted in the node's mount namespace, not this one.
+    const nodeMounts = fs.readFileSync(`/proc/${lab.controllerPid}/mountinfo`, "utf8");
+    assert.ok(mountsUnder([layout.containerd.state], nodeMounts).length >= 2);
+    assert.deepEqual(mountsUnder([layout.dir]), []);
+  });
+
+  it("stop leaves no process, cgroup or mount of the node behind", async () => {
+    const layout = nodeLayout(LAB_DIR, lab.clusterName, lab.nodeName);
+    assert.ok(processesNaming(layout.dir).length >= 4, "containerd, its shims, the kubelet and kube-proxy");
+    const supervisor = lab.controllerPid;
+    await stopLab();
+    assert.deepEqual(processesNaming(layout.dir), []);
+    assert.throws(() => process.kill(supervisor, 0), /ESRCH/);
+    for (const hierarchy of cgroupHierarchies())
+      assert.equal(fs.existsSync(path.join(hierarchy, layout.cgroupRoot)), false);
+    assert.deepEqual(mountsUnder([layout.dir]), []);
+    assert.deepEqual(fs.readdirSync(layout.dir), ["logs"]);
+    lab = undefined as unknown as LabState;
+  });
+});
+
+function hasGo(): boolean {
+  try {
+    execFileSync("go", ["version"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
