@@ -14,7 +14,8 @@
 #   (benchmarkOnDeploy, campaign run --via-deploy) and how to get it, and the run still exits 0.
 #   k8s-node (kubelet, kube-proxy) and node-packages (containerd, runc, the CNI plugins, iptables
 #   from Debian's archive) serve only `lab:up --node real`: when either cannot be had, one line says
-#   the real node is unavailable and why, and the run still exits 0.
+#   the real node is unavailable and why, and the run still exits 0. node-packages only checks,
+#   unless named (`build.sh node-packages`, as root): then it apt-get installs what is missing.
 #
 # Idempotent: each tool writes BIN/.NAME.version; when the binary exists and the
 # marker matches the pinned version (+RECIPE_REV) the tool is skipped, so a warm
@@ -415,8 +416,10 @@ install_node_packages() {
     SUMMARY+=("node-packages|present|0")
     return 0
   fi
-  if [[ "$(id -u)" != 0 ]] || ! command -v apt-get >/dev/null; then
-    log "node-packages: real node unavailable (lab:up --node real): missing $missing; as root on Debian bookworm: apt-get install $NODE_DEBIAN_PACKAGES"
+  # System packages only when asked by name (`build.sh node-packages`, as .ci/run does), never as a
+  # side effect of `npm test` or the demo; and only as root with apt-get.
+  if [[ "$NAMED" != 1 || "$(id -u)" != 0 ]] || ! command -v apt-get >/dev/null; then
+    log "node-packages: real node unavailable (lab:up --node real): missing $missing; as root on Debian bookworm: bash lab/toolchain/build.sh node-packages (apt-get install $NODE_DEBIAN_PACKAGES)"
     SUMMARY+=("node-packages|missing|skipped")
     return 0
   fi
@@ -442,7 +445,8 @@ install_node_packages() {
 ###############################################################################
 ALL_TOOLS=(k8s pulumi pulumi-language-nodejs kubernetes-provider command-provider plugins etcd kwok llm-d-inference-sim actionlint k8s-node node-packages)
 TOOLS=("$@")
-[[ ${#TOOLS[@]} -eq 0 ]] && TOOLS=("${ALL_TOOLS[@]}")
+NAMED=1
+[[ ${#TOOLS[@]} -eq 0 ]] && TOOLS=("${ALL_TOOLS[@]}") && NAMED=0
 
 T_ALL=$SECONDS
 for t in "${TOOLS[@]}"; do
