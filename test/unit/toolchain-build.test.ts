@@ -78,3 +78,56 @@ describe("lab/toolchain/build.sh without the command provider's sources", () => 
     assert.equal(fs.existsSync(path.join(tmp, "pulumi-home")), false);
   });
 });
+
+/**
+ * The real node's parts are optional: without them (no Go to build the kubelet, no containerd on
+ * PATH, no root for apt-get) one line says the real node is unavailable and the run exits 0.
+ */
+describe("lab/toolchain/build.sh without the real node's parts", () => {
+  let tmp: string;
+  let bare: Record<string, string>;
+  before(() => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), "vllm-toolchain-node-"));
+    // A PATH with only what build.sh itself runs: no go, no containerd, no apt-get.
+    const bin = path.join(tmp, "bin");
+    fs.mkdirSync(bin);
+    for (const tool of ["bash", "dirname", "mkdir", "cat", "id", "awk", "sed", "tr", "env", "nice"]) {
+      const found = spawnSync("bash", ["-c", `command -v ${tool}`], { encoding: "utf8" }).stdout.trim();
+      fs.symlinkSync(found, path.join(bin, tool));
+    }
+    bare = { PATH: bin, VLLM_LAB_HOME: path.join(tmp, "home") };
+  });
+  after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+  it("k8s-node: exits 0, says the real node is unavailable and builds nothing", () => {
+    const r = build(["k8s-node"], bare);
+    assert.equal(r.rc, 0, `${r.stdout}${r.stderr}`);
+    assert.equal(r.stderr, "build.sh: go not found on PATH (needed to build kubernetes-node)\n");
+    assert.deepEqual(
+      r.stdout.split("\n").filter((l) => l.startsWith("[toolchain]")),
+      [
+        "[toolchain] kubernetes-node: build failed; real node unavailable (lab:up --node real): bash lab/toolchain/build.sh k8s-node shows why",
+      ],
+    );
+    assert.deepEqual(fs.readdirSync(path.join(tmp, "home", "bin")), []);
+  });
+
+  it("node-packages: exits 0 and names what is missing and the command that installs it", () => {
+    const r = build(["node-packages"], bare);
+    assert.equal(r.rc, 0, `${r.stdout}${r.stderr}`);
+    const said = r.stdout.split("\n").filter((l) => l.startsWith("[toolchain]"));
+    assert.equal(said.length, 1);
+    assert.ok(
+      said[0]!.startsWith(
+        "[toolchain] node-packages: real node unavailable (lab:up --node real): missing containerd containerd-shim-runc-v2 ctr runc iptables iptables-save iptables-restore",
+      ),
+      said[0],
+    );
+    assert.ok(
+      said[0]!.endsWith(
+        `bash lab/toolchain/build.sh node-packages (apt-get install ${pinned("NODE_DEBIAN_PACKAGES").replace(/"/g, "")})`,
+      ),
+      said[0],
+    );
+  });
+});
