@@ -70,7 +70,7 @@ export async function startLab(input: Partial<LabOptions> = {}, probes: VllmProb
     const problem =
       options.engine === "vllm" || options.nodes > 1
         ? `node real: the real node is one kubelet running the simulator's image (engine ${options.engine}, nodes ${options.nodes}; expected engine simulator, nodes 1)`
-        : realNodeProblem();
+        : realNodeProblem(options.nodeImages);
     if (problem !== undefined) throw new Error(problem);
   }
   const existing = readLabState();

@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
+import { findTool } from "../../common/tools";
 
 /** The containerd namespace the CRI plugin (and so the kubelet) sees images and containers in. */
 export const CRI_NAMESPACE = "k8s.io";
@@ -26,9 +27,14 @@ export async function waitForContainerd(ctr: string, socket: string, timeoutMs =
 /**
  * Imports OCI layout tarballs into the containerd at `socket`, in the CRI's namespace, unpacked:
  * each image then answers to every name its index.json gives it, so a pod's `IfNotPresent` finds
- * it and nothing pulls. Throws with ctr's own words and the tarball's path.
+ * it and nothing pulls. Throws with ctr's own words and the tarball's path. (The lab's images work
+ * has the same function, same arguments, in lab/images/import.ts: one of the two goes at merge.)
  */
-export async function importImages(ctr: string, socket: string, tarballs: readonly string[]): Promise<void> {
+export async function importImages(
+  socket: string,
+  tarballs: readonly string[],
+  ctr: string = findTool("ctr"),
+): Promise<void> {
   for (const tarball of tarballs) {
     try {
       await run(ctr, ["--address", socket, "-n", CRI_NAMESPACE, "images", "import", tarball], {

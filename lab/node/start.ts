@@ -22,11 +22,18 @@ export const RealNodeSpecSchema = z.object({
 export type RealNodeSpec = z.infer<typeof RealNodeSpecSchema>;
 
 /**
- * Why this process cannot run a real node, or undefined when it can: it needs root (mounts,
+ * Why this process cannot run a real node with `images`, or undefined when it can: the images must
+ * be there, and it needs root (mounts,
  * cgroups, containers), the lab's own network namespace (the node adds a bridge and iptables
  * rules and listens on the kubelet's ports), and its parts (lab/node/parts.ts).
  */
-export function realNodeProblem(env: Readonly<Record<string, string | undefined>> = process.env): string | undefined {
+export function realNodeProblem(
+  images: readonly string[] = [],
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): string | undefined {
+  const missingImage = images.find((file) => !path.isAbsolute(file) || !fs.existsSync(file));
+  if (missingImage !== undefined)
+    return `nodeImages: ${JSON.stringify(missingImage)} is not an existing file by an absolute path (expected OCI layout tarballs)`;
   // Root of a user namespace (lab/isolated.sh without root) may not make cgroups or mount /proc/sys.
   const uidMap = fs.existsSync("/proc/self/uid_map") ? fs.readFileSync("/proc/self/uid_map", "utf8").trim() : "";
   if (process.getuid?.() !== 0 || !/^0\s+0\s+4294967295$/.test(uidMap))

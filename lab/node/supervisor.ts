@@ -160,7 +160,7 @@ async function main(spec: RealNodeSpec): Promise<void> {
     const t = parts.tools;
     children.push(startProcess(layout, "containerd", t.containerd, ["--config", layout.containerd.config]));
     await waitForContainerd(t.ctr, layout.containerd.socket);
-    await importImages(t.ctr, layout.containerd.socket, spec.images);
+    await importImages(layout.containerd.socket, spec.images, t.ctr);
     log(`imported ${spec.images.length} image tarball(s)`);
     const labels = Object.entries(GPU_NODE_LABELS).map(([k, v]) => `${k}=${v}`);
     children.push(

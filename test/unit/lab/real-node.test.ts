@@ -1,7 +1,7 @@
 import * as assert from "node:assert/strict";
 import { parseUpOptions } from "../../../lab/cli";
 import { kwokConfig } from "../../../lab/kwok-config";
-import { nodeLayout, SANDBOX_IMAGE } from "../../../lab/node";
+import { nodeLayout, realNodeProblem, SANDBOX_IMAGE } from "../../../lab/node";
 import { cgroupHierarchies, mountsUnder } from "../../../lab/node/host";
 import { cniConflist, containerdConfig, kubeconfig, kubeletConfig, kubeProxyConfig } from "../../../lab/node/render";
 import { LabOptionsSchema } from "../../../lab/options";
@@ -36,6 +36,19 @@ describe("lab --node real: options", () => {
     assert.throws(
       () => parseUpOptions(["--node", "real", "--gpus", "2", "--nodes", "2"], "/"),
       /^Error: --node real with --nodes 2: the real node is one kubelet; --nodes must be 1$/,
+    );
+  });
+});
+
+describe("lab --node real: images", () => {
+  it("refuses an image tarball that is not there, or not by an absolute path, before anything starts", () => {
+    assert.equal(
+      realNodeProblem(["/nonexistent/pause.tar"]),
+      'nodeImages: "/nonexistent/pause.tar" is not an existing file by an absolute path (expected OCI layout tarballs)',
+    );
+    assert.equal(
+      realNodeProblem(["pause.tar"]),
+      'nodeImages: "pause.tar" is not an existing file by an absolute path (expected OCI layout tarballs)',
     );
   });
 });
