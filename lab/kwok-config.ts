@@ -43,6 +43,9 @@ export function kwokConfig(realNodePki?: string): string {
           `    value: ${path.join(realNodePki, "admin.crt")}`,
           "  - key: kubelet-client-key",
           `    value: ${path.join(realNodePki, "admin.key")}`,
+          // The node's name resolves nowhere (no DNS in the lab): reach the kubelet at its InternalIP.
+          "  - key: kubelet-preferred-address-types",
+          "    value: InternalIP",
           // kwokctl starts kwok with --manage-all-nodes=true; a real node is not kwok's.
           "- name: kwok-controller",
           "  extraArgs:",

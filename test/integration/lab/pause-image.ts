@@ -4,14 +4,17 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 
 /**
- * A test fixture: the smallest image a pod can run, with no registry. A static Go binary that waits
- * for SIGTERM or SIGINT (what a sandbox's pause does), compiled here, is the one file of a
- * one-layer OCI image layout, tarred as `ctr images import` reads it and named `name`.
+ * A test fixture: the smallest image a pod can run, with no registry. A static Go binary that says
+ * one line and waits for SIGTERM or SIGINT (what a sandbox's pause does; with LISTEN it also
+ * answers HTTP with its host name, the pod's), compiled here, is the one file of a one-layer OCI image
+ * layout, tarred as `ctr images import` reads it and named `name`.
  */
 
 const PAUSE_GO = `package main
 
 import (
+	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -20,6 +23,14 @@ import (
 func main() {
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+	// With LISTEN (":8080"), it also answers every HTTP request with its name: a Service's backend.
+	if addr := os.Getenv("LISTEN"); addr != "" {
+		go http.ListenAndServe(addr, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			name, _ := os.Hostname()
+			fmt.Fprintln(w, name)
+		}))
+	}
+	fmt.Println("fixture pause: waiting for SIGTERM")
 	<-stop
 }
 `;

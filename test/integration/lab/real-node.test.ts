@@ -4,6 +4,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
+import { request } from "undici";
 import { type LabState, startLab, stopLab } from "../../../lab";
 import { nodeLayout, realNodeProblem, SANDBOX_IMAGE } from "../../../lab/node";
 import { cgroupHierarchies, cgroupProcesses, mountsUnder } from "../../../lab/node/host";
@@ -104,6 +105,41 @@ describe("lab: the real node (--node real: kubelet, containerd, CNI, kube-proxy)
     const nodeMounts = fs.readFileSync(`/proc/${lab.controllerPid}/mountinfo`, "utf8");
     assert.ok(mountsUnder([layout.containerd.state], nodeMounts).length >= 2);
     assert.deepEqual(mountsUnder([layout.dir]), []);
+    // kubectl logs: the API server asks the kubelet, which takes its client certificate.
+    assert.equal(
+      await core.readNamespacedPodLog({ name: "pause", namespace: "default" }),
+      "fixture pause: waiting for SIGTERM\n",
+    );
+  });
+
+  it("answers on a Service's NodePort through kube-proxy", async () => {
+    const { core } = kubeClients(lab.kubeconfig);
+    await core.createNamespacedPod({
+      namespace: "default",
+      body: {
+        metadata: { name: "web", labels: { app: "web" } },
+        spec: {
+          automountServiceAccountToken: false,
+          containers: [
+            { name: "web", image: SANDBOX_IMAGE, imagePullPolicy: "Never", env: [{ name: "LISTEN", value: ":8080" }] },
+          ],
+        },
+      },
+    });
+    const service = await core.createNamespacedService({
+      namespace: "default",
+      body: {
+        metadata: { name: "web" },
+        spec: { type: "NodePort", selector: { app: "web" }, ports: [{ port: 80, targetPort: 8080 }] },
+      },
+    });
+    const nodePort = service.spec?.ports?.[0]?.nodePort;
+    assert.ok(nodePort);
+    const answer = await until("the NodePort to answer", async () => {
+      const r = await request(`http://10.88.0.1:${nodePort}/`);
+      return r.statusCode === 200 ? await r.body.text() : undefined;
+    });
+    assert.equal(answer, "web\n");
   });
 
   it("stop leaves no process, cgroup or mount of the node behind", async () => {

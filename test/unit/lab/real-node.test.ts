@@ -69,6 +69,8 @@ describe("lab --node real: kwok's configuration", () => {
           "    value: /k/pki/admin.crt",
           "  - key: kubelet-client-key",
           "    value: /k/pki/admin.key",
+          "  - key: kubelet-preferred-address-types",
+          "    value: InternalIP",
           "- name: kwok-controller",
           "  extraArgs:",
           "  - key: manage-all-nodes",
