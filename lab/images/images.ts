@@ -105,6 +105,9 @@ function bundleEngine(workDir: string): string {
     format: "cjs",
     outfile: out,
     logLevel: "warning",
+    // The bundle is one module, so a script guard (`require.main === module`, as common/tools.ts's
+    // CLI has) in any module it takes in would be true and run that script: none is main here.
+    define: { "require.main": "undefined" },
     // A stable bundle: no absolute paths of this machine in it.
     absWorkingDir: REPO,
   });

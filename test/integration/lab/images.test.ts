@@ -167,10 +167,13 @@ describe("lab images: built with no registry", function () {
       const port = await freePort();
       const id = `engine-${process.pid}`;
       const argv = ["google/gemma-4-12B-it-qat-w4a16-ct", "--max-num-seqs", "4", "--max-model-len", "4096"];
+      // `ctr run` replaces the whole process argv, where the kubelet (CRI) appends a pod's `args` to
+      // the image's Entrypoint: give it the image's own Entrypoint first, read from the image.
+      const { Entrypoint } = imageConfig(images.engine.tarball).config;
+      const args = [...argv, "--served-model-name", "m", "--port", String(port)];
       const run = spawn(
         tools.ctr,
-        ["--address", sock, "-n", "k8s.io", "run", "--rm", "--net-host", images.engine.names[0]!, id, ...argv,
-          "--served-model-name", "m", "--port", String(port)],
+        ["--address", sock, "-n", "k8s.io", "run", "--rm", "--net-host", images.engine.names[0]!, id, ...Entrypoint, ...args],
         { stdio: ["ignore", "pipe", "pipe"] },
       );
       let out = "";
@@ -200,7 +203,7 @@ describe("lab images: built with no registry", function () {
         const metrics = await request(`http://127.0.0.1:${port}/metrics`).then((r) => r.body.text());
         assert.match(metrics, /^vllm:cache_config_info\{/m, "the KV layer's family");
       } finally {
-        ctr("task", "kill", "-s", "SIGTERM", id);
+        if (run.exitCode === null) ctr("task", "kill", "-s", "SIGTERM", id);
         assert.notEqual(await exited(run, 30_000), null, `the engine did not stop on SIGTERM: ${out}`);
       }
     });
