@@ -13,8 +13,8 @@ import {
   containerPortOf,
   ENGINE_BANNER,
   type EnginePlan,
-  enginePlan,
   engineOptions,
+  enginePlan,
   IMAGE_SIM_BINARY,
   modelCacheMarker,
 } from "./engine-plan";

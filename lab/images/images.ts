@@ -67,7 +67,16 @@ function compilePause(workDir: string): string {
   const out = path.join(workDir, "pause");
   execFileSync(
     findTool("gcc"),
-    ["-Os", "-Wall", "-Werror", "-static", `-DVERSION=v${tag}-vllm-lab`, "-o", out, path.join(pauseDir, "linux", "pause.c")],
+    [
+      "-Os",
+      "-Wall",
+      "-Werror",
+      "-static",
+      `-DVERSION=v${tag}-vllm-lab`,
+      "-o",
+      out,
+      path.join(pauseDir, "linux", "pause.c"),
+    ],
     { stdio: ["ignore", "inherit", "inherit"] },
   );
   return out;
@@ -118,7 +127,10 @@ function engineRecipe(options: LabOptions, workDir: string): ImageRecipe {
   const simVersion = toolchainVersion("LLMD_SIM_VERSION");
   const node = process.execPath;
   const major = Number(process.versions.node.split(".")[0]);
-  if (major < 22) throw new Error(`the engine image carries this Node (${node}, v${process.versions.node}): need 22+ (source lab/setup-node.sh)`);
+  if (major < 22)
+    throw new Error(
+      `the engine image carries this Node (${node}, v${process.versions.node}): need 22+ (source lab/setup-node.sh)`,
+    );
   const names = stackImages();
   return {
     stem: "vllm-openai-lab-simulator",

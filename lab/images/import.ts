@@ -24,7 +24,9 @@ export async function importImages(
       });
     } catch (error) {
       const stderr = String((error as { stderr?: unknown }).stderr ?? "").trim();
-      throw new Error(`ctr images import ${tarball} (containerd at ${ctrAddress}): ${stderr || (error as Error).message}`);
+      throw new Error(
+        `ctr images import ${tarball} (containerd at ${ctrAddress}): ${stderr || (error as Error).message}`,
+      );
     }
   }
 }

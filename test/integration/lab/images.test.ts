@@ -6,6 +6,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { request } from "undici";
 import { locateTool } from "../../../common/tools";
+import { render } from "../../../components";
+import { mergedStackConfig, parseCandidateConfig, vllmFlagValue } from "../../../config";
 import {
   buildLabImages,
   ENGINE_BANNER,
@@ -18,6 +20,7 @@ import {
 } from "../../../lab/images";
 import { LabOptionsSchema } from "../../../lab/options";
 import { freePort, requireSimulator } from "../benchmark/simulator";
+import { PROJECT_DIR } from "../helpers";
 
 /** Reads one file of an image tarball. */
 function fromTar(tarball: string, member: string): Buffer {
@@ -41,6 +44,17 @@ function containerdTools(): { containerd: string; ctr: string } | string {
     found[name] = tool.path;
   }
   return { containerd: found["containerd"]!, ctr: found["ctr"]! };
+}
+
+/** Whether `url` answers 200 now. */
+async function answers200(url: string): Promise<boolean> {
+  try {
+    const res = await request(url);
+    await res.body.dump();
+    return res.statusCode === 200;
+  } catch {
+    return false;
+  }
 }
 
 /** Waits for `child` to exit, at most `ms`; its exit code, or null when it is still running. */
@@ -106,7 +120,7 @@ describe("lab images: built with no registry", function () {
     images = buildLabImages(options, dir);
   });
 
-  describe("in a throwaway containerd: imported with ctr, run with runc", function () {
+  describe("in a throwaway containerd: imported with ctr, run with runc", () => {
     let tools: { containerd: string; ctr: string };
     let containerd: ChildProcess;
     let sock: string;
@@ -149,7 +163,9 @@ describe("lab images: built with no registry", function () {
           await new Promise((r) => setTimeout(r, 500));
         }
       }
-      throw new Error(`containerd did not answer on ${sock}: ${fs.readFileSync(path.join(root, "containerd.log"), "utf8")}`);
+      throw new Error(
+        `containerd did not answer on ${sock}: ${fs.readFileSync(path.join(root, "containerd.log"), "utf8")}`,
+      );
     });
     after(async () => {
       if (!containerd) return;
@@ -163,17 +179,28 @@ describe("lab images: built with no registry", function () {
       assert.deepEqual(listed, [...images.pause.names, ...images.engine.names].sort());
     });
 
-    it("runs the engine with the stack's argv: the first line names the lab simulator; /health, /v1/models, a completion and /metrics answer", async () => {
+    it("runs the engine with a stack's rendered args: the first line names the lab simulator; /health, /v1/models, a completion and /metrics answer", async () => {
       const port = await freePort();
       const id = `engine-${process.pid}`;
-      const argv = ["google/gemma-4-12B-it-qat-w4a16-ct", "--max-num-seqs", "4", "--max-model-len", "4096"];
       // `ctr run` replaces the whole process argv, where the kubelet (CRI) appends a pod's `args` to
       // the image's Entrypoint: give it the image's own Entrypoint first, read from the image.
       const { Entrypoint } = imageConfig(images.engine.tarball).config;
-      const args = [...argv, "--served-model-name", "m", "--port", String(port)];
+      // The args the ctx4096 stack's Deployment renders (4 seqs, 4096 tokens), on a free port.
+      const parsed = parseCandidateConfig(mergedStackConfig(PROJECT_DIR, "ctx4096"));
+      assert.ok(parsed.ok);
+      const stack = { ...parsed.config, servicePort: port };
+      const args = render.renderVllmArgs(stack);
+      assert.deepEqual([vllmFlagValue(args, "--max-num-seqs"), vllmFlagValue(args, "--max-model-len")], ["4", "4096"]);
+      // The cache claim's mount, as the Deployment mounts it at HF_HOME.
+      const hfHome = path.join(dir, "hf-home");
+      fs.mkdirSync(hfHome);
+      const claim = ["--mount", `type=bind,src=${hfHome},dst=/models/huggingface,options=rbind:rw`];
       const run = spawn(
         tools.ctr,
-        ["--address", sock, "-n", "k8s.io", "run", "--rm", "--net-host", images.engine.names[0]!, id, ...Entrypoint, ...args],
+        [
+          ...["--address", sock, "-n", "k8s.io", "run", "--rm", "--net-host", ...claim],
+          ...["--env", "HF_HOME=/models/huggingface", images.engine.names[0]!, id, ...Entrypoint, ...args],
+        ],
         { stdio: ["ignore", "pipe", "pipe"] },
       );
       let out = "";
@@ -182,19 +209,26 @@ describe("lab images: built with no registry", function () {
       try {
         let healthy = false;
         for (let i = 0; i < 120 && !healthy && run.exitCode === null; i++) {
-          healthy = await request(`http://127.0.0.1:${port}/health`)
-            .then(async (r) => (await r.body.dump(), r.statusCode === 200))
-            .catch(() => false);
+          healthy = await answers200(`http://127.0.0.1:${port}/health`);
           if (!healthy) await new Promise((r) => setTimeout(r, 500));
         }
         assert.ok(healthy, `no /health on ${port}: ${out}`);
         assert.equal(out.split("\n")[0], ENGINE_BANNER);
+        assert.match(out, /^lab simulator: simulated model load, cold: 1 s$/m);
+        const marker = `hub/models--${stack.model.replace("/", "--")}/vllm-lab-simulator.json`;
+        assert.ok(
+          fs.existsSync(path.join(hfHome, marker)),
+          "the claim holds the model's marker: the next start is warm",
+        );
         const models = await request(`http://127.0.0.1:${port}/v1/models`).then((r) => r.body.json());
-        assert.deepEqual((models as { data: { id: string }[] }).data.map((m) => m.id), ["m"]);
+        assert.deepEqual(
+          (models as { data: { id: string }[] }).data.map((m) => m.id),
+          [stack.servedModelName],
+        );
         const res = await request(`http://127.0.0.1:${port}/v1/completions`, {
           method: "POST",
           headers: { "content-type": "application/json" },
-          body: JSON.stringify({ model: "m", prompt: "a b c d", max_tokens: 8, ignore_eos: true }),
+          body: JSON.stringify({ model: stack.servedModelName, prompt: "a b c d", max_tokens: 8, ignore_eos: true }),
         });
         const body = (await res.body.json()) as { usage: { completion_tokens: number }; choices: unknown[] };
         assert.equal(res.statusCode, 200);
@@ -217,7 +251,11 @@ describe("lab images: built with no registry", function () {
       run.stderr!.on("data", (c: Buffer) => (err += c.toString("utf8")));
       let running = false;
       for (let i = 0; i < 40 && !running; i++) {
-        running = /RUNNING/.test(ctr("task", "ls").split("\n").find((l) => l.startsWith(id)) ?? "");
+        running = /RUNNING/.test(
+          ctr("task", "ls")
+            .split("\n")
+            .find((l) => l.startsWith(id)) ?? "",
+        );
         if (!running) await new Promise((r) => setTimeout(r, 250));
       }
       assert.ok(running, `pause never ran: ${err}`);

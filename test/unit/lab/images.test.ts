@@ -3,9 +3,9 @@ import { createHash } from "node:crypto";
 import { tarballName } from "../../../lab/images/build";
 import {
   ENGINE_OPTIONS_ENV,
-  enginePlan,
   engineOptions,
   engineOptionsEnv,
+  enginePlan,
   modelCacheMarker,
 } from "../../../lab/images/engine-plan";
 import { stackImages, toolchainVersion } from "../../../lab/images/images";
@@ -55,7 +55,10 @@ describe("lab images: the OCI layout", () => {
       },
       rootfs: { type: "layers", diff_ids: [layer.digest] },
       history: [
-        { created: "1970-01-01T00:00:00Z", created_by: "vllm-tuner lab/images (no Dockerfile: a hand-written OCI layout)" },
+        {
+          created: "1970-01-01T00:00:00Z",
+          created_by: "vllm-tuner lab/images (no Dockerfile: a hand-written OCI layout)",
+        },
       ],
     });
   });
@@ -148,7 +151,11 @@ describe("lab images: the engine's entrypoint", () => {
   const argv = ["google/gemma-4-12B-it-qat-w4a16-ct", "--max-num-seqs", "4", "--max-model-len", "4096"];
 
   it("serves the pod's --port on every interface and gives the simulator its flags", () => {
-    const plan = enginePlan([...argv, "--served-model-name", "m", "--dtype", "auto", "--port", "8123"], defaults, 41000);
+    const plan = enginePlan(
+      [...argv, "--served-model-name", "m", "--dtype", "auto", "--port", "8123"],
+      defaults,
+      41000,
+    );
     assert.deepEqual(plan.serve.listen, { port: 8123, host: "0.0.0.0" });
     assert.equal(plan.serve.simPort, 41000);
     assert.equal(plan.serve.netns, false);
