@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { buildSync } from "esbuild";
-import { findTool } from "../../common/tools";
+import { findTool, locateTool } from "../../common/tools";
 import { mergedStackConfig, stackNames } from "../../config/stack-files";
 import type { LabOptions } from "../options";
 import { type BuiltImage, buildImage, type ImageRecipe, imagesDir } from "./build";
@@ -64,9 +64,14 @@ function compilePause(workDir: string): string {
   const tag = /^TAG \?= (\S+)$/m.exec(fs.readFileSync(path.join(pauseDir, "Makefile"), "utf8"))?.[1];
   if (`registry.k8s.io/pause:${tag}` !== PAUSE_IMAGE)
     throw new Error(`k8s.io/kubernetes@${k8s} builds pause ${tag}, but PAUSE_IMAGE is ${PAUSE_IMAGE}: update it`);
+  const gcc = locateTool("gcc");
+  if ("error" in gcc)
+    throw new Error(
+      `the pause image compiles Kubernetes' pause.c with gcc -static: ${gcc.error} (Debian: apt-get install gcc libc6-dev)`,
+    );
   const out = path.join(workDir, "pause");
   execFileSync(
-    findTool("gcc"),
+    gcc.path,
     [
       "-Os",
       "-Wall",
