@@ -8,6 +8,7 @@ import { findTool } from "../common/tools";
 import { ignoreStatus } from "./api-errors";
 import { emulationFormula } from "./emulate-memory";
 import { type LabNodeLayout, labNodeLayout } from "./gpus";
+import { buildLabImages } from "./images";
 import { kvModelFormula } from "./kv-model";
 import { kwokConfig, kwokPkiDir } from "./kwok-config";
 import { labNode, localPathStorageClass } from "./manifests";
@@ -73,6 +74,8 @@ export async function startLab(input: Partial<LabOptions> = {}, probes: VllmProb
         : realNodeProblem(options.nodeImages);
     if (problem !== undefined) throw new Error(problem);
   }
+  // The real node's pause and engine images (built, or found unchanged), before anything starts.
+  const nodeImages = options.node === "real" ? labImageTarballs(options) : [];
   const existing = readLabState();
   const alive =
     existing !== undefined &&
@@ -126,7 +129,7 @@ export async function startLab(input: Partial<LabOptions> = {}, probes: VllmProb
           clusterName: options.clusterName,
           nodeName: options.nodeName,
           gpus: options.gpus,
-          images: options.nodeImages,
+          images: nodeImages,
           kubeconfig: KUBECONFIG_FILE,
         }
       : undefined;
@@ -167,6 +170,11 @@ export async function startLab(input: Partial<LabOptions> = {}, probes: VllmProb
     `ready in ${((Date.now() - started) / 1000).toFixed(1)}s: KUBECONFIG=${KUBECONFIG_FILE}, vLLM endpoint ${state.endpoint}`,
   );
   return state;
+}
+
+function labImageTarballs(options: LabOptions): string[] {
+  const images = buildLabImages(options);
+  return [images.pause.tarball, images.engine.tarball, ...options.nodeImages];
 }
 
 /** Starts the node agent (lab/controller.ts) in the background; returns its pid. */

@@ -19,8 +19,13 @@ export interface KvProxyConfig {
   readonly timing?: EngineTiming;
 }
 
-/** Where the proxy listens: a Unix socket (the simulator in its own network namespace) or a loopback port. */
-export type ProxyListen = { readonly path: string } | { readonly port: number };
+/**
+ * Where the proxy listens: a Unix socket (the simulator in its own network namespace) or a port,
+ * on loopback unless `host` says otherwise (the engine image's container port: every interface).
+ */
+export type ProxyListen = { readonly path: string } | { readonly port: number; readonly host?: string };
+
+export const LOOPBACK_HOST = "127.0.0.1";
 
 const GENERATE = new Set(["/v1/chat/completions", "/v1/completions"]);
 
@@ -70,7 +75,7 @@ export class KvProxy {
         resolve(typeof address === "object" && address !== null ? address.port : undefined);
       };
       if ("path" in where) this.server.listen(where.path, done);
-      else this.server.listen(where.port, "127.0.0.1", done);
+      else this.server.listen(where.port, where.host ?? LOOPBACK_HOST, done);
     });
   }
 

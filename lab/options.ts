@@ -93,7 +93,7 @@ export const LabOptionsSchema = z.object({
    * namespace (lab/node/, docs/lab.md "The real node (opt-in)"), not kwok's with the lab's kubelet.
    */
   node: z.enum(LAB_NODES).default("simulated"),
-  /** With the real node: OCI layout tarballs imported into its containerd before the kubelet starts (absolute paths). */
+  /** With the real node: OCI layout tarballs imported into its containerd before the kubelet starts, beside the lab's own pause and engine images (absolute paths). */
   nodeImages: z.array(z.string().min(1)).default([]),
 });
 

@@ -8,7 +8,7 @@ import { KvStartupError, kvPoolFor } from "./kv-model";
 import type { KvProxyConfig } from "./kv-proxy";
 import { type LabOptions, simCardGib, simTimingFitted } from "./options";
 import { simArgsFor } from "./sim-args";
-import type { SimPodConfig } from "./sim-pod";
+import type { SimPodConfig } from "./sim-serve";
 import { H200_TIMING } from "./timing-model";
 import { freeLoopbackPort } from "./vllm-engine";
 

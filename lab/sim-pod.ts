@@ -1,26 +1,10 @@
 /**
- * One simulated vLLM pod's process: llm-d-inference-sim behind the lab's front door. The front
- * door is the KV admission proxy (lab/kv-proxy.ts) when the lab emulates a KV pool, else a plain
- * byte forwarder. In a network namespace of its own (`netns`: the simulator listens on every
- * interface and has no bind-address flag, and in a namespace with only loopback that is loopback)
- * it brings loopback up and serves on a Unix socket the lab's endpoint reaches; otherwise on a
- * loopback port. Started as: [unshare --net ...] tsx lab/sim-pod.ts CONFIG_JSON BINARY ARGS...
+ * One simulated vLLM pod's process under the lab's process engine: lab/sim-serve.ts's simulator
+ * behind its front door, in a network namespace of its own (`netns`, serving on a Unix socket the
+ * lab's endpoint reaches) or on a loopback port. Started as:
+ *   [unshare --net ...] tsx lab/sim-pod.ts CONFIG_JSON BINARY ARGS...
  */
-import { spawn, spawnSync } from "node:child_process";
-import * as fs from "node:fs";
-import * as net from "node:net";
-import { kvPoolLogLines } from "./kv-model";
-import { KvProxy, type KvProxyConfig, type ProxyListen } from "./kv-proxy";
-import { splice } from "./splice";
-
-/** What lab/sim-engine.ts passes as CONFIG_JSON. */
-export interface SimPodConfig {
-  readonly netns: boolean;
-  readonly listen: ProxyListen;
-  /** Loopback port the simulator itself listens on (its args say the same). */
-  readonly simPort: number;
-  readonly kv: KvProxyConfig | null;
-}
+import { type SimPodConfig, serveSimulator } from "./sim-serve";
 
 function main(): void {
   const [configJson, binary, ...args] = process.argv.slice(2);
@@ -28,42 +12,7 @@ function main(): void {
     process.stderr.write("usage: sim-pod.ts CONFIG_JSON BINARY [ARGS...]\n");
     process.exit(2);
   }
-  const config = JSON.parse(configJson) as SimPodConfig;
-  if (config.netns) {
-    // Without loopback up nothing can reach the simulator: fail the container, saying why, instead
-    // of a server that never answers.
-    const lo = spawnSync("ip", ["link", "set", "lo", "up"], { stdio: ["ignore", "inherit", "inherit"] });
-    if (lo.status !== 0) {
-      process.stderr.write(
-        `sim-pod: cannot bring up loopback in the simulator's network namespace (ip link set lo up: ${lo.error?.message ?? `exit code ${lo.status}`})\n`,
-      );
-      process.exit(1);
-    }
-  }
-  const sim = spawn(binary, args, { stdio: "inherit" });
-  if ("path" in config.listen) fs.rmSync(config.listen.path, { force: true });
-  let close: () => void;
-  if (config.kv) {
-    const proxy = new KvProxy(config.simPort, config.kv);
-    process.stdout.write(`${kvPoolLogLines(config.kv.pool).join("\n")}\n`);
-    void proxy.listen(config.listen);
-    close = () => proxy.close();
-  } else {
-    const server = net.createServer({ allowHalfOpen: true }, (client) =>
-      splice(client, net.connect({ port: config.simPort, host: "127.0.0.1", allowHalfOpen: true })),
-    );
-    if ("path" in config.listen) server.listen(config.listen.path);
-    else server.listen(config.listen.port, "127.0.0.1");
-    close = () => server.close();
-  }
-  const stop = () => sim.kill("SIGTERM");
-  process.on("SIGTERM", stop);
-  process.on("SIGINT", stop);
-  sim.on("exit", (code, signal) => {
-    close();
-    if ("path" in config.listen) fs.rmSync(config.listen.path, { force: true });
-    process.exit(code ?? (signal ? 1 : 0));
-  });
+  serveSimulator(JSON.parse(configJson) as SimPodConfig, binary, args);
 }
 
 main();

@@ -3,7 +3,6 @@
  * and kube-proxy of the API server's release, in the lab's network namespace. From elsewhere in
  * lab/, import this file, not the ones behind it.
  */
-export { CRI_NAMESPACE, importImages } from "./containerd";
-export { type NodeLayout, nodeLayout, SANDBOX_IMAGE } from "./layout";
+export { type NodeLayout, nodeLayout } from "./layout";
 export { findNodeParts } from "./parts";
 export { type RealNodeSpec, realNodeProblem, startRealNode, waitForRealNode } from "./start";

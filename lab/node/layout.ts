@@ -6,9 +6,6 @@ import * as path from "node:path";
  * named after the cluster, so two labs in two network namespaces on one machine share nothing.
  */
 
-/** The sandbox (pause) image containerd's CRI runs every pod's sandbox from; built locally, never pulled. */
-export const SANDBOX_IMAGE = "registry.k8s.io/pause:3.10.1";
-
 /**
  * The pod network, on a bridge in the lab's network namespace. Its gateway is also the node's
  * InternalIP (the kubelet refuses a loopback one; the namespace has no other interface): the

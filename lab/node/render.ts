@@ -1,4 +1,5 @@
-import { BRIDGE, CNI_NETWORK, NODE_IP, type NodeLayout, POD_SUBNET, SANDBOX_IMAGE } from "./layout";
+import { PAUSE_IMAGE } from "../images";
+import { BRIDGE, CNI_NETWORK, NODE_IP, type NodeLayout, POD_SUBNET } from "./layout";
 
 /**
  * The real node's configuration files, rendered whole by pure functions from its layout (lab/node/
@@ -27,7 +28,8 @@ export function containerdConfig(layout: NodeLayout, runc: string, cniBinDir: st
     '[plugins."io.containerd.internal.v1.opt"]',
     `  path = ${toml(c.opt)}`,
     `[${cri}]`,
-    `  sandbox_image = ${toml(SANDBOX_IMAGE)}`,
+    // The lab's pause image (lab/images), imported before the kubelet starts: nothing pulls.
+    `  sandbox_image = ${toml(PAUSE_IMAGE)}`,
     // exec/attach/port-forward: the kubelet proxies them, so loopback is enough.
     `  stream_server_address = "127.0.0.1"`,
     `  stream_server_port = "0"`,

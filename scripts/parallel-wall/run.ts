@@ -1,5 +1,5 @@
 /**
- * `npm run bench:parallel`: the wall time of one short campaign (baseline, seqs1, seqs2, ctx4096)
+ * `npm run bench:parallel`: the wall time of one short campaign over the seed's ten stacks
  * with `--parallel 1` and then `--parallel 2`, on one lab with two GPUs, in one run, and the ratio.
  * Starts its own lab (`--gpus 2`) in this checkout's .lab/ and stops it after; refuses when a lab is
  * already running. Each campaign gets its own work dir, state and results under .lab/parallel-wall/.
@@ -13,12 +13,14 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { main as campaign } from "../../campaign/cli";
+import { SEED_STACKS } from "../../campaign/options";
 import type { CampaignSummary } from "../../campaign/record";
 import { LAB_DIR, runningLabState, startLab, stopLab } from "../../lab";
 import { breakdownOf, formatWall, type WallRun } from "./report";
 
 const REPO = path.resolve(__dirname, "../..");
-const STACKS = "baseline,seqs1,seqs2,ctx4096";
+/** The seed's ten: two slots share one queue of nine after their controls, so a slot that finishes early takes the next. */
+const STACKS = SEED_STACKS.join(",");
 const SCENARIO =
   "phases: [readiness, identity, load]\nignoreEos: true\nload:\n  concurrency: [1, 2]\n  durationSeconds: 4\n  warmupSeconds: 1\n";
 

@@ -6,11 +6,15 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { request } from "undici";
 import { type LabState, startLab, stopLab } from "../../../lab";
-import { nodeLayout, realNodeProblem, SANDBOX_IMAGE } from "../../../lab/node";
+import { PAUSE_IMAGE, stackImages } from "../../../lab/images";
+import { nodeLayout, realNodeProblem } from "../../../lab/node";
 import { cgroupHierarchies, cgroupProcesses, mountsUnder } from "../../../lab/node/host";
 import { LAB_DIR } from "../../../lab/options";
 import { kubeClients } from "../helpers";
-import { buildPauseImage } from "./pause-image";
+import { buildFixtureImage } from "./fixture-image";
+
+/** The workload image the test builds; sandboxes run the lab's own pause image. */
+const FIXTURE_IMAGE = "vllm-tuner.test/fixture:1";
 
 /** Pids of every process on this machine whose command line names `dir` (the node's processes all do). */
 function processesNaming(dir: string): number[] {
@@ -44,13 +48,16 @@ describe("lab: the real node (--node real: kubelet, containerd, CNI, kube-proxy)
   const GPUS = 2;
 
   before(async function () {
-    const problem = realNodeProblem() ?? (hasGo() ? undefined : "no go on PATH to compile the test's pause image");
+    const problem =
+      realNodeProblem() ??
+      (missingCommand("go") ? "no go on PATH to compile the test's image" : undefined) ??
+      (missingCommand("gcc") ? "no gcc on PATH to compile the lab's pause image (apt-get install gcc)" : undefined);
     if (problem !== undefined) {
       process.stderr.write(`    skipped: ${problem}\n`);
       this.skip();
     }
     work = fs.mkdtempSync(path.join(os.tmpdir(), "vllm-real-node-"));
-    const image = buildPauseImage(work, SANDBOX_IMAGE);
+    const image = buildFixtureImage(work, FIXTURE_IMAGE);
     lab = await startLab({ node: "real", gpus: GPUS, nodeImages: [image] });
   });
 
@@ -59,7 +66,7 @@ describe("lab: the real node (--node real: kubelet, containerd, CNI, kube-proxy)
     if (work) fs.rmSync(work, { recursive: true, force: true });
   });
 
-  it("registers Ready as the API server's release on containerd, with the GPUs --gpus asks, and kwok leaves it alone", async () => {
+  it("registers Ready as the API server's release on containerd, with the GPUs --gpus asks and the lab's images, kwok leaving it alone", async () => {
     const { kc, core } = kubeClients(lab.kubeconfig);
     const server = await kc.makeApiClient(k8s.VersionApi).getCode();
     const node = await core.readNode({ name: "gpu-node-0" });
@@ -73,6 +80,11 @@ describe("lab: the real node (--node real: kubelet, containerd, CNI, kube-proxy)
     assert.equal(node.status?.capacity?.["nvidia.com/gpu"], String(GPUS));
     assert.equal(node.status?.allocatable?.["nvidia.com/gpu"], String(GPUS));
     assert.equal(node.metadata?.annotations?.["kwok.x-k8s.io/node"], undefined);
+    // The lab's pause and engine images (and the test's) are in containerd, imported: nothing pulled them.
+    const images = (node.status?.images ?? []).flatMap((i) => i.names ?? []);
+    // The CRI names a Docker Hub image by its full reference (`vllm/x:1` is `docker.io/vllm/x:1`).
+    const full = (name: string) => (/[.:]|^localhost$/.test(name.split("/")[0]!) ? name : `docker.io/${name}`);
+    for (const name of [PAUSE_IMAGE, ...stackImages(), FIXTURE_IMAGE]) assert.ok(images.includes(full(name)), name);
     assert.deepEqual(
       (await core.listNode()).items.map((n) => n.metadata?.name),
       ["gpu-node-0"],
@@ -87,7 +99,7 @@ describe("lab: the real node (--node real: kubelet, containerd, CNI, kube-proxy)
         metadata: { name: "pause" },
         spec: {
           automountServiceAccountToken: false,
-          containers: [{ name: "pause", image: SANDBOX_IMAGE, imagePullPolicy: "Never" }],
+          containers: [{ name: "pause", image: FIXTURE_IMAGE, imagePullPolicy: "Never" }],
         },
       },
     });
@@ -108,7 +120,7 @@ describe("lab: the real node (--node real: kubelet, containerd, CNI, kube-proxy)
     // kubectl logs: the API server asks the kubelet, which takes its client certificate.
     assert.equal(
       await core.readNamespacedPodLog({ name: "pause", namespace: "default" }),
-      "fixture pause: waiting for SIGTERM\n",
+      "fixture: waiting for SIGTERM\n",
     );
   });
 
@@ -121,7 +133,7 @@ describe("lab: the real node (--node real: kubelet, containerd, CNI, kube-proxy)
         spec: {
           automountServiceAccountToken: false,
           containers: [
-            { name: "web", image: SANDBOX_IMAGE, imagePullPolicy: "Never", env: [{ name: "LISTEN", value: ":8080" }] },
+            { name: "web", image: FIXTURE_IMAGE, imagePullPolicy: "Never", env: [{ name: "LISTEN", value: ":8080" }] },
           ],
         },
       },
@@ -157,11 +169,11 @@ describe("lab: the real node (--node real: kubelet, containerd, CNI, kube-proxy)
   });
 });
 
-function hasGo(): boolean {
+function missingCommand(name: string): boolean {
   try {
-    execFileSync("go", ["version"], { stdio: "ignore" });
-    return true;
-  } catch {
+    execFileSync("bash", ["-c", `command -v ${name}`], { stdio: "ignore" });
     return false;
+  } catch {
+    return true;
   }
 }

@@ -58,7 +58,7 @@ describe("lab: requests after cut streams, through the lab's forwarders", functi
     });
     const simPort = Number(new URL(sim.url).port);
     fs.rmSync(socket, { force: true });
-    // lab/sim-pod.ts's forwarder, then lab/sim-endpoint.ts's, as `npm run lab:up` chains them.
+    // lab/sim-serve.ts's forwarder, then lab/sim-endpoint.ts's, as `npm run lab:up` chains them.
     inner = net.createServer({ allowHalfOpen: true }, (c) =>
       splice(c, net.connect({ port: simPort, host: "127.0.0.1", allowHalfOpen: true })),
     );

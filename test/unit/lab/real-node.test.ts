@@ -1,7 +1,8 @@
 import * as assert from "node:assert/strict";
 import { parseUpOptions } from "../../../lab/cli";
+import { PAUSE_IMAGE } from "../../../lab/images";
 import { kwokConfig } from "../../../lab/kwok-config";
-import { nodeLayout, realNodeProblem, SANDBOX_IMAGE } from "../../../lab/node";
+import { nodeLayout, realNodeProblem } from "../../../lab/node";
 import { cgroupHierarchies, mountsUnder } from "../../../lab/node/host";
 import { cniConflist, containerdConfig, kubeconfig, kubeletConfig, kubeProxyConfig } from "../../../lab/node/render";
 import { LabOptionsSchema } from "../../../lab/options";
@@ -106,7 +107,7 @@ describe("lab --node real: layout and configuration files", () => {
       'state = "/lab/node/containerd/state"',
       '  address = "/lab/node/containerd/containerd.sock"',
       '  path = "/lab/node/containerd/opt"',
-      `  sandbox_image = "${SANDBOX_IMAGE}"`,
+      `  sandbox_image = "${PAUSE_IMAGE}"`,
       "  restrict_oom_score_adj = true",
       '  BinaryName = "/usr/sbin/runc"',
       '  Root = "/lab/node/containerd/runc"',

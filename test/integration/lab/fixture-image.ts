@@ -5,12 +5,12 @@ import * as path from "node:path";
 
 /**
  * A test fixture: the smallest image a pod can run, with no registry. A static Go binary that says
- * one line and waits for SIGTERM or SIGINT (what a sandbox's pause does; with LISTEN it also
- * answers HTTP with its host name, the pod's), compiled here, is the one file of a one-layer OCI image
- * layout, tarred as `ctr images import` reads it and named `name`.
+ * one line and waits for SIGTERM or SIGINT (with LISTEN it also answers HTTP with its host name,
+ * the pod's), compiled here, is the one file of a one-layer OCI image layout, tarred as
+ * `ctr images import` reads it and named `name`.
  */
 
-const PAUSE_GO = `package main
+const FIXTURE_GO = `package main
 
 import (
 	"fmt"
@@ -30,7 +30,7 @@ func main() {
 			fmt.Fprintln(w, name)
 		}))
 	}
-	fmt.Println("fixture pause: waiting for SIGTERM")
+	fmt.Println("fixture: waiting for SIGTERM")
 	<-stop
 }
 `;
@@ -38,14 +38,14 @@ func main() {
 const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
 
 /** Builds the image in `workDir`; returns the tarball's path. Needs `go` and `tar` on PATH. */
-export function buildPauseImage(workDir: string, name: string): string {
+export function buildFixtureImage(workDir: string, name: string): string {
   const src = path.join(workDir, "src");
   const rootfs = path.join(workDir, "rootfs");
   const layout = path.join(workDir, "layout");
   const blobs = path.join(layout, "blobs", "sha256");
   for (const dir of [src, rootfs, blobs]) fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(src, "main.go"), PAUSE_GO);
-  execFileSync("go", ["build", "-trimpath", "-ldflags", "-s -w", "-o", path.join(rootfs, "pause"), "main.go"], {
+  fs.writeFileSync(path.join(src, "main.go"), FIXTURE_GO);
+  execFileSync("go", ["build", "-trimpath", "-ldflags", "-s -w", "-o", path.join(rootfs, "fixture"), "main.go"], {
     cwd: src,
     env: { ...process.env, CGO_ENABLED: "0", GOFLAGS: "", GO111MODULE: "off" },
   });
@@ -59,7 +59,7 @@ export function buildPauseImage(workDir: string, name: string): string {
     rootfs,
     "-cf",
     layerFile,
-    "pause",
+    "fixture",
   ]);
   const blob = (bytes: Buffer, mediaType: string) => {
     const digest = sha256(bytes);
@@ -72,7 +72,10 @@ export function buildPauseImage(workDir: string, name: string): string {
       JSON.stringify({
         architecture: "amd64",
         os: "linux",
-        config: { Entrypoint: ["/pause"], Labels: { "org.vllm-tuner.fixture": "test/integration/lab/pause-image.ts" } },
+        config: {
+          Entrypoint: ["/fixture"],
+          Labels: { "org.vllm-tuner.fixture": "test/integration/lab/fixture-image.ts" },
+        },
         rootfs: { type: "layers", diff_ids: [layer.digest] },
       }),
     ),
@@ -104,7 +107,7 @@ export function buildPauseImage(workDir: string, name: string): string {
       ],
     }),
   );
-  const tarball = path.join(workDir, "pause-image.tar");
+  const tarball = path.join(workDir, "fixture-image.tar");
   execFileSync("tar", ["-C", layout, "-cf", tarball, "oci-layout", "index.json", "blobs"]);
   return tarball;
 }
