@@ -7,6 +7,7 @@ import { mergedStackConfig, stackNames } from "../../config/stack-files";
 import type { LabOptions } from "../options";
 import { type BuiltImage, buildImage, type ImageRecipe, imagesDir } from "./build";
 import { ENGINE_OPTIONS_ENV, engineOptionsEnv, IMAGE_SIM_BINARY } from "./engine-plan";
+import { normalizedImageName } from "./oci";
 import { sharedLibraryFiles } from "./rootfs";
 
 /**
@@ -44,10 +45,15 @@ export function toolchainVersion(key: string, text = fs.readFileSync(VERSIONS_EN
   return found[1]!;
 }
 
-/** Every image the stacks render (`image`, from Pulumi.yaml's default and each stack file): the names the engine image takes. */
+/**
+ * Every image the stacks render (`image`, from Pulumi.yaml's default and each stack file), as written
+ * and in the full form the CRI looks a pod's image up by: the names the engine image takes.
+ */
 export function stackImages(projectDir = REPO): string[] {
-  const images = stackNames(projectDir).map((s) => mergedStackConfig(projectDir, s)["vllm-tuner:image"]);
-  return [...new Set(images.filter((i): i is string => i !== undefined))].sort();
+  const images = stackNames(projectDir)
+    .map((s) => mergedStackConfig(projectDir, s)["vllm-tuner:image"])
+    .filter((i): i is string => i !== undefined);
+  return [...new Set(images.flatMap((i) => [i, normalizedImageName(i)]))].sort();
 }
 
 /** Compiles Kubernetes' pause.c into `workDir`; returns the binary. */

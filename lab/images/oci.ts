@@ -118,3 +118,18 @@ export function renderLayout(spec: ImageSpec, layer: { readonly digest: string; 
   const manifest = renderManifest(config.descriptor, layerDescriptor, spec.labels);
   return { blobs: [config, manifest], index: renderIndex(manifest.descriptor, spec.names), manifest, config };
 }
+
+/**
+ * The full name containerd's CRI looks an image up by (Docker's normalization, as `kubectl` shows it
+ * after a pull): a name with no registry gets `docker.io/`, a single-component one `docker.io/library/`,
+ * one with neither tag nor digest `:latest`. `ctr images import` names an image exactly as told, so
+ * an image imported as `vllm/vllm-openai:v0.24.0` alone would not be found for a pod of that image.
+ */
+export function normalizedImageName(ref: string): string {
+  const slash = ref.indexOf("/");
+  const first = slash < 0 ? "" : ref.slice(0, slash);
+  const hasRegistry = first.includes(".") || first.includes(":") || first === "localhost";
+  const named = hasRegistry ? ref : slash < 0 ? `docker.io/library/${ref}` : `docker.io/${ref}`;
+  const lastPart = named.slice(named.lastIndexOf("/") + 1);
+  return lastPart.includes(":") || named.includes("@") ? named : `${named}:latest`;
+}

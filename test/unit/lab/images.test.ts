@@ -9,7 +9,7 @@ import {
   modelCacheMarker,
 } from "../../../lab/images/engine-plan";
 import { stackImages, toolchainVersion } from "../../../lab/images/images";
-import { type ImageSpec, OCI_LAYOUT_FILE, renderLayout, tagOf } from "../../../lab/images/oci";
+import { type ImageSpec, normalizedImageName, OCI_LAYOUT_FILE, renderLayout, tagOf } from "../../../lab/images/oci";
 import { parseLdd } from "../../../lab/images/rootfs";
 import { KvStartupError } from "../../../lab/kv-model";
 import { LabOptionsSchema } from "../../../lab/options";
@@ -142,7 +142,16 @@ describe("lab images: what goes into the rootfs", () => {
   it("takes versions from the toolchain's pins and the engine's names from the stacks", () => {
     assert.equal(toolchainVersion("K8S_VERSION", "# x\nK8S_VERSION=v1.34.4\nK8S_STAGING_VERSION=v0.34.4\n"), "v1.34.4");
     assert.throws(() => toolchainVersion("NOPE", "A=1\n"), /no NOPE=/);
-    assert.deepEqual(stackImages(), ["vllm/vllm-openai:v0.24.0"]);
+    assert.deepEqual(stackImages(), ["docker.io/vllm/vllm-openai:v0.24.0", "vllm/vllm-openai:v0.24.0"]);
+  });
+
+  it("names an image as the CRI looks it up: docker.io for no registry, library for one component, latest for no tag", () => {
+    assert.equal(normalizedImageName("vllm/vllm-openai:v0.24.0"), "docker.io/vllm/vllm-openai:v0.24.0");
+    assert.equal(normalizedImageName("busybox"), "docker.io/library/busybox:latest");
+    assert.equal(normalizedImageName("registry.k8s.io/pause:3.10.1"), "registry.k8s.io/pause:3.10.1");
+    assert.equal(normalizedImageName("localhost/x"), "localhost/x:latest");
+    assert.equal(normalizedImageName("reg:5000/a/b"), "reg:5000/a/b:latest");
+    assert.equal(normalizedImageName("a/b@sha256:00"), "docker.io/a/b@sha256:00");
   });
 });
 
