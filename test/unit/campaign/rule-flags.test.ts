@@ -33,7 +33,7 @@ async function withStderr<T>(f: () => T | Promise<T>): Promise<{ value: T; stder
 describe("the rule's flags: the same in every command that judges", () => {
   it("campaign run, campaign tune and review --results read the same flags as the same rule, old spellings with one warning", async () => {
     const warning = "warning: --slo-e2e-p95-ms is deprecated: use --slo e2e:p95:2000\n";
-    const run = await withStderr(() => parseCliOptions(FLAGS, REPO));
+    const run = await withStderr(() => parseCliOptions([...FLAGS, "--stacks", "baseline"], REPO));
     const rule = { ...ruleSettingsOf(run.value), slo: run.value.slo };
     assert.deepEqual({ value: rule, stderr: run.stderr }, { value: RULE, stderr: warning });
     const tune = await withStderr(() => parseTuneOptions([...FLAGS, "--branch", "t"], REPO).campaign);
