@@ -1,4 +1,5 @@
 import * as path from "node:path";
+import type { Io } from "../../common/io";
 import { UsageError } from "../../common/usage-error";
 import { SUMMARY_DIR } from "../../result";
 import {
@@ -32,7 +33,7 @@ import { ownedStacks, parseSlotStack, planSlots, type SlotTurn, slotQueue, slots
 import { exitCodeOf, recommendationLine } from "../summary";
 import { renderVerification } from "../verify";
 import { measuringPath, writeViaDeployScenario } from "../via-deploy";
-import { type Io, openCampaignWorld, resolveSettings } from "../world";
+import { openCampaignWorld, resolveSettings } from "../world";
 
 /**
  * What a campaign hands its caller: its record, and each complete result with the verdict the
