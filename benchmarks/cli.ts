@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
 import { EXIT } from "../common/exit-codes";
+import { type Io, processIo } from "../common/io";
 import { UsageError } from "../common/usage-error";
 import { comparisonChartFile, RESULTS_DIR, readResult, writeChart } from "../result";
 import { compareResults, compareRule, RULE_OPTIONS, RULE_OPTIONS_USAGE, ruleFromOptions } from "../verdict";
@@ -11,7 +12,7 @@ import { buildScenario, PHASES, PRESETS, type PresetName, readScenarioFile, type
 import { SLO_ARG_OPTIONS, SLO_USAGE, type Slo, sloFlagText, sloFromArgValues } from "./inputs/slo";
 import { loadStackOutputs, resolveEndpoint, type StackOutputs } from "./inputs/stack-outputs";
 import { postDeployCommand } from "./post-deploy";
-import { silentProgress, stderrProgress } from "./progress";
+import { silentProgress, writerProgress } from "./progress";
 import { renderComparison } from "./report/comparison";
 import { capacityComparisonSvg } from "./report/slo-svg";
 import { chartFromResults } from "./report/svg";
@@ -67,15 +68,15 @@ function number(v: string | undefined, flag: string): number | undefined {
 }
 
 /** The SLO flags' SLO; a malformed one is a usage error, an old flag a line on stderr. */
-function sloOf(values: Parameters<typeof sloFromArgValues>[0]): Slo | undefined {
+function sloOf(values: Parameters<typeof sloFromArgValues>[0], io: Io): Slo | undefined {
   try {
-    return sloFromArgValues(values, (line) => process.stderr.write(`warning: ${line}\n`));
+    return sloFromArgValues(values, (line) => io.stderr(`warning: ${line}\n`));
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
 }
 
-async function runCommand(argv: string[], cwd: string): Promise<number> {
+async function runCommand(argv: string[], cwd: string, io: Io): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -109,7 +110,7 @@ async function runCommand(argv: string[], cwd: string): Promise<number> {
   if (values.scenario) layers.push(readScenarioFile(resolve(cwd, values.scenario)));
   for (const s of values.set) layers.push(parseSet(s));
   if (values.phases) layers.push({ phases: values.phases.split(",").map((p) => p.trim()) });
-  const slo = sloOf(values);
+  const slo = sloOf(values, io);
   if (slo) layers.push({ slo: sloFlagText(slo), sloAttainment: slo.attainment });
   let scenario: Scenario;
   let outputs: StackOutputs;
@@ -126,7 +127,9 @@ async function runCommand(argv: string[], cwd: string): Promise<number> {
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
-  const progress = values.quiet ? silentProgress : stderrProgress();
+  const progress = values.quiet
+    ? silentProgress
+    : writerProgress(io.stderr, io === processIo && process.stderr.isTTY === true);
   const controller = new AbortController();
   let interrupts = 0;
   const onSigint = () => {
@@ -162,7 +165,7 @@ async function runCommand(argv: string[], cwd: string): Promise<number> {
     });
     const files = writeResult(result, resolve(cwd, values.out));
     progress.log(`result: ${files.json}\nreport: ${files.markdown}`);
-    if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+    if (values.json) io.stdout(`${JSON.stringify(result)}\n`);
     if (controller.signal.aborted) return EXIT.interrupted;
     if (!result.valid) {
       progress.log(`result NOT valid:\n${result.invalidReasons.map((r) => `  - ${r}`).join("\n")}`);
@@ -171,7 +174,7 @@ async function runCommand(argv: string[], cwd: string): Promise<number> {
     return EXIT.ok;
   } catch (err) {
     if (err instanceof PreflightError) {
-      process.stderr.write(
+      io.stderr(
         `error: ${err.message}\nCheck that the server runs and --endpoint is right (e.g. kubectl port-forward), or raise --wait-ready.\n`,
       );
       return err.kind === "unreachable" ? EXIT.unreachable : err.kind === "timeout" ? EXIT.timeout : EXIT.httpError;
@@ -182,7 +185,7 @@ async function runCommand(argv: string[], cwd: string): Promise<number> {
   }
 }
 
-async function compareCommand(argv: string[], cwd: string): Promise<number> {
+async function compareCommand(argv: string[], cwd: string, io: Io): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     options: {
@@ -195,7 +198,7 @@ async function compareCommand(argv: string[], cwd: string): Promise<number> {
     allowPositionals: true,
   });
   if (positionals.length === 0) throw new UsageError("compare needs result files, e.g. results/*/*.json");
-  const options = ruleFromOptions(values, (line) => process.stderr.write(`warning: ${line}\n`));
+  const options = ruleFromOptions(values, (line) => io.stderr(`warning: ${line}\n`));
   if (options.objective === "goodput" && options.slo === undefined)
     throw new UsageError("--objective goodput needs --slo (the SLO the capacity was searched under)");
   const rule = compareRule(options);
@@ -207,35 +210,35 @@ async function compareCommand(argv: string[], cwd: string): Promise<number> {
   const capacitySvg = capacityComparisonSvg(loaded.map((l) => l.result));
   const capacityChart = capacitySvg === null ? null : chart.replace(/\.svg$/, "-capacity.svg");
   if (capacitySvg !== null && capacityChart !== null) writeChart(capacityChart, capacitySvg);
-  if (values.json) process.stdout.write(`${JSON.stringify({ ...comparison, chart, capacityChart })}\n`);
+  if (values.json) io.stdout(`${JSON.stringify({ ...comparison, chart, capacityChart })}\n`);
   else
-    process.stdout.write(
+    io.stdout(
       `${renderComparison(comparison)}\nChart: ${chart}\n${capacityChart ? `SLO capacity chart: ${capacityChart}\n` : ""}`,
     );
   return comparison.recommended === null ? EXIT.noRecommendation : EXIT.ok;
 }
 
-/** Entry point with `cwd` passed in, so the CLI is testable in-process. */
-export async function main(argv: string[], cwd = process.cwd()): Promise<number> {
+/** Entry point with `cwd` and the output passed in, so the CLI is testable in-process. */
+export async function main(argv: string[], cwd = process.cwd(), io: Io = processIo): Promise<number> {
   // `npm run bench -- --stack seqs4` (no command) means `run`.
   const implicitRun = argv[0]?.startsWith("--") === true && argv[0] !== "--help";
   const [command, ...rest] = implicitRun ? ["run", ...argv] : argv;
   try {
     switch (command) {
       case "run":
-        return await runCommand(rest, cwd);
+        return await runCommand(rest, cwd, io);
       case "compare":
-        return await compareCommand(rest, cwd);
+        return await compareCommand(rest, cwd, io);
       case "export":
-        return exportCommand(rest, cwd, (line) => process.stdout.write(`${line}\n`));
+        return exportCommand(rest, cwd, (line) => io.stdout(`${line}\n`));
       case "post-deploy":
         if (rest.length > 0) throw new UsageError("post-deploy takes no arguments: its inputs come on stdin");
-        return await postDeployCommand(cwd, (s) => process.stdout.write(s));
+        return await postDeployCommand(cwd, io.stdout);
       case undefined:
       case "help":
       case "--help":
       case "-h":
-        process.stdout.write(`${USAGE}\n`);
+        io.stdout(`${USAGE}\n`);
         return command === undefined ? EXIT.usage : EXIT.ok;
       default:
         throw new UsageError(`unknown command ${JSON.stringify(command)}`);
@@ -243,10 +246,10 @@ export async function main(argv: string[], cwd = process.cwd()): Promise<number>
   } catch (err) {
     const e = err as Error & { code?: string };
     if (err instanceof UsageError || e.code?.startsWith("ERR_PARSE_ARGS")) {
-      process.stderr.write(`error: ${e.message}\n\n${USAGE}\n`);
+      io.stderr(`error: ${e.message}\n\n${USAGE}\n`);
       return EXIT.usage;
     }
-    process.stderr.write(`error: ${e.message}\n`);
+    io.stderr(`error: ${e.message}\n`);
     return EXIT.error;
   }
 }

@@ -3,6 +3,6 @@
  * plan commands, one candidate's turn, the restore, and the injected world they share.
  */
 export { type PlannedCandidate, planCampaign } from "./commands/plan";
-export { runCampaign } from "./commands/run";
+export { type CampaignRun, runCampaign } from "./commands/run";
 export type { CampaignControl, CampaignDeps, CampaignSettings } from "./deps";
 export { BASELINE, errorLine, type Prepared, prepare } from "./prepare";

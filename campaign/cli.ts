@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { EXIT } from "../common/exit-codes";
+import { type Io, processIo } from "../common/io";
 import { UsageError } from "../common/usage-error";
 import { PROJECT, stackKey } from "../config";
 import { LabNotRunningError } from "../lab";
@@ -21,7 +22,7 @@ import { readRestoreReadiness } from "./starts";
 import { tuneMain } from "./tune/command";
 import { TUNE_USAGE } from "./tune/options";
 import { renderVerification } from "./verify";
-import { type Io, processIo, reportStale, resolveSettings } from "./world";
+import { reportStale, resolveSettings } from "./world";
 
 /**
  * `campaign recover`: after a campaign was killed (kill -9, reboot) or cancelled, clears what it left

@@ -1,31 +1,25 @@
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { UsageError } from "../common/usage-error";
+import { orderedStacks, stackNames } from "../config";
 import { RESULTS_DIR } from "../result";
 import { type Mode, RULE_OPTIONS, RULE_OPTIONS_USAGE, type RuleOptions, ruleFromOptions } from "../verdict";
 import { ORDER_MODES, type OrderMode } from "./order";
-import { MAX_PARALLEL } from "./slots";
+import { MAX_PARALLEL, parseSlotStack } from "./slots";
 
 /**
- * The seed's runs as ten stacks: baseline; three other memory budgets (baseline's is 0.80); two
- * other context lengths (baseline's is 8192); three scheduler sizes (seqs4 repeats baseline's 4,
- * a control for run-to-run noise); cold.
+ * The default candidates: every stack file of the project (`Pulumi.<stack>.yaml`; the seed's ten as
+ * shipped), in the order config/stack-order.ts derives from them, leaving out a parallel slot's copy
+ * (`<stack>.s<N>`) that a killed campaign may have left behind.
  */
-export const SEED_STACKS = [
-  "baseline",
-  "mem070",
-  "mem075",
-  "mem085",
-  "ctx4096",
-  "ctx16384",
-  "seqs1",
-  "seqs2",
-  "seqs4",
-  "cold",
-] as const;
+export const projectStacks = (projectDir: string): string[] =>
+  orderedStacks(
+    projectDir,
+    stackNames(projectDir).filter((s) => parseSlotStack(s).slot === 0),
+  );
 
 /**
- * `campaign run` and `campaign plan` options, before anything is read from disk. The rule's
+ * `campaign run` and `campaign plan` options, before anything but the stack files is read. The rule's
  * (`RuleOptions`): `slo` undefined takes the scenario's, if any; goodput needs an SLO.
  */
 export interface CliOptions extends RuleOptions {
@@ -79,7 +73,7 @@ export const USAGE = `Usage: campaign <run|plan|recover|propose> [options]
          evidence; deploys nothing (its options: npm run campaign -- propose --help)
 
 Options:
-  --stacks a,b,c          candidate stacks (default: ${SEED_STACKS.join(",")})
+  --stacks a,b,c          candidate stacks (default: every Pulumi.<stack>.yaml: baseline, then by knob and value)
   --order MODE            fixed | shuffle | alternate (default fixed)
   --seed N                shuffle seed / alternate parity (default: random / number of earlier campaigns)
   --short                 the benchmark's short preset (the demo's load windows)
@@ -157,18 +151,18 @@ function parseFlags(argv: readonly string[]) {
   }
 }
 
-/** Pure: argv (after the subcommand) to options; paths resolved against `repoDir`. */
-export function parseCliOptions(argv: readonly string[], repoDir: string): CliOptions {
+/**
+ * Argv (after the subcommand) to options; paths resolved against `repoDir`. Without `--stacks` the
+ * candidates are `defaultStacks()`: the project's stack files (read only then), or the caller's own.
+ */
+export function parseCliOptions(
+  argv: readonly string[],
+  repoDir: string,
+  defaultStacks: () => string[] = () => projectStacks(repoDir),
+): CliOptions {
   const values = parseFlags(argv);
   if (!(ORDER_MODES as readonly string[]).includes(values.order))
     throw new UsageError(`--order must be one of ${ORDER_MODES.join(", ")}, got ${values.order}`);
-  const stacks =
-    values.stacks === undefined
-      ? [...SEED_STACKS]
-      : values.stacks
-          .split(",")
-          .map((s) => s.trim())
-          .filter((s) => s !== "");
   const mode: Mode = values.lab ? "lab" : "cluster";
   const resolve = (p: string) => path.resolve(repoDir, p);
   const workDir = resolve(values["work-dir"] ?? (mode === "lab" ? ".lab/project" : "."));
@@ -194,8 +188,7 @@ export function parseCliOptions(argv: readonly string[], repoDir: string): CliOp
     throw new UsageError(
       `--via-deploy measures each candidate inside its own pulumi up, one at a time; it does not run with --parallel ${parallel} (a slot's endpoint is known only after its up): use --parallel 1, or leave out --via-deploy`,
     );
-  return {
-    stacks,
+  const options = {
     order: values.order as OrderMode,
     seed: positiveInt(values.seed, "--seed"),
     scenarioFile: values.scenario === undefined ? undefined : resolve(values.scenario),
@@ -219,4 +212,13 @@ export function parseCliOptions(argv: readonly string[], repoDir: string): CliOp
     labEngine: values.engine as LabEngineName | undefined,
     viaDeploy: values["via-deploy"],
   };
+  // Read last, so a bad flag is reported before any stack file is read.
+  const stacks =
+    values.stacks === undefined
+      ? defaultStacks()
+      : values.stacks
+          .split(",")
+          .map((s) => s.trim())
+          .filter((s) => s !== "");
+  return { stacks, ...options };
 }

@@ -47,7 +47,9 @@ export function orderStacks(stacks: readonly string[], mode: OrderMode, seed: nu
 export function stackListProblems(requested: readonly string[], available: readonly string[]): string[] {
   const problems: string[] = [];
   if (requested.length === 0)
-    problems.push("no stacks given: pass --stacks baseline,seqs1,... or leave it out for the seed's ten");
+    problems.push(
+      "no stacks given: pass --stacks baseline,seqs1,... or leave it out for every stack file of the project",
+    );
   const seen = new Set<string>();
   for (const s of requested) {
     if (seen.has(s)) problems.push(`stack ${s} is listed twice in --stacks`);

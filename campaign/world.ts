@@ -14,6 +14,7 @@ import {
 } from "../benchmarks";
 import { EXIT } from "../common/exit-codes";
 import { gitInfo } from "../common/git-info";
+import { type Io, processIo } from "../common/io";
 import { UsageError } from "../common/usage-error";
 import { mergedStackConfig, PROJECT, stackNames } from "../config";
 import { postDeployEnv } from "../config/post-deploy-input";
@@ -34,12 +35,6 @@ import { stageProject } from "./stage";
 import { readRestoreReadiness } from "./starts";
 
 /** Where the CLI writes; tests pass their own. */
-export interface Io {
-  readonly stdout: (s: string) => void;
-  readonly stderr: (s: string) => void;
-}
-
-export const processIo: Io = { stdout: (s) => process.stdout.write(s), stderr: (s) => process.stderr.write(s) };
 
 type ResolvedSettings = ReturnType<typeof resolveSettings>;
 

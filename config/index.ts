@@ -6,6 +6,7 @@ export * from "./one-knob";
 export * from "./parse";
 export * from "./schema";
 export * from "./stack-files";
+export * from "./stack-order";
 export * from "./stack-outputs";
 export * from "./vllm-argv";
 export * from "./vllm-knobs";

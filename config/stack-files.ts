@@ -15,7 +15,7 @@ interface StackFile {
 }
 
 /** Pulumi passes every config value to programs as a string; structured values as JSON. */
-function configString(value: unknown): string {
+export function configString(value: unknown): string {
   return typeof value === "string" ? value : JSON.stringify(value);
 }
 

@@ -1,4 +1,7 @@
+import { isDeepStrictEqual } from "node:util";
 import { z } from "zod";
+import { type CandidateConfig, FIELDS, type FieldName } from "./schema";
+import { configString } from "./stack-files";
 
 /**
  * `measured`: the candidate summary the post-deploy benchmark printed (verdict/
@@ -20,6 +23,22 @@ export const MeasuredOutputSchema = z.looseObject({
 export type MeasuredOutput = z.infer<typeof MeasuredOutputSchema>;
 
 /**
+ * The candidate config as the program exports it: the values config/schema.ts parsed. Each key the
+ * schema knows is checked by its field's schema, its value written as Pulumi hands config to the
+ * program, and must be what that field parses it to (`4`, not `"4"`); a hand-written outputs file may
+ * leave keys out, and keys the schema does not know pass through.
+ */
+const ExportedConfigSchema = z.looseObject({}).superRefine((config, ctx) => {
+  for (const [key, value] of Object.entries(config)) {
+    const field = FIELDS[key as FieldName] as (typeof FIELDS)[FieldName] | undefined;
+    if (field === undefined) continue;
+    const parsed = field.schema.safeParse(configString(value));
+    if (!parsed.success || !isDeepStrictEqual(parsed.data, value))
+      ctx.addIssue({ code: "custom", path: [key], message: `${JSON.stringify(value)} is not ${field.allowed}` });
+  }
+}) as unknown as z.ZodType<Partial<CandidateConfig> & Readonly<Record<string, unknown>>>;
+
+/**
  * The stack outputs (`pulumi stack output --json`): the baseline record the program exports
  * (components/render/outputs.ts builds it, index.ts adds `nodePort` and `deploymentUid`) and the
  * benchmark reads (benchmarks/inputs/stack-outputs.ts). One schema for both sides, here below them.
@@ -33,7 +52,7 @@ export const StackOutputsSchema = z
     deploymentName: z.string().min(1),
     servedModelName: z.string().min(1),
     /** The whole candidate config (config/schema.ts), as JSON. */
-    config: z.looseObject({}),
+    config: ExportedConfigSchema,
     serviceName: z.string().optional(),
     servicePort: z.number().int().optional(),
     serviceType: z.enum(["ClusterIP", "NodePort"]).optional(),

@@ -1,5 +1,6 @@
 import * as path from "node:path";
 import { EXIT } from "../common/exit-codes";
+import { type Io, processIo } from "../common/io";
 import { UsageError } from "../common/usage-error";
 import { renderReviewMarkdown } from "./markdown";
 import { parseReviewOptions, USAGE } from "./options";
@@ -8,13 +9,6 @@ import { summaryFinder } from "./summaries";
 
 /** Exit codes of `npm run review`: the repository's one table (common/exit-codes.ts). */
 export { EXIT };
-
-export interface Io {
-  readonly stdout: (s: string) => void;
-  readonly stderr: (s: string) => void;
-}
-
-const processIo: Io = { stdout: (s) => process.stdout.write(s), stderr: (s) => process.stderr.write(s) };
 
 /** Entry point with the repository passed in, so the command is testable in-process. */
 export function main(argv: readonly string[], repoDir = process.cwd(), io: Io = processIo): number {

@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
 import * as path from "node:path";
 import { redactSecrets } from "../benchmarks/inputs/stack-outputs";
-import { type BenchmarkResult, readResult, readSummaryFile, writeSummaryFile } from "../result";
+import { type BenchmarkResult, readSummaryFile, writeSummaryFile } from "../result";
 import { canonicalJson, RUN_IDENTITY_KEYS } from "./canonical";
 import type { Mode } from "./mode";
 import { throughputNoise } from "./noise";
 import { type CandidateEvidence, candidateEvidence } from "./propose/evidence";
-import { type CompareRule, judge, ruleSlo } from "./rule";
+import { type CandidateVerdict, type CompareRule, type JudgedResult, judge, ruleSlo } from "./rule";
 import { compareRule } from "./rule-options";
 import {
   CANDIDATE_SUMMARY_KIND,
@@ -30,14 +30,18 @@ export function configHash(config: Readonly<Record<string, unknown>>): string {
 
 export const scenarioHash = (scenario: unknown): string => sha256(canonicalJson(scenario));
 
-/** Pure: the summary of one result under the campaign's rule. */
+/**
+ * Pure: the summary of one result under the campaign's rule. `judged`: its verdict under that rule
+ * where the caller already has it (a campaign judged it as it came in); judged here otherwise.
+ */
 export function candidateSummary(
   result: BenchmarkResult,
   rule: CompareRule,
   mode: Mode | "unknown",
   resultFile: string | null,
+  judged: CandidateVerdict = judge(result, rule, resultFile),
 ): CandidateSummary {
-  const { config, file: _file, ...verdict } = judge(result, rule, resultFile);
+  const { config, file: _file, ...verdict } = judged;
   const args = result.outputs["args"];
   const readiness = result.phases.readiness?.report ?? null;
   const changeToReady = readiness?.changeToReadySeconds ?? null;
@@ -95,24 +99,25 @@ export function summaryEvidence(summary: CandidateSummary, file: string): Candid
 }
 
 /**
- * `campaign run --write-summary`: one summary per candidate with a complete result, written
- * atomically into `dir`. A stack measured again replaces its summary. Returns the files written.
+ * `campaign run --write-summary` and a tune's promotion: one summary per complete result, from the
+ * verdict its campaign gave it, written atomically into `dir`. A stack measured again replaces its
+ * summary. Returns the files written.
  */
 export function writeCandidateSummaries(
   dir: string,
   /** `summaryName`: the file's stack name when not the result's (a tune's winner measured in a parallel slot). */
-  candidates: ReadonlyArray<{ readonly resultFile: string | null; readonly summaryName?: string }>,
+  judged: ReadonlyArray<JudgedResult & { readonly summaryName?: string }>,
   rule: CompareRule,
   mode: Mode,
   repoDir: string,
 ): string[] {
-  const written: string[] = [];
-  for (const c of candidates) {
-    if (c.resultFile === null) continue;
-    const result = readResult(c.resultFile);
-    if (!result.complete) continue;
-    const summary = candidateSummary(result, rule, mode, path.relative(repoDir, c.resultFile));
-    written.push(writeSummaryFile(dir, c.summaryName ?? result.stack, summary));
-  }
-  return written;
+  return judged
+    .filter((j) => j.result.complete)
+    .map((j) =>
+      writeSummaryFile(
+        dir,
+        j.summaryName ?? j.result.stack,
+        candidateSummary(j.result, rule, mode, path.relative(repoDir, j.file), j.verdict),
+      ),
+    );
 }

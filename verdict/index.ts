@@ -27,7 +27,16 @@ export {
   type StartFailure,
 } from "./propose";
 export { type Recommendation, recommend } from "./recommend";
-export { type CompareRule, type Comparison, compareResults, compareVerdicts, describeRule, judge } from "./rule";
+export {
+  type CompareRule,
+  type Comparison,
+  compareResults,
+  compareVerdicts,
+  describeRule,
+  type JudgedResult,
+  judge,
+  judgeResult,
+} from "./rule";
 export {
   compareRule,
   RULE_OPTIONS,

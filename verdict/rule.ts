@@ -175,6 +175,23 @@ export function judge(result: BenchmarkResult, rule: CompareRule, file: string |
   );
 }
 
+/** A result with its verdict under one rule, judged once where it was measured (a campaign) and read from there on. */
+export interface JudgedResult {
+  readonly result: BenchmarkResult;
+  readonly file: string;
+  readonly verdict: CandidateVerdict;
+}
+
+/** Pure: `judge` kept beside the result and the file it judged. */
+export const judgeResult = (
+  r: { readonly result: BenchmarkResult; readonly file: string },
+  rule: CompareRule,
+): JudgedResult => ({
+  result: r.result,
+  file: r.file,
+  verdict: judge(r.result, rule, r.file),
+});
+
 /** Pure: judges every result and picks one by the rule, with the reasons. */
 export function compareResults(
   results: ReadonlyArray<{ result: BenchmarkResult; file?: string }>,

@@ -2,7 +2,6 @@ import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { type StackOutputs, StackOutputsSchema } from "../../config/stack-outputs";
-import { vllmFlagValue } from "../../config/vllm-argv";
 import { formatIssues } from "./scenario";
 
 /** The shape is shared with the program that exports it: config/stack-outputs.ts. */
@@ -96,11 +95,5 @@ export function resolveEndpoint(outputs: StackOutputs, endpoint: string | undefi
   );
 }
 
-/** The candidate's `--max-num-seqs`: its config key, else the rendered args; null when neither says. */
-export function maxNumSeqsOf(outputs: StackOutputs): number | null {
-  const fromConfig = outputs.config["maxNumSeqs"];
-  if (typeof fromConfig === "number" && Number.isInteger(fromConfig) && fromConfig > 0) return fromConfig;
-  const raw = vllmFlagValue(outputs.args ?? [], "--max-num-seqs");
-  const n = Number(raw);
-  return raw !== undefined && Number.isInteger(n) && n > 0 ? n : null;
-}
+/** The candidate's `--max-num-seqs`, as its exported config says; null when a hand-written outputs file leaves it out. */
+export const maxNumSeqsOf = (outputs: StackOutputs): number | null => outputs.config.maxNumSeqs ?? null;

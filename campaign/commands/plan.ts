@@ -1,4 +1,5 @@
 import { EXIT } from "../../common/exit-codes";
+import type { Io } from "../../common/io";
 import { configChanges } from "../../verdict";
 import type { CampaignDeps, CampaignSettings } from "../deps";
 import type { CliOptions } from "../options";
@@ -7,7 +8,7 @@ import { resumeDecision } from "../resume";
 import { standingSlot } from "../slot-resume";
 import { planSlots, type SlotTurn, turnIn } from "../slots";
 import { measuringPath } from "../via-deploy";
-import { type Io, resolveSettings } from "../world";
+import { resolveSettings } from "../world";
 
 export interface PlannedCandidate {
   readonly position: number;

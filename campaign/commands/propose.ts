@@ -2,6 +2,7 @@ import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { renderProposals } from "../../benchmarks";
 import { EXIT } from "../../common/exit-codes";
+import type { Io } from "../../common/io";
 import { UsageError } from "../../common/usage-error";
 import { RULE_ARG_OPTIONS, RULE_USAGE, RuleError, ruleSettingsFromFlags } from "../../config/rule";
 import { RESULTS_DIR } from "../../result";
@@ -97,11 +98,6 @@ function parseProposeOptions(argv: readonly string[], repoDir: string): ProposeC
     overwrite: values.overwrite,
     json: values.json,
   };
-}
-
-interface Io {
-  readonly stdout: (s: string) => void;
-  readonly stderr: (s: string) => void;
 }
 
 /** `campaign propose`: exit 0 with or without proposals (none is an answer); 1 when a stack file was refused. */

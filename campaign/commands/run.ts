@@ -1,7 +1,17 @@
 import * as path from "node:path";
+import type { Io } from "../../common/io";
 import { UsageError } from "../../common/usage-error";
-import { type BenchmarkResult, SUMMARY_DIR } from "../../result";
-import { compareResults, compareRule, rankNoise, recommend, writeCandidateSummaries } from "../../verdict";
+import { SUMMARY_DIR } from "../../result";
+import {
+  type CompareRule,
+  compareRule,
+  compareVerdicts,
+  type JudgedResult,
+  judgeResult,
+  rankNoise,
+  recommend,
+  writeCandidateSummaries,
+} from "../../verdict";
 import { candidateRecord, runCandidate } from "../candidate";
 import type { CampaignControl, CampaignDeps, CampaignSettings } from "../deps";
 import { writeSummary } from "../files";
@@ -23,14 +33,25 @@ import { ownedStacks, parseSlotStack, planSlots, type SlotTurn, slotQueue, slots
 import { exitCodeOf, recommendationLine } from "../summary";
 import { renderVerification } from "../verify";
 import { measuringPath, writeViaDeployScenario } from "../via-deploy";
-import { type Io, openCampaignWorld, resolveSettings } from "../world";
+import { openCampaignWorld, resolveSettings } from "../world";
+
+/**
+ * What a campaign hands its caller: its record, and each complete result with the verdict the
+ * record's comparison was made of (judged once, under `rule`, as the result came in), for the
+ * candidate summaries and a tune's steps to read instead of reading the files back and judging again.
+ */
+export interface CampaignRun {
+  readonly summary: CampaignSummary;
+  readonly rule: CompareRule;
+  readonly judged: readonly JudgedResult[];
+}
 
 /** Every candidate in turn, then baseline restored and verified, then the run's own stacks destroyed. */
 export async function runCampaign(
   settings: CampaignSettings,
   deps: CampaignDeps,
   control: CampaignControl,
-): Promise<CampaignSummary> {
+): Promise<CampaignRun> {
   const startMs = deps.now();
   const startedAt = new Date(startMs).toISOString();
   const p = deps.progress;
@@ -42,7 +63,7 @@ export async function runCampaign(
     );
 
   const candidates: CandidateRecord[] = [];
-  const results: Array<{ result: BenchmarkResult; file: string }> = [];
+  const judged: JudgedResult[] = [];
   const deployedCold = new Set<string>();
   let restore: RestoreRecord | null = null;
   const cleanup: CleanupRecord[] = [];
@@ -51,7 +72,13 @@ export async function runCampaign(
 
   const rule = compareRule(settings);
   const summary = (): CampaignSummary => {
-    const comparison = results.length > 0 ? compareResults(results, rule) : null;
+    const comparison =
+      judged.length > 0
+        ? compareVerdicts(
+            judged.map((j) => j.verdict),
+            rule,
+          )
+        : null;
     return {
       schemaVersion: CAMPAIGN_SCHEMA_VERSION,
       kind: CAMPAIGN_KIND,
@@ -78,17 +105,17 @@ export async function runCampaign(
       cleanup: [...cleanup],
       comparison,
       recommendation: recommend(comparison, candidates, base.args, (stack) => {
-        const r = results.find((x) => x.result.stack === stack)?.result;
+        const r = judged.find((x) => x.result.stack === stack)?.result;
         return r === undefined ? null : rankNoise(r, rule);
       }),
       logFile: settings.logFile,
       pulumi: settings.pulumi,
     };
   };
-  const finish = (): CampaignSummary => {
+  const finish = (): CampaignRun => {
     const s = summary();
     deps.checkpoint(s);
-    return s;
+    return { summary: s, rule, judged: [...judged] };
   };
 
   const plan = planSlots(
@@ -124,7 +151,7 @@ export async function runCampaign(
     const outcome = await runCandidate(settings, own, control, { ...turn, total }, base.config);
     if (outcome.deployed && turn.slot > 0) slotStacks.add(stack);
     else if (outcome.deployedCold) deployedCold.add(stack);
-    if (outcome.result !== null) results.push(outcome.result);
+    if (outcome.result !== null) judged.push(judgeResult(outcome.result, rule));
     candidates.push(outcome.record);
     deps.checkpoint(summary());
     if (control.stop.aborted) interrupted = true;
@@ -222,17 +249,10 @@ export async function runCommand(opts: CliOptions, repoDir: string, io: Io): Pro
       `  ${measuringPath(opts)}\n`,
   );
   try {
-    const summary = await runCampaign(settings, deps, { stop: stop.signal, cancel: cancel.signal });
+    const { summary, rule, judged } = await runCampaign(settings, deps, { stop: stop.signal, cancel: cancel.signal });
     const files = writeSummary(opts.resultsDir, summary);
     if (opts.writeSummary) {
-      const rule = compareRule(settings);
-      const written = writeCandidateSummaries(
-        path.join(repoDir, SUMMARY_DIR),
-        summary.candidates,
-        rule,
-        opts.mode,
-        repoDir,
-      );
+      const written = writeCandidateSummaries(path.join(repoDir, SUMMARY_DIR), judged, rule, opts.mode, repoDir);
       io.stderr(
         `candidate summaries: ${written.map((f) => path.relative(repoDir, f)).join(", ") || "none (no complete result)"}\n`,
       );

@@ -2,19 +2,19 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { writeFileAtomic } from "../../common/atomic-write";
 import { EXIT } from "../../common/exit-codes";
+import type { Io } from "../../common/io";
 import { UsageError } from "../../common/usage-error";
-import { readResult, SUMMARY_DIR, tuneStateFile } from "../../result";
-import { candidateEvidence, compareRule, propose, writeCandidateSummaries } from "../../verdict";
+import { SUMMARY_DIR, tuneStateFile } from "../../result";
+import { candidateEvidence, propose, writeCandidateSummaries } from "../../verdict";
 import { BASELINE, type CampaignControl, type CampaignSettings, runCampaign } from "../campaign";
 import { writeProposalStackFiles } from "../commands/propose-files";
 import { campaignId, writeSummary } from "../files";
 import { checkPlacement } from "../placement";
-import { type CampaignSummary, measuredCandidate } from "../record";
 import { ownedStacks } from "../slots";
 import { stageProject } from "../stage";
-import { type Io, openCampaignWorld, resolveSettings } from "../world";
+import { openCampaignWorld, resolveSettings } from "../world";
 import { checkBranch, closeWorktree, commitFiles, openWorktree, runGit } from "./branch";
-import { runTune, type TuneProposal } from "./loop";
+import { runTune, type TuneWinner } from "./loop";
 import { parseTuneOptions } from "./options";
 import { sameBaselineProject } from "./original";
 import type { StepSlots } from "./parallel";
@@ -44,7 +44,6 @@ export async function tuneMain(argv: readonly string[], repoDir: string, io: Io)
   const prior = readTuneState(stateFile);
   const world = await openCampaignWorld(campaignOpts, repoDir, io, resolved, ownedStacks([BASELINE], c.parallel));
   const { parallel, ...oneAtATime } = world.settings;
-  const rule = compareRule(world.settings);
   let measurements = 0;
   // A campaign in slots is `campaign run --parallel`'s (runCampaign's slots, controls, noise and slot cleanup).
   const campaign = async (
@@ -61,9 +60,9 @@ export async function tuneMain(argv: readonly string[], repoDir: string, io: Io)
       id: `${campaignId(new Date())}-tune${measurements}`,
       stacks: [...stacks],
     };
-    const summary = await runCampaign(settings, world.deps, control);
-    writeSummary(c.resultsDir, summary);
-    return summary;
+    const run = await runCampaign(settings, world.deps, control);
+    writeSummary(c.resultsDir, run.summary);
+    return run;
   };
   const control: CampaignControl = { stop: world.stop.signal, cancel: world.cancel.signal };
   try {
@@ -82,9 +81,9 @@ export async function tuneMain(argv: readonly string[], repoDir: string, io: Io)
       },
       {
         measure: (stacks, ctl, slots) => campaign(worktree, stacks, ctl, slots),
-        propose: (file) => {
+        propose: (baseline) => {
           const outcome = propose(
-            { baseline: candidateEvidence(readResult(file)), candidates: [], startFailures: [] },
+            { baseline: candidateEvidence(baseline.result), candidates: [], startFailures: [] },
             { targetConcurrency: c.targetConcurrency, memoryCap: opts.memoryCap, minContext: opts.minContext },
           );
           return { proposals: outcome.proposals, noProposal: outcome.noProposal };
@@ -95,13 +94,13 @@ export async function tuneMain(argv: readonly string[], repoDir: string, io: Io)
             throw new Error(`proposal ${p.stack} refused: ${w?.detail ?? "not written"}`);
           return path.relative(worktree, w.file);
         },
-        promote: (p, stackFile, measured) => promote(worktree, p, stackFile, measured, rule, c.mode, repoDir),
+        promote: (winner) => promote(worktree, winner, repoDir),
         restoreOriginal: async (ctl, last) => {
           // Nothing promoted and the last campaign's restore verified the same project: that was the original.
           if (last?.restore?.verification?.ok === true && sameBaselineProject(worktree, repoDir))
             return "original baseline restored and verified (by the last campaign's restore: the branch's baseline is the original's)";
           // One slot: with slots, a campaign runs baseline in each as its control before restoring.
-          const s = await campaign(repoDir, [], ctl, null);
+          const { summary: s } = await campaign(repoDir, [], ctl, null);
           const v = s.restore?.verification;
           return s.restore?.error
             ? `original baseline NOT restored: ${s.restore.error}`
@@ -130,32 +129,21 @@ export async function tuneMain(argv: readonly string[], repoDir: string, io: Io)
 }
 
 /** One commit on the branch: the knob in Pulumi.yaml, the winner's stack file, and the step's summaries. */
-function promote(
-  worktree: string,
-  p: TuneProposal,
-  stackFile: string,
-  measured: CampaignSummary,
-  rule: { readonly targetConcurrency: number },
-  mode: CampaignSummary["mode"],
-  repoDir: string,
-): string {
+function promote(worktree: string, w: TuneWinner, repoDir: string): string {
+  const p = w.proposal;
   promoteDefault(worktree, p.knob, p.to);
-  const written = writeCandidateSummaries(
-    path.join(worktree, SUMMARY_DIR),
-    // Named by the candidate, so a winner measured in slot 1 (seqs8.s1) is summaries/seqs8.json, as with one slot.
-    measured.candidates
-      .filter((r) => r.stack === BASELINE || measuredCandidate(r) === p.stack)
-      .map((r) => ({ ...r, summaryName: measuredCandidate(r) })),
-    rule,
-    mode,
-    repoDir,
-  );
+  // Named by the candidate, so a winner measured in slot 1 (seqs8.s1) is summaries/seqs8.json, as with one slot.
+  const written = writeCandidateSummaries(path.join(worktree, SUMMARY_DIR), w.summaries, w.rule, w.mode, repoDir);
   const message = [
     `tune: ${p.knob} ${p.from} -> ${p.to} (${p.stack}, ${p.rule})`,
     "",
     ...p.evidence.map((e) => `- ${e}`),
     "",
-    `Verdict: ${measured.recommendation.reason}`,
+    `Verdict: ${w.reason}`,
   ].join("\n");
-  return commitFiles(worktree, ["Pulumi.yaml", stackFile, ...written.map((f) => path.relative(worktree, f))], message);
+  return commitFiles(
+    worktree,
+    ["Pulumi.yaml", w.stackFile, ...written.map((f) => path.relative(worktree, f))],
+    message,
+  );
 }

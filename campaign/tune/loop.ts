@@ -1,19 +1,20 @@
-import type { Proposal } from "../../verdict";
-import type { CampaignControl } from "../campaign";
-import { BASELINE } from "../campaign";
-import { type CampaignSummary, measuredCandidate } from "../record";
+import type { JudgedResult } from "../../verdict";
+import { BASELINE, type CampaignControl, type CampaignRun } from "../campaign";
+import type { CampaignSummary } from "../record";
 import { type StepSlots, slotsLine, stepSlots, stepStacks } from "./parallel";
-import { type StepFigure, TUNE_KIND, TUNE_SCHEMA_VERSION, type TuneState, type TuneStep } from "./state";
+import { TUNE_KIND, TUNE_SCHEMA_VERSION, type TuneState, type TuneStep } from "./state";
+import { baselineOf, stepFigures, stepWinner, type TuneProposal, type TuneWinner } from "./step";
 
 /**
  * The bounded hill-climb (`campaign tune`): measure baseline, propose, measure the proposals,
  * promote the one the recommendation picks beyond noise, repeat. Everything that touches the world
  * is injected (`TuneDeps`), as `runCampaign`'s is; the measurements ARE campaigns (`measure`), so a
- * tune deploys, restores, verifies and resumes exactly as `campaign run` does.
+ * tune deploys, restores, verifies and resumes exactly as `campaign run` does. The steps hand each
+ * other typed values (step.ts): baseline's judged result to the proposer, the written proposals to
+ * the measurement, the winner to the promotion.
  */
 
-/** A proposal (verdict/propose.ts) as the loop measures and promotes it. */
-export type TuneProposal = Proposal;
+export type { TuneProposal, TuneWinner } from "./step";
 
 interface TuneProposals {
   readonly proposals: readonly TuneProposal[];
@@ -30,12 +31,13 @@ export interface TuneDeps {
     stacks: readonly string[],
     control: CampaignControl,
     slots: StepSlots | null,
-  ) => Promise<CampaignSummary>;
-  readonly propose: (baselineResultFile: string) => TuneProposals;
+  ) => Promise<CampaignRun>;
+  /** The proposals from baseline's result as the step's first campaign measured it. */
+  readonly propose: (baseline: JudgedResult) => TuneProposals;
   /** Writes the proposal's stack file into the working copy; returns its path relative to it. */
   readonly writeProposal: (proposal: TuneProposal) => string;
   /** Moves the knob into Pulumi.yaml's default and commits it with the stack file and the step's summaries; returns the commit. */
-  readonly promote: (proposal: TuneProposal, stackFile: string, measured: CampaignSummary) => string;
+  readonly promote: (winner: TuneWinner) => string;
   /**
    * Deploys and verifies the original baseline; one line saying how it went, starting "original
    * baseline restored and verified" when it was. `last`: the tune's last campaign, whose restore may
@@ -61,18 +63,6 @@ export interface TuneSettings {
   readonly apply: boolean;
   /** `--parallel N` > 1: the slots each step's proposals are measured in, and the assignment's seed; null: one at a time. */
   readonly parallel: StepSlots | null;
-}
-
-/** The step's figures under the rule, with each candidate's result file. Pure. */
-function stepFigures(s: CampaignSummary): StepFigure[] {
-  return (s.comparison?.candidates ?? []).map((c) => ({
-    stack: c.stack,
-    requestsPerSecond: c.requestsPerSecond,
-    e2eP95Ms: c.e2eP95Ms,
-    eligible: c.eligible,
-    disqualified: [...c.disqualified],
-    resultFile: s.candidates.find((r) => r.stack === c.stack)?.resultFile ?? null,
-  }));
 }
 
 const recorded = (p: TuneProposal) => ({ ...p, evidence: [...p.evidence] });
@@ -134,21 +124,22 @@ export async function runTune(
     };
     deps.progress(`tune step ${n}: measuring baseline`);
     const base = await deps.measure([BASELINE], control, null);
-    last = base;
-    const record = base.candidates.find((c) => c.stack === BASELINE);
+    last = base.summary;
+    const record = base.summary.candidates.find((c) => c.stack === BASELINE);
+    const baseline = baselineOf(base);
     if (control.stop.aborted) continue;
-    if (record?.resultFile == null || record.resultValid !== true) {
+    if (baseline === null || record?.resultValid !== true) {
       const why = `baseline could not be measured: ${record?.detail ?? "no result"}`;
       finish({ ...empty(base), verdict: "failed", reason: why });
       stop(why);
       break;
     }
-    const out = deps.propose(record.resultFile);
+    const out = deps.propose(baseline);
     if (out.proposals.length === 0) {
       const why = `no proposal: ${out.noProposal ?? "the proposer named no candidate"}`;
       finish({
         ...empty(base),
-        baselineResult: record.resultFile,
+        baselineResult: baseline.file,
         noProposal: out.noProposal,
         verdict: "no-proposal",
         reason: why,
@@ -158,7 +149,7 @@ export async function runTune(
       break;
     }
     const proposals = out.proposals.slice(0, left);
-    const files = new Map(proposals.map((p) => [p.stack, deps.writeProposal(p)]));
+    const written = proposals.map((proposal) => ({ proposal, stackFile: deps.writeProposal(proposal) }));
     // Earlier winners have the current baseline's args: controls whose gap to baseline measures the noise.
     const controls = state.steps.flatMap((s) => (s.promoted ? [s.promoted.stack] : []));
     const stacks = stepStacks(
@@ -172,18 +163,16 @@ export async function runTune(
         slotsLine(stacks, slots),
     );
     const measured = await deps.measure(stacks, control, slots);
-    last = measured;
+    last = measured.summary;
     if (control.stop.aborted) continue;
-    const rec = measured.recommendation;
-    // In a slot > 0 the recommendation names the slot's stack (seqs8.s1): the proposal is its record's candidate.
-    const picked = rec.stack === null ? undefined : measured.candidates.find((c) => c.stack === rec.stack);
-    const winner = picked === undefined ? null : (proposals.find((p) => p.stack === measuredCandidate(picked)) ?? null);
+    const rec = measured.summary.recommendation;
+    const winner = stepWinner(measured, written);
     const common = {
-      baselineResult: record.resultFile,
+      baselineResult: baseline.file,
       proposals: proposals.map(recorded),
       noProposal: null,
       figures: stepFigures(measured),
-      campaignId: measured.id,
+      campaignId: measured.summary.id,
       reason: rec.reason,
     };
     if (winner === null) {
@@ -192,10 +181,11 @@ export async function runTune(
       stop(`no proposal beat baseline beyond noise (step ${n})`);
       break;
     }
-    const commit = deps.promote(winner, files.get(winner.stack) as string, measured);
-    finish({ ...common, verdict: "promoted", promoted: recorded(winner), commit });
+    const commit = deps.promote(winner);
+    const p = winner.proposal;
+    finish({ ...common, verdict: "promoted", promoted: recorded(p), commit });
     deps.progress(
-      `tune step ${n}: promoted ${winner.stack} (${winner.knob} ${winner.from} -> ${winner.to}) as ${commit.slice(0, 12)}: ${rec.reason}`,
+      `tune step ${n}: promoted ${p.stack} (${p.knob} ${p.from} -> ${p.to}) as ${commit.slice(0, 12)}: ${rec.reason}`,
     );
   }
 
@@ -212,13 +202,13 @@ export async function runTune(
   return state;
 }
 
-function empty(s: CampaignSummary) {
+function empty(run: CampaignRun) {
   return {
     baselineResult: null,
     proposals: [],
     noProposal: null,
-    figures: stepFigures(s),
-    campaignId: s.id,
+    figures: stepFigures(run),
+    campaignId: run.summary.id,
     promoted: null,
     commit: null,
   };

@@ -1,4 +1,5 @@
 import { UsageError } from "../../common/usage-error";
+import { BASELINE_STACK } from "../../config";
 import { type CliOptions, parseCliOptions } from "../options";
 
 /** `campaign tune` options: the campaign's own (where, what scenario, --target-concurrency) plus these. */
@@ -66,7 +67,8 @@ function positive(value: string | undefined, flag: string, what: "integer" | "nu
 /** Pure: argv after `tune` to options; errors name the option, the value and what is allowed. */
 export function parseTuneOptions(argv: readonly string[], repoDir: string): TuneOptions {
   const { tune, apply, rest } = split(argv);
-  const campaign = parseCliOptions(rest, repoDir);
+  // Each step measures baseline and its proposals: no stack list of the project's to read.
+  const campaign = parseCliOptions(rest, repoDir, () => [BASELINE_STACK]);
   if (campaign.viaDeploy)
     throw new UsageError(
       "--via-deploy applies to campaign run only: tune measures each step's candidates through the campaign's own benchmark",

@@ -7,7 +7,9 @@ import type { CampaignSummary } from "../../../campaign/record";
 import { render } from "../../../components";
 import { mergedStackConfig, parseCandidateConfig, stackNames } from "../../../config";
 import { startLab, stopLab } from "../../../lab";
+import { readResult } from "../../../result/store";
 import { writeCandidateSummaries } from "../../../verdict/candidate-summary";
+import { judgeResult } from "../../../verdict/rule";
 import { commandPluginMissing, requireCommandPlugin } from "../command-plugin";
 import {
   type KeyProxy,
@@ -243,8 +245,11 @@ describe("campaign on the lab (baseline, seqs1, cold) with an API key, then base
       assert.equal(copy.outputs.config.benchmarkOnDeploy, true);
       assert.equal(copy.phases.readiness.status, "ok", JSON.stringify(copy.phases.readiness));
       const rule = { targetConcurrency: 2 };
-      const [a] = writeCandidateSummaries(path.join(dir, "campaign"), [byCampaign], rule, "lab", PROJECT_DIR);
-      const [b] = writeCandidateSummaries(path.join(dir, "deploy"), [byDeploy], rule, "lab", PROJECT_DIR);
+      const judged = (r: typeof byCampaign) => [
+        judgeResult({ result: readResult(r.resultFile!), file: r.resultFile! }, rule),
+      ];
+      const [a] = writeCandidateSummaries(path.join(dir, "campaign"), judged(byCampaign), rule, "lab", PROJECT_DIR);
+      const [b] = writeCandidateSummaries(path.join(dir, "deploy"), judged(byDeploy), rule, "lab", PROJECT_DIR);
       const [sa, sb] = [a!, b!].map((f) => JSON.parse(fs.readFileSync(f, "utf8")));
       assert.deepEqual(shape({ ...sb, evidence: null }), shape({ ...sa, evidence: null }), stack);
       // How it was measured is not the candidate: the same config hash, the same scenario.

@@ -73,11 +73,20 @@ describe("concurrency ceiling", () => {
 describe("max-num-seqs of the candidate", () => {
   const outputs = (extra: object) =>
     parseStackOutputs({ namespace: "n", deploymentName: "d", servedModelName: "m", config: {}, ...extra }, "test");
-  it("comes from the config key, else the rendered args, else is unknown", () => {
+  it("comes from the exported config, typed by the config schema; unknown when the config leaves it out", () => {
     assert.equal(maxNumSeqsOf(outputs({ config: { maxNumSeqs: 2 }, args: ["--max-num-seqs", "8"] })), 2);
-    assert.equal(maxNumSeqsOf(outputs({ args: ["--port", "8000", "--max-num-seqs", "8"] })), 8);
-    assert.equal(maxNumSeqsOf(outputs({ args: ["--max-num-seqs=3"] })), 3);
-    assert.equal(maxNumSeqsOf(outputs({ args: ["--max-num-seqs"] })), null);
+    // The args are what the config rendered, not a second source to dig in.
+    assert.equal(maxNumSeqsOf(outputs({ args: ["--port", "8000", "--max-num-seqs", "8"] })), null);
     assert.equal(maxNumSeqsOf(outputs({})), null);
+  });
+
+  it("refuses an exported config value its field does not parse to, naming the key, the value and what is allowed", () => {
+    assert.throws(
+      () => outputs({ config: { maxNumSeqs: "8" } }),
+      (e: Error) => /config\.maxNumSeqs/.test(e.message) && /"8" is not /.test(e.message),
+    );
+    assert.throws(() => outputs({ config: { maxNumSeqs: 0 } }), /config\.maxNumSeqs: 0 is not /);
+    // A key the schema does not know passes through.
+    assert.deepEqual(outputs({ config: { maxNumSeqs: 4, note: "x" } }).config, { maxNumSeqs: 4, note: "x" });
   });
 });

@@ -150,7 +150,7 @@ const running = () => ({ stop: new AbortController().signal, cancel: new AbortCo
 describe("campaign orchestration (fake Pulumi, fake benchmark)", () => {
   it("deploys and measures each candidate in order, restores and verifies baseline, then destroys the cold stack", async () => {
     const w = world();
-    const s = await runCampaign(settings(["seqs1", "cold", "seqs4"]), w.deps, running());
+    const { summary: s } = await runCampaign(settings(["seqs1", "cold", "seqs4"]), w.deps, running());
     assert.deepEqual(w.calls, [
       "up seqs1",
       "bench seqs1",
@@ -200,7 +200,7 @@ describe("campaign orchestration (fake Pulumi, fake benchmark)", () => {
 
   it("recommends max-num-seqs 4 over 1 and 2 and names the identical control", async () => {
     const w = world();
-    const s = await runCampaign(settings(["baseline", "seqs1", "seqs2", "seqs4"]), w.deps, running());
+    const { summary: s } = await runCampaign(settings(["baseline", "seqs1", "seqs2", "seqs4"]), w.deps, running());
     assert.equal(s.recommendation.stack, "baseline");
     assert.deepEqual(s.recommendation.sameConfigAs, ["seqs4"]);
     assert.deepEqual(w.calls.slice(-1), ["up baseline"]);
@@ -212,7 +212,7 @@ describe("campaign orchestration (fake Pulumi, fake benchmark)", () => {
     );
     const stored = { seqs1: [{ file: "/results/seqs1/old.json", result: simulatedResult("seqs1", seqs1Config) }] };
     const w = world({ stored });
-    const s = await runCampaign(settings(["seqs1", "seqs4"]), w.deps, running());
+    const { summary: s } = await runCampaign(settings(["seqs1", "seqs4"]), w.deps, running());
     assert.deepEqual(w.calls, ["up seqs4", "bench seqs4", "up baseline"]);
     assert.deepEqual(
       s.candidates.map((c) => [c.stack, c.status, c.resultFile]),
@@ -232,7 +232,7 @@ describe("campaign orchestration (fake Pulumi, fake benchmark)", () => {
 
   it("records a failed candidate, goes on with the next, and exits 6", async () => {
     const w = world({ failUp: "seqs2" });
-    const s = await runCampaign(settings(["seqs2", "seqs4"]), w.deps, running());
+    const { summary: s } = await runCampaign(settings(["seqs2", "seqs4"]), w.deps, running());
     assert.deepEqual(w.calls, ["up seqs2", "up seqs4", "bench seqs4", "up baseline"]);
     assert.deepEqual(
       s.candidates.map((c) => [c.stack, c.status, c.detail]),
@@ -269,7 +269,7 @@ describe("campaign orchestration (fake Pulumi, fake benchmark)", () => {
         return { kind: "progressing", detail: "stopped" };
       },
     };
-    const s = await runCampaign(settings(["seqs2", "seqs4"]), deps, running());
+    const { summary: s } = await runCampaign(settings(["seqs2", "seqs4"]), deps, running());
     assert.deepEqual(w.calls, ["up seqs2", "up seqs2 cancelled", "up seqs4", "bench seqs4", "up baseline"]);
     assert.deepEqual(watched, [
       "failure gemmaforge/gemma4-12b seqs2",
@@ -299,7 +299,7 @@ describe("campaign orchestration (fake Pulumi, fake benchmark)", () => {
           ? { kind: "progressing", detail: "revision 2: 0 pod(s), none Ready with this candidate's args" }
           : { kind: "progressing", detail: "stopped" },
     };
-    const s = await runCampaign(settings(["seqs1"]), deps, running());
+    const { summary: s } = await runCampaign(settings(["seqs1"]), deps, running());
     assert.deepEqual(w.calls, ["up seqs1", "up baseline"]);
     assert.deepEqual(
       s.candidates[0]?.detail,
@@ -311,7 +311,7 @@ describe("campaign orchestration (fake Pulumi, fake benchmark)", () => {
   it("on Ctrl-C stops after the current step, still restores baseline and keeps the cold claim's cleanup", async () => {
     const stop = new AbortController();
     const w = world({ onUp: (stack) => stack === "cold" && stop.abort() });
-    const s = await runCampaign(settings(["seqs1", "cold", "seqs4"]), w.deps, {
+    const { summary: s } = await runCampaign(settings(["seqs1", "cold", "seqs4"]), w.deps, {
       stop: stop.signal,
       cancel: new AbortController().signal,
     });
@@ -331,7 +331,7 @@ describe("campaign orchestration (fake Pulumi, fake benchmark)", () => {
 
   it("exits 8 when the restored Deployment does not carry baseline's args, and keeps nothing it must not", async () => {
     const w = world({ liveArgsFrom: "seqs1" });
-    const s = await runCampaign(settings(["seqs1", "cold"]), w.deps, running());
+    const { summary: s } = await runCampaign(settings(["seqs1", "cold"]), w.deps, running());
     assert.equal(s.restore?.verification?.ok, false);
     assert.deepEqual(
       s.restore?.verification?.checks.filter((c) => !c.ok).map((c) => c.detail),
@@ -342,7 +342,7 @@ describe("campaign orchestration (fake Pulumi, fake benchmark)", () => {
 
   it("keeps the cold stack when baseline could not be restored", async () => {
     const w = world({ failUp: "baseline" });
-    const s = await runCampaign(settings(["cold"]), w.deps, running());
+    const { summary: s } = await runCampaign(settings(["cold"]), w.deps, running());
     assert.equal(s.restore?.error, "resource vllm-deployment timed out waiting for Ready");
     assert.deepEqual(
       s.cleanup.map((c) => [c.stack, c.action]),
@@ -361,7 +361,10 @@ describe("campaign orchestration (fake Pulumi, fake benchmark)", () => {
         cancel.abort();
       },
     });
-    const s = await runCampaign(settings(["seqs1", "seqs2"]), w.deps, { stop: stop.signal, cancel: cancel.signal });
+    const { summary: s } = await runCampaign(settings(["seqs1", "seqs2"]), w.deps, {
+      stop: stop.signal,
+      cancel: cancel.signal,
+    });
     assert.deepEqual(w.calls, ["up seqs1"]);
     assert.deepEqual(
       s.candidates.map((c) => [c.stack, c.status, c.detail]),
@@ -382,7 +385,7 @@ describe("campaign orchestration (fake Pulumi, fake benchmark)", () => {
       },
     });
     const gone = "the lab in /repo/.lab/state.json is not running (controller pid 42 is gone): npm run lab:up";
-    const s = await runCampaign(
+    const { summary: s } = await runCampaign(
       settings(["seqs1", "cold", "seqs4", "seqs2"]),
       { ...w.deps, preflight: () => (labAlive ? null : gone) },
       running(),

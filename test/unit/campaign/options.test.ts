@@ -1,23 +1,79 @@
 import { strict as assert } from "node:assert";
+import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
-import { parseCliOptions, SEED_STACKS } from "../../../campaign/options";
+import { parseCliOptions } from "../../../campaign/options";
 import { pulumiEnv } from "../../../campaign/pulumi";
 import { UsageError } from "../../../common/usage-error";
+import { PROJECT_DIR } from "../helpers/program";
 
 const REPO = "/repo";
 
+/** A project of empty-but-for-config stack files: `files` maps each stack to its config lines. */
+function project(files: Record<string, string[]>): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stacks-"));
+  for (const [stack, lines] of Object.entries(files))
+    fs.writeFileSync(
+      path.join(dir, `Pulumi.${stack}.yaml`),
+      lines.length === 0 ? "config: {}\n" : `config:\n${lines.map((l) => `  ${l}\n`).join("")}`,
+    );
+  return dir;
+}
+
 describe("campaign options", () => {
-  it("defaults to the seed's ten stacks on the user's cluster, in the repo, with the user's backend", () => {
-    const o = parseCliOptions([], REPO);
-    assert.deepEqual(o.stacks, [...SEED_STACKS]);
+  it("defaults to the project's stack files (the seed's ten) on the user's cluster, in the repo, with the user's backend", () => {
+    const o = parseCliOptions([], PROJECT_DIR);
+    // Derived from the stack files: baseline, then by the knob each sets (memory, context, scheduler, cache), values ascending.
+    assert.deepEqual(o.stacks, [
+      "baseline",
+      "mem070",
+      "mem075",
+      "mem085",
+      "ctx4096",
+      "ctx16384",
+      "seqs1",
+      "seqs2",
+      "seqs4",
+      "cold",
+    ]);
     assert.equal(o.mode, "cluster");
-    assert.equal(o.workDir, REPO);
+    assert.equal(o.workDir, PROJECT_DIR);
     assert.equal(o.stage, false);
     assert.equal(o.backendUrl, undefined);
-    assert.equal(o.resultsDir, "/repo/results");
+    assert.equal(o.resultsDir, path.join(PROJECT_DIR, "results"));
     assert.equal(o.order, "fixed");
     assert.equal(o.targetConcurrency, 4);
     assert.equal(o.readyTimeoutSeconds, 300);
+  });
+
+  it("a new stack file joins the default list in its knob's place; a parallel slot's leftover copy does not", () => {
+    const dir = project({
+      cold: ["vllm-tuner:cacheMode: cold", "vllm-tuner:cacheRunId: r1"],
+      "seqs8.s1": ["vllm-tuner:maxNumSeqs: 8"],
+      seqs10: ["vllm-tuner:maxNumSeqs: 10"],
+      seqs2: ["vllm-tuner:maxNumSeqs: 2"],
+      mbt4096: ["vllm-tuner:maxNumBatchedTokens: 4096"],
+      mem090: ['vllm-tuner:gpuMemoryUtilization: "0.90"'],
+      ctx16384: ["vllm-tuner:maxModelLen: 16384"],
+      ctx4096: ["vllm-tuner:maxModelLen: 4096"],
+      zeta: ["vllm-tuner:compileCache: false"],
+      baseline: [],
+    });
+    try {
+      assert.deepEqual(parseCliOptions([], dir).stacks, [
+        "baseline",
+        "mem090",
+        "ctx4096",
+        "ctx16384",
+        "seqs2",
+        "seqs10",
+        "mbt4096",
+        "cold",
+        "zeta",
+      ]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("--lab stages into .lab/project with a file backend and its own results directory", () => {
@@ -49,6 +105,8 @@ describe("campaign options", () => {
         "/tmp/w",
         "--backend",
         "file:///s",
+        "--stacks",
+        "baseline",
       ],
       REPO,
     );

@@ -1,9 +1,11 @@
 import { strict as assert } from "node:assert";
-import { SEED_STACKS } from "../../../campaign/options";
+import { parseCliOptions } from "../../../campaign/options";
 import { orderStacks, stackListProblems } from "../../../campaign/order";
 import { mulberry32 } from "../../../common/seeded-random";
+import { PROJECT_DIR } from "../helpers/program";
 
-const TEN = [...SEED_STACKS];
+/** The default candidates, as the stack files give them (their order is pinned in options.test.ts). */
+const TEN = parseCliOptions([], PROJECT_DIR).stacks;
 
 describe("campaign order", () => {
   it("fixed keeps the given order and does not share the input array", () => {
@@ -40,7 +42,7 @@ describe("campaign order", () => {
       "cold",
     ]);
     assert.deepEqual([...a].sort(), [...TEN].sort());
-    assert.deepEqual(TEN, [...SEED_STACKS], "input untouched");
+    assert.deepEqual(TEN, parseCliOptions([], PROJECT_DIR).stacks, "input untouched");
   });
 
   it("shuffle moves the first position around across seeds (warm-up is not always charged to one candidate)", () => {
@@ -72,7 +74,7 @@ describe("campaign order", () => {
       "no Pulumi.nope.yaml in the project: known stacks are baseline, seqs1",
     ]);
     assert.deepEqual(stackListProblems([], ["seqs1"]), [
-      "no stacks given: pass --stacks baseline,seqs1,... or leave it out for the seed's ten",
+      "no stacks given: pass --stacks baseline,seqs1,... or leave it out for every stack file of the project",
       "the project has no Pulumi.baseline.yaml: the campaign restores baseline at the end and needs it",
     ]);
   });

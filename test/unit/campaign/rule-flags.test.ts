@@ -33,7 +33,7 @@ async function withStderr<T>(f: () => T | Promise<T>): Promise<{ value: T; stder
 describe("the rule's flags: the same in every command that judges", () => {
   it("campaign run, campaign tune and review --results read the same flags as the same rule, old spellings with one warning", async () => {
     const warning = "warning: --slo-e2e-p95-ms is deprecated: use --slo e2e:p95:2000\n";
-    const run = await withStderr(() => parseCliOptions(FLAGS, REPO));
+    const run = await withStderr(() => parseCliOptions([...FLAGS, "--stacks", "baseline"], REPO));
     const rule = { ...ruleSettingsOf(run.value), slo: run.value.slo };
     assert.deepEqual({ value: rule, stderr: run.stderr }, { value: RULE, stderr: warning });
     const tune = await withStderr(() => parseTuneOptions([...FLAGS, "--branch", "t"], REPO).campaign);
@@ -45,12 +45,16 @@ describe("the rule's flags: the same in every command that judges", () => {
     assert.deepEqual(review, { value: { kind: "results", dir: "/repo/r", rule: RULE }, stderr: warning });
   });
 
-  it("bench compare refuses a bad value with the message the others give", async () => {
-    const r = await withStderr(() => bench(["compare", "--target-concurrency", "0", "none.json"], REPO));
+  it("bench compare refuses a bad value with the message the others give, through the output it is given", async () => {
+    let [stdout, stderr] = ["", ""];
+    const io = { stdout: (s: string) => (stdout += s), stderr: (s: string) => (stderr += s) };
+    const r = await withStderr(() => bench(["compare", "--target-concurrency", "0", "none.json"], REPO, io));
     assert.equal(r.value, 2);
     assert.equal(
-      r.stderr.split("\n")[0],
+      stderr.split("\n")[0],
       'error: --target-concurrency "0" is not allowed; allowed: an integer from 1 to 1024',
     );
+    assert.equal(stdout, "");
+    assert.equal(r.stderr, "", "nothing written to the process's own stderr");
   });
 });

@@ -125,7 +125,7 @@ function earlier(stack: string, slot: number) {
 describe("campaign run --parallel 2 (fake Pulumi, fake benchmark)", () => {
   it("runs two slots at once, a control per slot, then the shared queue; restores baseline in slot 0 and removes slot 1", async () => {
     const w = world();
-    const s = await runCampaign(settings(), w.deps, running());
+    const { summary: s } = await runCampaign(settings(), w.deps, running());
     assert.equal(w.mostAtOnce(), 2);
     // Seed 0's queue: seqs2, ctx4096, seqs1. Slot 0's control ends first, so it takes seqs2; slot 1
     // takes ctx4096; slot 0, free again first, takes seqs1.
@@ -181,7 +181,7 @@ describe("campaign run --parallel 2 (fake Pulumi, fake benchmark)", () => {
 
   it("a slot that is free earlier takes more: with slot 1's ups slow, slot 0 takes the whole queue", async () => {
     const w = world(undefined, undefined, (stack) => (stack.endsWith(".s1") ? 30 : 0));
-    const s = await runCampaign(settings(), w.deps, running());
+    const { summary: s } = await runCampaign(settings(), w.deps, running());
     assert.deepEqual(
       s.parallel?.assignment.map((a) => `${a.stack}@${a.slot}`),
       ["baseline@0", "baseline@1", "seqs2@0", "ctx4096@0", "seqs1@0"],
@@ -201,7 +201,11 @@ describe("campaign run --parallel 2 (fake Pulumi, fake benchmark)", () => {
 
   it("--keep-slots keeps slot 1's stacks; a slot whose candidate cannot be scheduled takes the next, the rest go on", async () => {
     const w = world("ctx4096.s1");
-    const s = await runCampaign(settings({ parallel: { slots: 2, seed: 0, keepSlots: true } }), w.deps, running());
+    const { summary: s } = await runCampaign(
+      settings({ parallel: { slots: 2, seed: 0, keepSlots: true } }),
+      w.deps,
+      running(),
+    );
     const ctx = s.candidates.find((c) => c.stack === "ctx4096.s1");
     assert.equal(ctx?.status, "failed");
     assert.match(ctx?.detail ?? "", /^up failed: error: 0\/1 nodes are available: 1 Insufficient nvidia.com\/gpu/);
@@ -223,7 +227,7 @@ describe("campaign run --parallel 2 (fake Pulumi, fake benchmark)", () => {
 
   it("with one slot nothing changes: no slot fields, no extra control, no slot stacks", async () => {
     const w = world();
-    const s = await runCampaign(settings({ parallel: undefined }), w.deps, running());
+    const { summary: s } = await runCampaign(settings({ parallel: undefined }), w.deps, running());
     assert.deepEqual(
       s.candidates.map((c) => [c.stack, "slot" in c, "candidate" in c]),
       STACKS.map((stack) => [stack, false, false]),
@@ -237,7 +241,10 @@ describe("campaign run --parallel 2 (fake Pulumi, fake benchmark)", () => {
   it("Ctrl-C stops every slot at its current step, restores baseline in slot 0 and removes slot 1", async () => {
     const stop = new AbortController();
     const w = world(undefined, () => stop.abort());
-    const s = await runCampaign(settings(), w.deps, { stop: stop.signal, cancel: new AbortController().signal });
+    const { summary: s } = await runCampaign(settings(), w.deps, {
+      stop: stop.signal,
+      cancel: new AbortController().signal,
+    });
     assert.equal(s.interrupted, true);
     // Slot 1 had deployed when the stop came, before its benchmark: not run, as in a sequential
     // campaign. Free first, it then took the queue and ran none of it.
@@ -266,7 +273,7 @@ describe("campaign run --parallel 2 (fake Pulumi, fake benchmark)", () => {
     const stored: Record<string, ReturnType<typeof earlier>[]> = { "seqs2.s1": [earlier("seqs2", 1)] };
     const w = world();
     const deps = { ...w.deps, storedResults: (stack: string) => stored[stack] ?? [] };
-    const s = await runCampaign(settings({ fresh: false }), deps, running());
+    const { summary: s } = await runCampaign(settings({ fresh: false }), deps, running());
     assert.deepEqual(
       s.candidates.map((c) => [c.stack, c.slot, c.status, c.resultFile]),
       [

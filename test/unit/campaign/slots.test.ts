@@ -149,8 +149,8 @@ describe("parallel slots: the shared queue (pure)", () => {
       () => parseCliOptions(["--parallel", "2", "--endpoint", "http://127.0.0.1:8100"], "/r"),
       /--parallel 2 needs each slot's own endpoint .* --endpoint http:\/\/127.0.0.1:8100 reaches one server/,
     );
-    assert.equal(parseCliOptions([], "/r").parallel, 1);
-    assert.equal(parseCliOptions(["--parallel", "2", "--keep-slots"], "/r").keepSlots, true);
+    assert.equal(parseCliOptions(["--stacks", "baseline"], "/r").parallel, 1);
+    assert.equal(parseCliOptions(["--parallel", "2", "--keep-slots", "--stacks", "baseline"], "/r").keepSlots, true);
   });
 });
 

@@ -117,7 +117,8 @@ function world(workDir: string, opts: { failUp?: string; noMeasured?: string; in
 }
 
 const never = () => new AbortController().signal;
-const run = (s: CampaignSettings, w: FakeWorld) => runCampaign(s, w.deps, { stop: never(), cancel: never() });
+const run = async (s: CampaignSettings, w: FakeWorld) =>
+  (await runCampaign(s, w.deps, { stop: never(), cancel: never() })).summary;
 
 /** The document's shape: keys and kinds, a figure (number or null) as one kind. */
 function shape(value: unknown): unknown {

@@ -7,6 +7,7 @@ import { writeResult } from "../../../benchmarks/report/write";
 import { parseCliOptions } from "../../../campaign/options";
 import { renderVllmArgs } from "../../../components/render";
 import { mergedStackConfig, parseCandidateConfig } from "../../../config";
+import { readResult } from "../../../result/store";
 import type { BenchmarkResult, ReadinessPhase } from "../../../result/types";
 import { compareEvidence, type FoundSummary } from "../../../review/evidence";
 import { renderReviewMarkdown } from "../../../review/markdown";
@@ -19,6 +20,7 @@ import {
   readCandidateSummary,
   writeCandidateSummaries,
 } from "../../../verdict/candidate-summary";
+import { judgeResult } from "../../../verdict/rule";
 import { level, result } from "../benchmarks/sample-result";
 import { PROJECT_DIR } from "./fixture-repo";
 
@@ -117,13 +119,9 @@ describe("candidate summaries (campaign --write-summary)", () => {
       const complete = writeResult(measuredRun("seqs2", 2.4, 5.7), path.join(dir, "results")).json;
       const partial = writeResult(measuredRun("seqs1", 1, 5, { complete: false }), path.join(dir, "results")).json;
       const out = path.join(dir, "summaries");
-      const written = writeCandidateSummaries(
-        out,
-        [{ resultFile: complete }, { resultFile: partial }, { resultFile: null }],
-        rule,
-        "lab",
-        dir,
-      );
+      // As a campaign hands them over: each result with the verdict it was judged with once.
+      const judged = [complete, partial].map((file) => judgeResult({ result: readResult(file), file }, rule));
+      const written = writeCandidateSummaries(out, judged, rule, "lab", dir);
       assert.deepEqual(written, [path.join(out, "seqs2.json")]);
       const back = readCandidateSummary(out, "seqs2");
       assert.deepEqual(
@@ -142,8 +140,8 @@ describe("candidate summaries (campaign --write-summary)", () => {
   });
 
   it("is off unless --write-summary is passed", () => {
-    assert.equal(parseCliOptions([], "/repo").writeSummary, false);
-    assert.equal(parseCliOptions(["--write-summary"], "/repo").writeSummary, true);
+    assert.equal(parseCliOptions(["--stacks", "baseline"], "/repo").writeSummary, false);
+    assert.equal(parseCliOptions(["--write-summary", "--stacks", "baseline"], "/repo").writeSummary, true);
   });
 });
 

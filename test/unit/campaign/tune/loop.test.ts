@@ -1,10 +1,10 @@
 import { strict as assert } from "node:assert";
 import type { CampaignControl } from "../../../../campaign/campaign";
 import type { CampaignSummary } from "../../../../campaign/record";
-import { runTune, type TuneDeps, type TuneProposal, type TuneSettings } from "../../../../campaign/tune/loop";
+import { runTune, type TuneDeps, type TuneSettings, type TuneWinner } from "../../../../campaign/tune/loop";
 import type { TuneState } from "../../../../campaign/tune/state";
 import { recommend } from "../../../../verdict/recommend";
-import { compareResults } from "../../../../verdict/rule";
+import { compareVerdicts, judgeResult } from "../../../../verdict/rule";
 import { level, result } from "../../benchmarks/sample-result";
 
 const TARGET = 8;
@@ -18,6 +18,9 @@ interface Fake {
   lines: string[];
   saved: TuneState[];
   restores: number;
+  /** The baseline result each proposal was read from. */
+  proposedFrom: string[];
+  promoted: TuneWinner[];
   baselineSeqs: () => number;
 }
 
@@ -37,6 +40,8 @@ function fake(
     lines: [],
     saved: [],
     restores: 0,
+    proposedFrom: [],
+    promoted: [],
     baselineSeqs: () => baseline,
     deps: undefined as unknown as TuneDeps,
   };
@@ -47,21 +52,30 @@ function fake(
       opts.onMeasure?.(stacks);
       clock += (opts.minutesPerMeasure ?? 1) * 60_000;
       campaigns += 1;
-      const results = stacks.map((stack) => ({
-        result: result(
-          stack,
-          [4, 8].map((c) => level(c, rpsAt(c, seqsOf(stack)), 1700, Math.max(0, c - seqsOf(stack)), 0)),
-          { outputs: { config: { maxNumSeqs: seqsOf(stack) } } },
+      const rule = { targetConcurrency: TARGET };
+      const judged = stacks.map((stack) =>
+        judgeResult(
+          {
+            result: result(
+              stack,
+              [4, 8].map((c) => level(c, rpsAt(c, seqsOf(stack)), 1700, Math.max(0, c - seqsOf(stack)), 0)),
+              { outputs: { config: { maxNumSeqs: seqsOf(stack) } } },
+            ),
+            file: `/results/${stack}/${campaigns}.json`,
+          },
+          rule,
         ),
-        file: `/results/${stack}/${campaigns}.json`,
-      }));
-      const comparison = compareResults(results, { targetConcurrency: TARGET });
+      );
+      const comparison = compareVerdicts(
+        judged.map((j) => j.verdict),
+        rule,
+      );
       const records = stacks.map((stack) => ({
         stack,
         changes: seqsOf(stack) === baseline ? [] : [`maxNumSeqs: ${baseline} -> ${seqsOf(stack)}`],
         args: ["--max-num-seqs", String(seqsOf(stack))],
       }));
-      return {
+      const summary = {
         id: `campaign-${campaigns}`,
         candidates: stacks.map((stack) => ({
           stack,
@@ -72,9 +86,12 @@ function fake(
         comparison,
         recommendation: recommend(comparison, records, ["--max-num-seqs", String(baseline)]),
         restore: { upSeconds: 1, error: null, verification: { ok: true, checks: [] } },
+        mode: "lab",
       } as unknown as CampaignSummary;
+      return { summary, rule, judged };
     },
-    propose: () => {
+    propose: (base) => {
+      f.proposedFrom.push(base.file);
       if (baseline >= 16) return { proposals: [], noProposal: "maxNumSeqs is at the KV ceiling" };
       const to = baseline * 2;
       return {
@@ -95,9 +112,10 @@ function fake(
       stackSeqs.set(p.stack, p.to);
       return `Pulumi.${p.stack}.yaml`;
     },
-    promote: (p: TuneProposal) => {
-      baseline = p.to;
-      return `c0mmit${p.to}`.padEnd(40, "0");
+    promote: (w: TuneWinner) => {
+      f.promoted.push(w);
+      baseline = w.proposal.to;
+      return `c0mmit${w.proposal.to}`.padEnd(40, "0");
     },
     restoreOriginal: async () => {
       f.restores += 1;
@@ -150,6 +168,28 @@ describe("campaign tune: the hill-climb (injected fakes)", () => {
     assert.equal(s.restore, "original baseline restored and verified");
     assert.equal(f.lines.filter((l) => l.startsWith("tune step 1: promoted seqs8 (maxNumSeqs 4 -> 8)")).length, 1);
     assert.equal(f.saved.at(-1)?.steps.length, 2);
+    // Typed hand-overs: each proposal read the step's first campaign's baseline, the promotion the step's verdicts.
+    assert.deepEqual(f.proposedFrom, ["/results/baseline/1.json", "/results/baseline/3.json"]);
+    assert.deepEqual(
+      f.promoted.map((w) => [
+        w.proposal.stack,
+        w.stackFile,
+        w.summaries.map((x) => [x.summaryName, x.file, x.verdict.eligible]),
+        w.reason === s.steps[0]?.reason,
+      ]),
+      [
+        [
+          "seqs8",
+          "Pulumi.seqs8.yaml",
+          [
+            ["baseline", "/results/baseline/2.json", true],
+            ["seqs8", "/results/seqs8/2.json", true],
+          ],
+          true,
+        ],
+      ],
+    );
+    assert.equal(s.steps[0]?.baselineResult, "/results/baseline/1.json");
   });
 
   it("stops when no proposal is made, saying why", async () => {

@@ -2,10 +2,10 @@ import { strict as assert } from "node:assert";
 import type { CampaignControl } from "../../../../campaign/campaign";
 import type { CampaignSummary } from "../../../../campaign/record";
 import { assignQueue, planSlots } from "../../../../campaign/slots";
-import { runTune, type TuneDeps, type TuneSettings } from "../../../../campaign/tune/loop";
+import { runTune, type TuneDeps, type TuneSettings, type TuneWinner } from "../../../../campaign/tune/loop";
 import { type StepSlots, slotsLine, stepSlots, stepStacks } from "../../../../campaign/tune/parallel";
 import { recommend } from "../../../../verdict/recommend";
-import { compareResults } from "../../../../verdict/rule";
+import { compareVerdicts, judgeResult } from "../../../../verdict/rule";
 import { level, result } from "../../benchmarks/sample-result";
 
 const TARGET = 8;
@@ -49,7 +49,7 @@ describe("campaign tune --parallel: a step's schedule (pure)", () => {
 function slotted(rpsOf: (candidate: string, slot: number) => number, freed: readonly number[] = [1, 0, 1, 0]) {
   const calls: { stacks: string[]; slots: StepSlots | null }[] = [];
   let campaigns = 0;
-  let promoted = 0;
+  const winners: TuneWinner[] = [];
   const deps: TuneDeps = {
     measure: async (stacks, _control, slots) => {
       calls.push({ stacks: [...stacks], slots });
@@ -57,11 +57,17 @@ function slotted(rpsOf: (candidate: string, slot: number) => number, freed: read
       const plan = planSlots(stacks, slots?.slots ?? 1, slots?.seed ?? 0);
       const turns = [...plan.controls, ...assignQueue(plan, slots === null ? plan.queue.map(() => 0) : freed)];
       const file = (stack: string) => `/results/${stack}/${campaigns}.json`;
-      const results = turns.map((t) => ({
-        result: result(t.runStack, [level(TARGET, rpsOf(t.stack, t.slot), 1700, 0, 0)]),
-        file: file(t.runStack),
-      }));
-      const comparison = compareResults(results, { targetConcurrency: TARGET });
+      const rule = { targetConcurrency: TARGET };
+      const judged = turns.map((t) =>
+        judgeResult(
+          { result: result(t.runStack, [level(TARGET, rpsOf(t.stack, t.slot), 1700, 0, 0)]), file: file(t.runStack) },
+          rule,
+        ),
+      );
+      const comparison = compareVerdicts(
+        judged.map((j) => j.verdict),
+        rule,
+      );
       const args = (candidate: string) =>
         candidate === "baseline" ? ["--max-num-seqs", "4"] : ["--max-num-seqs", "8"];
       const records = turns.map((t) => ({
@@ -70,7 +76,7 @@ function slotted(rpsOf: (candidate: string, slot: number) => number, freed: read
         changes: t.stack === "baseline" ? [] : ["maxNumSeqs: 4 -> 8"],
         args: args(t.stack),
       }));
-      return {
+      const summary = {
         id: `campaign-${campaigns}`,
         candidates: turns.map((t) => ({
           stack: t.runStack,
@@ -82,10 +88,12 @@ function slotted(rpsOf: (candidate: string, slot: number) => number, freed: read
         comparison,
         recommendation: recommend(comparison, records, args("baseline")),
         restore: { upSeconds: 1, error: null, verification: { ok: true, checks: [] } },
+        mode: "lab",
       } as unknown as CampaignSummary;
+      return { summary, rule, judged };
     },
     propose: () =>
-      promoted > 0
+      winners.length > 0
         ? { proposals: [], noProposal: "nothing left" }
         : {
             proposals: [
@@ -94,8 +102,8 @@ function slotted(rpsOf: (candidate: string, slot: number) => number, freed: read
             noProposal: null,
           },
     writeProposal: (p) => `Pulumi.${p.stack}.yaml`,
-    promote: () => {
-      promoted += 1;
+    promote: (w) => {
+      winners.push(w);
       return "c0ffee".padEnd(40, "0");
     },
     restoreOriginal: async () => "original baseline restored and verified",
@@ -103,7 +111,7 @@ function slotted(rpsOf: (candidate: string, slot: number) => number, freed: read
     progress: () => undefined,
     now: () => Date.parse("2026-12-02T10:00:00Z"),
   };
-  return { deps, calls };
+  return { deps, calls, winners };
 }
 
 const settings: TuneSettings = {
@@ -144,6 +152,26 @@ describe("campaign tune --parallel: the step's noise has the slot spread (inject
       ],
     );
     assert.match(s.steps[0]?.reason ?? "", /slot-to-slot spread 1\.0 %/);
+    // The promotion gets the campaign's judged results: the winner measured as seqs8.s1 is summaries/seqs8.json.
+    assert.deepEqual(
+      f.winners.map((w) => [
+        w.proposal.stack,
+        w.stackFile,
+        w.summaries.map((x) => [x.summaryName, x.result.stack, x.file, x.verdict.requestsPerSecond]),
+        w.mode,
+      ]),
+      [
+        [
+          "seqs8",
+          "Pulumi.seqs8.yaml",
+          [
+            ["baseline", "baseline", "/results/baseline/2.json", 2.36],
+            ["seqs8", "seqs8.s1", "/results/seqs8.s1/2.json", 4.72],
+          ],
+          "lab",
+        ],
+      ],
+    );
   });
 
   it("keeps baseline when seqs8's gain is within the spread between the slots' baselines", async () => {
