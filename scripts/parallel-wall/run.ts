@@ -13,14 +13,14 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { main as campaign } from "../../campaign/cli";
-import { SEED_STACKS } from "../../campaign/options";
+import { projectStacks } from "../../campaign/options";
 import type { CampaignSummary } from "../../campaign/record";
 import { LAB_DIR, runningLabState, startLab, stopLab } from "../../lab";
 import { breakdownOf, formatWall, type WallRun } from "./report";
 
 const REPO = path.resolve(__dirname, "../..");
 /** The seed's ten: two slots share one queue of nine after their controls, so a slot that finishes early takes the next. */
-const STACKS = SEED_STACKS.join(",");
+const STACKS = projectStacks(REPO).join(",");
 const SCENARIO =
   "phases: [readiness, identity, load]\nignoreEos: true\nload:\n  concurrency: [1, 2]\n  durationSeconds: 4\n  warmupSeconds: 1\n";
 
