@@ -1,0 +1,160 @@
+import * as assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import type * as k8s from "@kubernetes/client-node";
+import {
+  cacheClaimObjects,
+  deploymentObject,
+  selectorLabels,
+  serviceObject,
+  servingName,
+} from "../../../components/render";
+import { type CandidateConfig, mergedStackConfig, parseCandidateConfig } from "../../../config";
+import { type LabState, startLab, stopLab } from "../../../lab";
+import { ENGINE_BANNER } from "../../../lab/images";
+import { realNodeProblem } from "../../../lab/node";
+import { kubeClients, PROJECT_DIR } from "../helpers";
+
+/** Long enough that the startup probe (every 10 s) finds the engine not answering at least once. */
+const COLD_START_S = 12;
+const WARM_START_S = 3;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const seconds = (t: Date | string | undefined) => new Date(t ?? Number.NaN).getTime() / 1000;
+
+/**
+ * A stack's rendered Deployment (components/render, the objects `pulumi up` applies) with resources the
+ * 2-core lab machine can schedule, and its Service on a NodePort. The claim is bound to a hostPath
+ * volume the test makes (no provisioner on the real node yet), so the test can read what the engine wrote.
+ */
+function candidate(stack: string, extra: Record<string, string> = {}): CandidateConfig {
+  const parsed = parseCandidateConfig(
+    {
+      ...mergedStackConfig(PROJECT_DIR, stack),
+      "vllm-tuner:cpuRequest": "100m",
+      "vllm-tuner:memoryRequestGi": "1",
+      "vllm-tuner:memoryLimitGi": "4",
+      "vllm-tuner:serviceType": "NodePort",
+      ...extra,
+    },
+    new Set(),
+  );
+  if (!parsed.ok) throw new Error(`${stack}: ${JSON.stringify(parsed)}`);
+  return parsed.config;
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 180_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(250);
+  }
+}
+
+describe("lab: what only the real node shows (--node real, a stack's rendered Deployment)", function () {
+  this.timeout(900_000);
+  let lab: LabState;
+  let work: string;
+  let clients: ReturnType<typeof kubeClients>;
+  const base = candidate("baseline");
+  const ns = base.namespace;
+  const name = servingName(base);
+  const selector = Object.entries(selectorLabels(base))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(",");
+  const markerDir = () => path.join(work, "warm", "hub", `models--${base.model.replaceAll("/", "--")}`);
+
+  async function apply(stack: string, c: CandidateConfig): Promise<void> {
+    const body = {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      ...deploymentObject(c, ns, stack, { hfToken: false, apiKey: false }),
+    } as k8s.V1Deployment;
+    const live = await clients.apps.readNamespacedDeployment({ name, namespace: ns }).catch(() => undefined);
+    if (!live) await clients.apps.createNamespacedDeployment({ namespace: ns, body });
+    else {
+      body.metadata = { ...body.metadata, resourceVersion: live.metadata?.resourceVersion };
+      await clients.apps.replaceNamespacedDeployment({ name, namespace: ns, body });
+    }
+  }
+
+  async function onlyPod(what: string, ok: (p: k8s.V1Pod) => boolean, timeoutMs?: number): Promise<k8s.V1Pod> {
+    return until(
+      what,
+      async () => {
+        const pods = (await clients.core.listNamespacedPod({ namespace: ns, labelSelector: selector })).items;
+        return pods.length === 1 && ok(pods[0]!) ? pods[0] : undefined;
+      },
+      timeoutMs,
+    );
+  }
+  const isReady = (p: k8s.V1Pod) =>
+    p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+  const log = (pod: k8s.V1Pod, previous = false) =>
+    clients.core.readNamespacedPodLog({ name: pod.metadata!.name!, namespace: ns, container: "vllm", previous });
+
+  before(async function () {
+    const problem =
+      realNodeProblem() ??
+      (missingCommand("gcc") ? "no gcc on PATH to compile the lab's pause image (apt-get install gcc)" : undefined);
+    if (problem !== undefined) {
+      process.stderr.write(`    skipped: ${problem}\n`);
+      this.skip();
+    }
+    work = fs.mkdtempSync(path.join(os.tmpdir(), "vllm-real-node-behaviour-"));
+    lab = await startLab({ node: "real", gpus: 1, coldStartSeconds: COLD_START_S, warmStartSeconds: WARM_START_S });
+    clients = kubeClients(lab.kubeconfig);
+    await clients.core.createNamespace({ body: { metadata: { name: ns } } });
+    const claim = cacheClaimObjects(base, ns).warm;
+    await clients.core.createPersistentVolume({
+      body: {
+        metadata: { name: `${claim.metadata.name}-test` },
+        spec: {
+          capacity: { storage: `${base.cacheSizeGi}Gi` },
+          accessModes: [base.cacheAccessMode],
+          storageClassName: base.cacheStorageClass,
+          claimRef: { namespace: ns, name: claim.metadata.name },
+          hostPath: { path: path.join(work, "warm"), type: "DirectoryOrCreate" },
+        },
+      },
+    });
+    await clients.core.createNamespacedPersistentVolumeClaim({
+      namespace: ns,
+      body: claim as k8s.V1PersistentVolumeClaim,
+    });
+    await clients.core.createNamespacedService({ namespace: ns, body: serviceObject(base, ns) as k8s.V1Service });
+  });
+
+  after(async () => {
+    if (lab) await stopLab();
+    if (work) fs.rmSync(work, { recursive: true, force: true });
+  });
+
+  it("a: the Deployment's startup and readiness probes keep the pod not Ready until the engine answers /health; c: its log starts with the engine's banner", async () => {
+    await apply("baseline", base);
+    const pod = await onlyPod("the baseline pod Ready", isReady);
+    const container = pod.status?.containerStatuses?.[0];
+    assert.equal(container?.name, "vllm");
+    assert.match(container?.containerID ?? "", /^containerd:\/\/[0-9a-f]{64}$/);
+    const started = seconds(container?.state?.running?.startedAt);
+    const ready = seconds(pod.status?.conditions?.find((c) => c.type === "Ready")?.lastTransitionTime);
+    // The engine sleeps COLD_START_S before it listens: Ready cannot come earlier (both in whole seconds).
+    assert.ok(ready - started >= COLD_START_S, `Ready ${ready - started} s after the container started`);
+    const lines = (await log(pod)).split("\n");
+    assert.equal(lines[0], ENGINE_BANNER);
+    assert.equal(lines[2], `lab simulator: simulated model load, cold: ${COLD_START_S} s`);
+    assert.equal(container?.restartCount, 0);
+  });
+});
+
+function missingCommand(command: string): boolean {
+  try {
+    execFileSync("bash", ["-c", `command -v ${command}`], { stdio: "ignore" });
+    return false;
+  } catch {
+    return true;
+  }
+}
