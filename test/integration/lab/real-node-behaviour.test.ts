@@ -3,14 +3,17 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import type * as k8s from "@kubernetes/client-node";
+import * as k8s from "@kubernetes/client-node";
+import { request } from "undici";
 import {
   cacheClaimObjects,
+  containerArgs,
   deploymentObject,
   selectorLabels,
   serviceObject,
   servingName,
 } from "../../../components/render";
+import { containerFailure } from "../../../components/rollout/pod-failure";
 import { type CandidateConfig, mergedStackConfig, parseCandidateConfig } from "../../../config";
 import { type LabState, startLab, stopLab } from "../../../lab";
 import { ENGINE_BANNER } from "../../../lab/images";
@@ -20,6 +23,7 @@ import { kubeClients, PROJECT_DIR } from "../helpers";
 /** Long enough that the startup probe (every 10 s) finds the engine not answering at least once. */
 const COLD_START_S = 12;
 const WARM_START_S = 3;
+const noSecrets = { hfToken: false, apiKey: false };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const seconds = (t: Date | string | undefined) => new Date(t ?? Number.NaN).getTime() / 1000;
 
@@ -71,7 +75,7 @@ describe("lab: what only the real node shows (--node real, a stack's rendered De
     const body = {
       apiVersion: "apps/v1",
       kind: "Deployment",
-      ...deploymentObject(c, ns, stack, { hfToken: false, apiKey: false }),
+      ...deploymentObject(c, ns, stack, noSecrets),
     } as k8s.V1Deployment;
     const live = await clients.apps.readNamespacedDeployment({ name, namespace: ns }).catch(() => undefined);
     if (!live) await clients.apps.createNamespacedDeployment({ namespace: ns, body });
@@ -147,6 +151,80 @@ describe("lab: what only the real node shows (--node real, a stack's rendered De
     assert.equal(lines[0], ENGINE_BANNER);
     assert.equal(lines[2], `lab simulator: simulated model load, cold: ${COLD_START_S} s`);
     assert.equal(container?.restartCount, 0);
+  });
+  it("f: the Service answers on its NodePort at the node's InternalIP, through kube-proxy", async () => {
+    const service = await clients.core.readNamespacedService({ name, namespace: ns });
+    const nodePort = service.spec?.ports?.[0]?.nodePort;
+    assert.ok(nodePort);
+    const node = await clients.core.readNode({ name: lab.nodeName });
+    const ip = node.status?.addresses?.find((a) => a.type === "InternalIP")?.address;
+    assert.equal(ip, "10.88.0.1");
+    const r = await request(`http://${ip}:${nodePort}/v1/models`);
+    assert.equal(r.statusCode, 200);
+    const models = (await r.body.json()) as { data: { id: string }[] };
+    assert.deepEqual(
+      models.data.map((m) => m.id),
+      [base.servedModelName],
+    );
+  });
+
+  it("e: Recreate ends the old pod's container before the new pod exists; d: the claim's file survives, so the new pod's load is warm", async () => {
+    const old = await onlyPod("the baseline pod", isReady);
+    assert.ok(fs.existsSync(path.join(markerDir(), "vllm-lab-simulator.json")), "the engine's marker on the claim");
+    const events: { type: string; pod: k8s.V1Pod }[] = [];
+    const watch = await new k8s.Watch(clients.kc).watch(
+      `/api/v1/namespaces/${ns}/pods`,
+      { labelSelector: selector },
+      (type, pod: k8s.V1Pod) => events.push({ type, pod }),
+      () => {},
+    );
+    await apply("seqs2", candidate("seqs2"));
+    const fresh = await onlyPod("the seqs2 pod Ready", (p) => p.metadata?.uid !== old.metadata?.uid && isReady(p));
+    watch.abort();
+    const gone = events.find((e) => e.type === "DELETED" && e.pod.metadata?.uid === old.metadata?.uid)?.pod;
+    assert.ok(gone, "the old pod's deletion was watched");
+    const oldEnd = seconds(gone.status?.containerStatuses?.[0]?.state?.terminated?.finishedAt);
+    const created = seconds(fresh.metadata?.creationTimestamp);
+    const started = seconds(fresh.status?.containerStatuses?.[0]?.state?.running?.startedAt);
+    assert.ok(
+      oldEnd <= created && created <= started,
+      `old container ended ${oldEnd}, new pod ${created}, started ${started}`,
+    );
+    assert.deepEqual(fresh.spec?.containers[0]?.args, containerArgs(candidate("seqs2"), noSecrets));
+    const lines = (await log(fresh)).split("\n");
+    assert.equal(lines[0], ENGINE_BANNER);
+    assert.equal(lines[2], `lab simulator: simulated model load, warm: ${WARM_START_S} s`);
+  });
+
+  it("b: a container that exits is restarted with the kubelet's back-off into CrashLoopBackOff, which the rollout judge reports; c: --previous reads the run before", async () => {
+    // 0.40 of the lab's 24 GiB card leaves no KV cache after the weights: the engine exits 1 with vLLM's ValueError.
+    await apply("crash", candidate("baseline", { "vllm-tuner:gpuMemoryUtilization": "0.40" }));
+    const waiting = (restarts: number) => (p: k8s.V1Pod) => {
+      const s = p.status?.containerStatuses?.[0];
+      return s?.restartCount === restarts && s.state?.waiting?.reason === "CrashLoopBackOff";
+    };
+    const first = await onlyPod("the first back-off", waiting(1));
+    const secondEnd = seconds(first.status?.containerStatuses?.[0]?.lastState?.terminated?.finishedAt);
+    const second = await onlyPod("the second back-off", waiting(2));
+    const status = second.status!.containerStatuses![0]!;
+    assert.equal(second.metadata?.uid, first.metadata?.uid);
+    // The kubelet's initial back-off is 10 s, doubled after each restart.
+    const thirdStart = seconds(status.lastState?.terminated?.startedAt);
+    assert.ok(thirdStart - secondEnd >= 10, `restarted ${thirdStart - secondEnd} s after the exit`);
+    assert.match(status.state?.waiting?.message ?? "", /^back-off 20s restarting failed container=vllm /);
+    // The Deployment's FallbackToLogsOnError puts the log's last lines in the message; the judge quotes the last.
+    const last = status.lastState?.terminated;
+    const refusal =
+      "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.";
+    assert.equal(last?.message?.trim().split("\n").pop(), refusal);
+    assert.equal(
+      containerFailure(second, "vllm"),
+      `pod ${second.metadata?.name} container vllm: CrashLoopBackOff (back-off 20s restarting failed container); ` +
+        `last termination: Error, exit code 1: ${refusal}, 2 restarts`,
+    );
+    const previous = (await log(second, true)).split("\n");
+    assert.equal(previous[0], ENGINE_BANNER);
+    assert.equal(previous.at(-2), refusal);
   });
 });
 
