@@ -28,18 +28,23 @@ export const GPU_NODE_LABELS = {
 } as const;
 
 /**
+ * What the seed's GPU machine gives pods besides its GPUs: its CPUs, memory, pod slots and disk.
+ * kwok's node advertises it as it is; the real node's kubelet is shown this machine (lab/node/machine.ts).
+ */
+export const SEED_NODE_RESOURCES = {
+  cpu: "16",
+  memory: "64Gi",
+  pods: "110",
+  "ephemeral-storage": "500Gi",
+} as const;
+
+/**
  * A simulated GPU node: what k3s on the seed's machine advertises, including `gpus`
  * `nvidia.com/gpu` (the device plugin's resource; the seed's node had one), so the scheduler
  * leaves a vLLM pod Pending when every GPU of every node is taken.
  */
 export function labNode(name: string, gpus = 1): V1Node {
-  const resources = {
-    cpu: "16",
-    memory: "64Gi",
-    pods: "110",
-    "nvidia.com/gpu": String(gpus),
-    "ephemeral-storage": "500Gi",
-  };
+  const resources = { ...SEED_NODE_RESOURCES, "nvidia.com/gpu": String(gpus) };
   return {
     apiVersion: "v1",
     kind: "Node",

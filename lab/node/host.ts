@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { SHADOWED_DIRS, SHADOWED_SYSCTLS } from "./layout";
+import { MACHINE_PATHS, ONLINE_CPUS, parseCpuList, type SeedMachine, seedMeminfo, topologyTree } from "./machine";
 
 /**
  * What the real node does to the machine, and its undoing: cgroups under the node's own root in
@@ -111,6 +112,30 @@ export function shadowHostPaths(shadowDir: string): void {
     fs.writeFileSync(file, `${value}\n`);
     execFileSync("mount", ["--bind", file, path.join("/proc/sys", key)]);
   }
+}
+
+/**
+ * Shows the kubelet's cAdvisor the seed's machine (lab/node/machine.ts) in this mount namespace:
+ * rendered files (under `shadowDir`/machine) bind-mounted over the machine's CPU topology and
+ * meminfo, and a tmpfs of the seed's disk size as the kubelet's root. Containers are not
+ * affected: runc gives each a /proc and /sys of its own, which show the machine as it is.
+ */
+export function showSeedMachine(shadowDir: string, machine: SeedMachine, kubeletRoot: string): void {
+  const dir = path.join(shadowDir, "machine");
+  const topology = path.join(dir, "node");
+  const onlineCpus = parseCpuList(fs.readFileSync(ONLINE_CPUS, "utf8"));
+  for (const [file, content] of Object.entries(topologyTree(machine, onlineCpus))) {
+    fs.mkdirSync(path.dirname(path.join(topology, file)), { recursive: true });
+    fs.writeFileSync(path.join(topology, file), content);
+  }
+  const meminfo = path.join(dir, "meminfo");
+  fs.writeFileSync(meminfo, seedMeminfo(fs.readFileSync(MACHINE_PATHS.meminfo, "utf8"), machine));
+  execFileSync("mount", ["--bind", topology, MACHINE_PATHS.topology]);
+  execFileSync("mount", ["--bind", meminfo, MACHINE_PATHS.meminfo]);
+  // tmpfs takes memory only for what is written: the kubelet's own state and pods' small volumes
+  // (claims, container layers and logs are elsewhere in the node's dir, on disk).
+  fs.mkdirSync(kubeletRoot, { recursive: true });
+  execFileSync("mount", ["-t", "tmpfs", "-o", `size=${machine.diskBytes},mode=0755`, "kubelet-root", kubeletRoot]);
 }
 
 /** Mount points in this mount namespace under any of `roots`, the most recent first (the order to unmount them). */

@@ -1,5 +1,6 @@
 import { PAUSE_IMAGE } from "../images";
 import { BRIDGE, CNI_NETWORK, NODE_IP, type NodeLayout, POD_SUBNET } from "./layout";
+import type { SeedMachine } from "./machine";
 
 /**
  * The real node's configuration files, rendered whole by pure functions from its layout (lab/node/
@@ -100,9 +101,10 @@ export function kubeconfig(access: ApiAccess, user: string): string {
 /**
  * The kubelet's configuration: cgroup v1 with cgroupfs under the lab's own root, the CRI at the
  * node's containerd, served on the node's IP (the API server's client certificate, checked
- * against the cluster's CA, and a SubjectAccessReview let it in), logs and state in the node's dir.
+ * against the cluster's CA, and a SubjectAccessReview let it in), logs and state in the node's dir,
+ * and the seed machine's pod slots.
  */
-export function kubeletConfig(layout: NodeLayout): string {
+export function kubeletConfig(layout: NodeLayout, machine: SeedMachine): string {
   return json({
     apiVersion: "kubelet.config.k8s.io/v1beta1",
     kind: "KubeletConfiguration",
@@ -137,6 +139,8 @@ export function kubeletConfig(layout: NodeLayout): string {
     shutdownGracePeriod: "0s",
     shutdownGracePeriodCriticalPods: "0s",
     serializeImagePulls: false,
+    // The seed's pod slots, as its CPUs, memory and disk (lab/node/machine.ts).
+    maxPods: machine.maxPods,
   });
 }
 

@@ -12,8 +12,9 @@ import * as k8s from "@kubernetes/client-node";
 import { importImages } from "../images";
 import { GPU_NODE_LABELS } from "../manifests";
 import { waitForContainerd } from "./containerd";
-import { createCgroup, enterCgroup, removeCgroupTree, shadowHostPaths, unmountUnder } from "./host";
+import { createCgroup, enterCgroup, removeCgroupTree, shadowHostPaths, showSeedMachine, unmountUnder } from "./host";
 import { BRIDGE, NODE_IP, type NodeLayout, nodeLayout, POD_SUBNET, SHADOWED_DIRS, SHADOWED_SYSCTLS } from "./layout";
+import { MACHINE_PATHS, seedMachine } from "./machine";
 import { findNodeParts, type NodeParts } from "./parts";
 import { type ApiAccess, cniConflist, containerdConfig, kubeconfig, kubeletConfig, kubeProxyConfig } from "./render";
 import { type RealNodeSpec, RealNodeSpecSchema } from "./start";
@@ -54,7 +55,7 @@ function writeConfigs(layout: NodeLayout, parts: NodeParts, access: ApiAccess): 
   fs.copyFileSync(access.caFile, layout.clientCa);
   fs.writeFileSync(layout.containerd.config, containerdConfig(layout, parts.tools.runc, parts.cniBinDir));
   fs.writeFileSync(path.join(layout.cni.confDir, "10-vllm-lab.conflist"), cniConflist(layout));
-  fs.writeFileSync(layout.kubelet.config, kubeletConfig(layout));
+  fs.writeFileSync(layout.kubelet.config, kubeletConfig(layout, seedMachine()));
   fs.writeFileSync(layout.kubelet.kubeconfig, kubeconfig(access, "kubelet"));
   fs.writeFileSync(layout.kubeProxy.config, kubeProxyConfig(layout));
   fs.writeFileSync(layout.kubeProxy.kubeconfig, kubeconfig(access, "kube-proxy"));
@@ -127,6 +128,7 @@ async function tearDown(layout: NodeLayout, parts: NodeParts | undefined, childr
     layout.dir,
     ...SHADOWED_DIRS.map((d) => d.host),
     ...Object.keys(SHADOWED_SYSCTLS).map((k) => `/proc/sys/${k}`),
+    ...Object.values(MACHINE_PATHS),
   ]);
   clearNodeDir(layout);
   log("node torn down");
@@ -152,6 +154,7 @@ async function main(spec: RealNodeSpec): Promise<void> {
     clearNodeDir(layout);
     fs.mkdirSync(layout.logs, { recursive: true });
     shadowHostPaths(layout.shadow);
+    showSeedMachine(layout.shadow, seedMachine(), layout.kubelet.root);
     createCgroup(`${layout.cgroupRoot}/node`);
     enterCgroup(`${layout.cgroupRoot}/node`, process.pid);
     bringUpBridge();

@@ -7,6 +7,7 @@ import * as k8s from "@kubernetes/client-node";
 import { request } from "undici";
 import { type LabState, startLab, stopLab } from "../../../lab";
 import { PAUSE_IMAGE } from "../../../lab/images";
+import { SEED_NODE_RESOURCES } from "../../../lab/manifests";
 import { nodeLayout, realNodeProblem } from "../../../lab/node";
 import { cgroupHierarchies, cgroupProcesses, mountsUnder } from "../../../lab/node/host";
 import { LAB_DIR } from "../../../lab/options";
@@ -77,6 +78,10 @@ describe("lab: the real node (--node real: kubelet, containerd, CNI, kube-proxy)
     const runtime = node.status?.nodeInfo?.containerRuntimeVersion ?? "";
     assert.match(runtime, /^containerd:\/\/1\.6\.\d+$/);
     assert.ok(containerd.startsWith(runtime.slice("containerd://".length)), `${runtime} vs containerd ${containerd}`);
+    // The kubelet is shown the seed's machine, as kwok's node advertises it, not this one.
+    const capacity = node.status?.capacity ?? {};
+    const shown = Object.fromEntries(Object.keys(SEED_NODE_RESOURCES).map((k) => [k, capacity[k]]));
+    assert.deepEqual(shown, SEED_NODE_RESOURCES);
     assert.equal(node.status?.capacity?.["nvidia.com/gpu"], String(GPUS));
     assert.equal(node.status?.allocatable?.["nvidia.com/gpu"], String(GPUS));
     assert.equal(node.metadata?.annotations?.["kwok.x-k8s.io/node"], undefined);

@@ -4,6 +4,7 @@ import { PAUSE_IMAGE } from "../../../lab/images";
 import { kwokConfig } from "../../../lab/kwok-config";
 import { nodeLayout, realNodeProblem } from "../../../lab/node";
 import { cgroupHierarchies, mountsUnder } from "../../../lab/node/host";
+import { seedMachine } from "../../../lab/node/machine";
 import { cniConflist, containerdConfig, kubeconfig, kubeletConfig, kubeProxyConfig } from "../../../lab/node/render";
 import { LabOptionsSchema } from "../../../lab/options";
 
@@ -133,7 +134,7 @@ describe("lab --node real: layout and configuration files", () => {
   });
 
   it("kubelet: cgroup v1 allowed, swap allowed, cgroupfs under the lab's root, CRI at the node's containerd, no image GC", () => {
-    const c = JSON.parse(kubeletConfig(layout));
+    const c = JSON.parse(kubeletConfig(layout, seedMachine()));
     assert.equal(c.failCgroupV1, false);
     assert.equal(c.failSwapOn, false);
     assert.equal(c.cgroupDriver, "cgroupfs");
@@ -143,6 +144,7 @@ describe("lab --node real: layout and configuration files", () => {
     assert.equal(c.imageGCHighThresholdPercent, 100);
     assert.deepEqual(c.authentication.x509, { clientCAFile: "/lab/node/ca.crt" });
     assert.equal(c.readOnlyPort, 0);
+    assert.equal(c.maxPods, 110);
   });
 
   it("kube-proxy: iptables mode, the node's name, its own kubeconfig, loopback health and metrics", () => {
