@@ -28,17 +28,14 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const seconds = (t: Date | string | undefined) => new Date(t ?? Number.NaN).getTime() / 1000;
 
 /**
- * A stack's rendered Deployment (components/render, the objects `pulumi up` applies) with resources the
- * 2-core lab machine can schedule, and its Service on a NodePort. The claim is bound to a hostPath
- * volume the test makes (no provisioner on the real node yet), so the test can read what the engine wrote.
+ * A stack's config, rendered below by components/render into the objects `pulumi up` applies, with its
+ * Service on a NodePort. The warm claim is bound to a hostPath volume the test makes, so the test reads
+ * what the engine wrote on it.
  */
 function candidate(stack: string, extra: Record<string, string> = {}): CandidateConfig {
   const parsed = parseCandidateConfig(
     {
       ...mergedStackConfig(PROJECT_DIR, stack),
-      "vllm-tuner:cpuRequest": "100m",
-      "vllm-tuner:memoryRequestGi": "1",
-      "vllm-tuner:memoryLimitGi": "4",
       "vllm-tuner:serviceType": "NodePort",
       ...extra,
     },
@@ -99,6 +96,15 @@ describe("lab: what only the real node shows (--node real, a stack's rendered De
     p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
   const log = (pod: k8s.V1Pod, previous = false) =>
     clients.core.readNamespacedPodLog({ name: pod.metadata!.name!, namespace: ns, container: "vllm", previous });
+
+  /** Why a fresh claim of the stacks' storage class cannot bind on this lab's node, if it cannot. */
+  async function coldClaimProblem(): Promise<string | undefined> {
+    const pods = (await clients.core.listPodForAllNamespaces()).items;
+    const provisioner = pods.find((p) => p.metadata?.name?.startsWith("local-path-provisioner") && isReady(p));
+    return provisioner
+      ? undefined
+      : `no local-path-provisioner pod Ready in the lab: a fresh ${base.cacheStorageClass} claim cannot bind on the real node yet`;
+  }
 
   before(async function () {
     const problem =
@@ -225,6 +231,30 @@ describe("lab: what only the real node shows (--node real, a stack's rendered De
     const previous = (await log(second, true)).split("\n");
     assert.equal(previous[0], ENGINE_BANNER);
     assert.equal(previous.at(-2), refusal);
+  });
+  it("d: a cold claim starts empty: the engine's load on it is cold though the warm claim is warm", async function () {
+    const problem = await coldClaimProblem();
+    if (problem !== undefined) {
+      process.stderr.write(`    skipped: ${problem}\n`);
+      this.skip();
+    }
+    const cold = candidate("cold");
+    const claim = cacheClaimObjects(cold, ns).cold!;
+    await clients.core.createNamespacedPersistentVolumeClaim({
+      namespace: ns,
+      body: claim as k8s.V1PersistentVolumeClaim,
+    });
+    assert.ok(fs.existsSync(path.join(markerDir(), "vllm-lab-simulator.json")), "the warm claim holds the model");
+    await apply("cold", cold);
+    const pod = await onlyPod(
+      "the cold pod Ready",
+      (p) => isReady(p) && p.spec?.volumes?.[0]?.persistentVolumeClaim?.claimName === claim.metadata.name,
+    );
+    const lines = (await log(pod)).split("\n");
+    assert.equal(lines[0], ENGINE_BANNER);
+    assert.equal(lines[2], `lab simulator: simulated model load, cold: ${COLD_START_S} s`);
+    const bound = await clients.core.readNamespacedPersistentVolumeClaim({ name: claim.metadata.name, namespace: ns });
+    assert.equal(bound.status?.phase, "Bound");
   });
 });
 
