@@ -157,6 +157,18 @@ describe("lab: what only the real node shows (--node real, a stack's rendered De
     assert.equal(lines[0], ENGINE_BANNER);
     assert.equal(lines[2], `lab simulator: simulated model load, cold: ${COLD_START_S} s`);
     assert.equal(container?.restartCount, 0);
+    // The startup probe (every 10 s) ran at least once during the 12 s load, and the kubelet said it failed.
+    const refused = await until("the kubelet's startup probe failure event", async () => {
+      const events = await clients.core.listNamespacedEvent({
+        namespace: ns,
+        fieldSelector: `involvedObject.name=${pod.metadata?.name},reason=Unhealthy`,
+      });
+      return events.items.find((e) => e.message?.startsWith("Startup probe failed"))?.message;
+    });
+    assert.equal(
+      refused,
+      `Startup probe failed: Get "http://${pod.status?.podIP}:${base.servicePort}/health": dial tcp ${pod.status?.podIP}:${base.servicePort}: connect: connection refused`,
+    );
   });
   it("f: the Service answers on its NodePort at the node's InternalIP, through kube-proxy", async () => {
     const service = await clients.core.readNamespacedService({ name, namespace: ns });
