@@ -5,20 +5,13 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { request } from "undici";
-import {
-  cacheClaimObjects,
-  containerArgs,
-  deploymentObject,
-  selectorLabels,
-  serviceObject,
-  servingName,
-} from "../../../components/render";
+import { cacheClaimObjects, containerArgs, selectorLabels, servingName } from "../../../components/render";
 import { containerFailure } from "../../../components/rollout/pod-failure";
 import { type CandidateConfig, mergedStackConfig, parseCandidateConfig } from "../../../config";
 import { type LabState, startLab, stopLab } from "../../../lab";
 import { ENGINE_BANNER } from "../../../lab/images";
 import { realNodeProblem } from "../../../lab/node";
-import { kubeClients, PROJECT_DIR } from "../helpers";
+import { kubeClients, PROJECT_DIR, type PulumiSandbox, pulumiSandbox } from "../helpers";
 
 /** Long enough that the startup probe (every 10 s) finds the engine not answering at least once. */
 const COLD_START_S = 12;
@@ -27,20 +20,9 @@ const noSecrets = { hfToken: false, apiKey: false };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const seconds = (t: Date | string | undefined) => new Date(t ?? Number.NaN).getTime() / 1000;
 
-/**
- * A stack's config, rendered below by components/render into the objects `pulumi up` applies, with its
- * Service on a NodePort. The warm claim is bound to a hostPath volume the test makes, so the test reads
- * what the engine wrote on it.
- */
-function candidate(stack: string, extra: Record<string, string> = {}): CandidateConfig {
-  const parsed = parseCandidateConfig(
-    {
-      ...mergedStackConfig(PROJECT_DIR, stack),
-      "vllm-tuner:serviceType": "NodePort",
-      ...extra,
-    },
-    new Set(),
-  );
+/** The stack's config as the program parses it, from the sandbox's stack files. */
+function candidate(dir: string, stack: string): CandidateConfig {
+  const parsed = parseCandidateConfig(mergedStackConfig(dir, stack), new Set());
   if (!parsed.ok) throw new Error(`${stack}: ${JSON.stringify(parsed)}`);
   return parsed.config;
 }
@@ -60,7 +42,8 @@ describe("lab: what only the real node shows (--node real, a stack's rendered De
   let lab: LabState;
   let work: string;
   let clients: ReturnType<typeof kubeClients>;
-  const base = candidate("baseline");
+  let sandbox: PulumiSandbox;
+  const base = candidate(PROJECT_DIR, "baseline");
   const ns = base.namespace;
   const name = servingName(base);
   const selector = Object.entries(selectorLabels(base))
@@ -68,19 +51,8 @@ describe("lab: what only the real node shows (--node real, a stack's rendered De
     .join(",");
   const markerDir = () => path.join(work, "warm", "hub", `models--${base.model.replaceAll("/", "--")}`);
 
-  async function apply(stack: string, c: CandidateConfig): Promise<void> {
-    const body = {
-      apiVersion: "apps/v1",
-      kind: "Deployment",
-      ...deploymentObject(c, ns, stack, noSecrets),
-    } as k8s.V1Deployment;
-    const live = await clients.apps.readNamespacedDeployment({ name, namespace: ns }).catch(() => undefined);
-    if (!live) await clients.apps.createNamespacedDeployment({ namespace: ns, body });
-    else {
-      body.metadata = { ...body.metadata, resourceVersion: live.metadata?.resourceVersion };
-      await clients.apps.replaceNamespacedDeployment({ name, namespace: ns, body });
-    }
-  }
+  /** `pulumi up` of a stack in the sandbox: the program renders and applies it, and waits for its pod. */
+  const up = async (stack: string) => (await sandbox.stack(stack)).up();
 
   async function onlyPod(what: string, ok: (p: k8s.V1Pod) => boolean, timeoutMs?: number): Promise<k8s.V1Pod> {
     return until(
@@ -117,7 +89,8 @@ describe("lab: what only the real node shows (--node real, a stack's rendered De
     work = fs.mkdtempSync(path.join(os.tmpdir(), "vllm-real-node-behaviour-"));
     lab = await startLab({ node: "real", gpus: 1, coldStartSeconds: COLD_START_S, warmStartSeconds: WARM_START_S });
     clients = kubeClients(lab.kubeconfig);
-    await clients.core.createNamespace({ body: { metadata: { name: ns } } });
+    // The warm claim (the stacks create it) binds to a hostPath volume made here, so the test reads what
+    // the engine writes on it; a fresh claim needs a provisioner (the cold claim's test).
     const claim = cacheClaimObjects(base, ns).warm;
     await clients.core.createPersistentVolume({
       body: {
@@ -131,11 +104,18 @@ describe("lab: what only the real node shows (--node real, a stack's rendered De
         },
       },
     });
-    await clients.core.createNamespacedPersistentVolumeClaim({
-      namespace: ns,
-      body: claim as k8s.V1PersistentVolumeClaim,
-    });
-    await clients.core.createNamespacedService({ namespace: ns, body: serviceObject(base, ns) as k8s.V1Service });
+    sandbox = await pulumiSandbox(lab.kubeconfig);
+    // Every stack's Service on a NodePort (a project default, so each stack still changes one knob).
+    const project = path.join(sandbox.workDir, "Pulumi.yaml");
+    const yaml = fs.readFileSync(project, "utf8");
+    const nodePort = yaml.replace(/(\n {2}serviceType:\n {4}type: string\n {4}default: )ClusterIP\n/, "$1NodePort\n");
+    assert.notEqual(nodePort, yaml);
+    fs.writeFileSync(project, nodePort);
+    // 0.40 of the lab's 24 GiB card leaves no KV cache after the weights: the engine exits 1 with vLLM's ValueError.
+    fs.writeFileSync(
+      path.join(sandbox.workDir, "Pulumi.crash.yaml"),
+      'config:\n  vllm-tuner:gpuMemoryUtilization: "0.40"\n  vllm-tuner:oneKnobExempt: "real node test: a server that cannot start"\n',
+    );
   });
 
   after(async () => {
@@ -144,8 +124,9 @@ describe("lab: what only the real node shows (--node real, a stack's rendered De
   });
 
   it("a: the Deployment's startup and readiness probes keep the pod not Ready until the engine answers /health; c: its log starts with the engine's banner", async () => {
-    await apply("baseline", base);
-    const pod = await onlyPod("the baseline pod Ready", isReady);
+    assert.equal((await up("baseline")).summary.result, "succeeded");
+    // `up` returned when its rollout was Ready (components/rollout-ready.ts): the one pod is.
+    const pod = await onlyPod("the baseline pod Ready", isReady, 0);
     const container = pod.status?.containerStatuses?.[0];
     assert.equal(container?.name, "vllm");
     assert.match(container?.containerID ?? "", /^containerd:\/\/[0-9a-f]{64}$/);
@@ -196,8 +177,8 @@ describe("lab: what only the real node shows (--node real, a stack's rendered De
       (type, pod: k8s.V1Pod) => events.push({ type, pod }),
       () => {},
     );
-    await apply("seqs2", candidate("seqs2"));
-    const fresh = await onlyPod("the seqs2 pod Ready", (p) => p.metadata?.uid !== old.metadata?.uid && isReady(p));
+    assert.equal((await up("seqs2")).summary.result, "succeeded");
+    const fresh = await onlyPod("the seqs2 pod Ready", (p) => p.metadata?.uid !== old.metadata?.uid && isReady(p), 0);
     watch.abort();
     const gone = events.find((e) => e.type === "DELETED" && e.pod.metadata?.uid === old.metadata?.uid)?.pod;
     assert.ok(gone, "the old pod's deletion was watched");
@@ -208,15 +189,18 @@ describe("lab: what only the real node shows (--node real, a stack's rendered De
       oldEnd <= created && created <= started,
       `old container ended ${oldEnd}, new pod ${created}, started ${started}`,
     );
-    assert.deepEqual(fresh.spec?.containers[0]?.args, containerArgs(candidate("seqs2"), noSecrets));
+    assert.deepEqual(fresh.spec?.containers[0]?.args, containerArgs(candidate(sandbox.workDir, "seqs2"), noSecrets));
     const lines = (await log(fresh)).split("\n");
     assert.equal(lines[0], ENGINE_BANNER);
     assert.equal(lines[2], `lab simulator: simulated model load, warm: ${WARM_START_S} s`);
   });
 
   it("b: a container that exits is restarted with the kubelet's back-off into CrashLoopBackOff, which the rollout judge reports; c: --previous reads the run before", async () => {
-    // 0.40 of the lab's 24 GiB card leaves no KV cache after the weights: the engine exits 1 with vLLM's ValueError.
-    await apply("crash", candidate("baseline", { "vllm-tuner:gpuMemoryUtilization": "0.40" }));
+    // `up` fails when its judge (components/rollout-ready.ts) sees the pod's CrashLoopBackOff; watch the pod meanwhile.
+    const failed = up("crash").then(
+      () => null,
+      (e: Error) => e.message,
+    );
     const waiting = (restarts: number) => (p: k8s.V1Pod) => {
       const s = p.status?.containerStatuses?.[0];
       return s?.restartCount === restarts && s.state?.waiting?.reason === "CrashLoopBackOff";
@@ -240,6 +224,13 @@ describe("lab: what only the real node shows (--node real, a stack's rendered De
       `pod ${second.metadata?.name} container vllm: CrashLoopBackOff (back-off 20s restarting failed container); ` +
         `last termination: Error, exit code 1: ${refusal}, 2 restarts`,
     );
+    const upError = await failed;
+    assert.ok(upError !== null, "crash's up succeeded");
+    const judged = new RegExp(
+      `rollout of ${ns}/${name} generation \\d+ failed: pod ${second.metadata?.name} container vllm: CrashLoopBackOff ` +
+        `\\(back-off (10|20)s restarting failed container\\); last termination: Error, exit code 1: ${refusal.replace(/[.*+?^${}()|[\]\\`]/g, "\\$&")}, [12] restarts`,
+    );
+    assert.match(upError, judged);
     const previous = (await log(second, true)).split("\n");
     assert.equal(previous[0], ENGINE_BANNER);
     assert.equal(previous.at(-2), refusal);
@@ -250,17 +241,13 @@ describe("lab: what only the real node shows (--node real, a stack's rendered De
       process.stderr.write(`    skipped: ${problem}\n`);
       this.skip();
     }
-    const cold = candidate("cold");
-    const claim = cacheClaimObjects(cold, ns).cold!;
-    await clients.core.createNamespacedPersistentVolumeClaim({
-      namespace: ns,
-      body: claim as k8s.V1PersistentVolumeClaim,
-    });
+    const claim = cacheClaimObjects(candidate(sandbox.workDir, "cold"), ns).cold!;
     assert.ok(fs.existsSync(path.join(markerDir(), "vllm-lab-simulator.json")), "the warm claim holds the model");
-    await apply("cold", cold);
+    assert.equal((await up("cold")).summary.result, "succeeded");
     const pod = await onlyPod(
       "the cold pod Ready",
       (p) => isReady(p) && p.spec?.volumes?.[0]?.persistentVolumeClaim?.claimName === claim.metadata.name,
+      0,
     );
     const lines = (await log(pod)).split("\n");
     assert.equal(lines[0], ENGINE_BANNER);
