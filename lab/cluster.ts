@@ -174,7 +174,7 @@ export async function startLab(input: Partial<LabOptions> = {}, probes: VllmProb
 
 function labImageTarballs(options: LabOptions): string[] {
   const images = buildLabImages(options);
-  return [images.pause.tarball, images.engine.tarball, ...options.nodeImages];
+  return [images.pause.tarball, images.engine.tarball, images.helper.tarball, ...options.nodeImages];
 }
 
 /** Starts the node agent (lab/controller.ts) in the background; returns its pid. */

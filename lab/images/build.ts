@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { labHome } from "../../common/tools";
 import { type ImageSpec, OCI_LAYOUT_FILE, renderLayout } from "./oci";
-import { type RootfsDir, type RootfsFile, rootfsInputs, tarLayout, writeLayer } from "./rootfs";
+import { type RootfsDir, type RootfsFile, type RootfsLink, rootfsInputs, tarLayout, writeLayer } from "./rootfs";
 
 /**
  * One image tarball in the lab's cache, built only when its inputs change: the name carries a hash
@@ -35,6 +35,7 @@ export interface ImageRecipe {
   readonly spec: ImageSpec;
   readonly files: readonly RootfsFile[];
   readonly dirs: readonly RootfsDir[];
+  readonly links?: readonly RootfsLink[];
 }
 
 /** Pure: the tarball's name for these inputs. */
@@ -47,7 +48,10 @@ export function tarballName(stem: string, spec: ImageSpec, inputs: readonly stri
 
 export function buildImage(recipe: ImageRecipe, dir = imagesDir()): BuiltImage {
   fs.mkdirSync(dir, { recursive: true });
-  const tarball = path.join(dir, tarballName(recipe.stem, recipe.spec, rootfsInputs(recipe.files, recipe.dirs)));
+  const tarball = path.join(
+    dir,
+    tarballName(recipe.stem, recipe.spec, rootfsInputs(recipe.files, recipe.dirs, recipe.links)),
+  );
   if (fs.existsSync(tarball)) return { names: recipe.spec.names, tarball, built: false };
   const work = fs.mkdtempSync(path.join(dir, `.work-${recipe.stem}-`));
   try {
@@ -55,7 +59,7 @@ export function buildImage(recipe: ImageRecipe, dir = imagesDir()): BuiltImage {
     const blobs = path.join(layout, "blobs", "sha256");
     fs.mkdirSync(blobs, { recursive: true });
     const layerFile = path.join(work, "layer.tar");
-    const layer = writeLayer(recipe.files, recipe.dirs, work, layerFile);
+    const layer = writeLayer(recipe.files, recipe.dirs, work, layerFile, recipe.links);
     fs.renameSync(layerFile, path.join(blobs, layer.digest.slice("sha256:".length)));
     const rendered = renderLayout(recipe.spec, layer);
     for (const blob of rendered.blobs)

@@ -11,7 +11,7 @@ import { normalizedImageName } from "./oci";
 import { sharedLibraryFiles } from "./rootfs";
 
 /**
- * The lab's two images. The pause image: Kubernetes' own pause.c (build/pause/linux/pause.c of
+ * The lab's images. The pause image: Kubernetes' own pause.c (build/pause/linux/pause.c of
  * the k8s.io/kubernetes module the toolchain already fetched), compiled with its Makefile's flags
  * (`gcc -Os -Wall -Werror -static`). The engine image: the lab's simulator under the stacks' own
  * image name, its entrypoint lab/images/engine-entry.ts bundled by esbuild, run by this Node.
@@ -169,20 +169,57 @@ function engineRecipe(options: LabOptions, workDir: string): ImageRecipe {
   };
 }
 
+/**
+ * The real node's local-path-provisioner helper image (its helper pods make and remove a claim's
+ * folder with `sh`, `mkdir` and `rm`): Debian's static busybox under busybox's own name and version,
+ * as upstream's deploy manifest names `busybox`.
+ */
+export const LOCAL_PATH_HELPER_IMAGE = "docker.io/library/busybox:1.35";
+
+function helperRecipe(): ImageRecipe {
+  const busybox = locateTool("busybox");
+  if ("error" in busybox)
+    throw new Error(
+      `the local-path helper image carries a static busybox: ${busybox.error} (Debian: apt-get install busybox-static)`,
+    );
+  const applets = execFileSync(busybox.path, ["--list"], { encoding: "utf8" }).split("\n").filter(Boolean);
+  return {
+    stem: "local-path-helper",
+    spec: {
+      names: [LOCAL_PATH_HELPER_IMAGE],
+      entrypoint: ["/bin/sh"],
+      env: ["PATH=/bin"],
+      labels: {
+        "org.opencontainers.image.title": "busybox",
+        "org.opencontainers.image.description":
+          "Debian's busybox-static (/bin/busybox and its applets), built locally by vllm-tuner's lab as local-path-provisioner's helper image",
+      },
+    },
+    files: [{ source: busybox.path, target: "/bin/busybox", mode: 0o755 }],
+    dirs: [{ target: "/tmp", mode: 0o1777 }],
+    links: applets.filter((a) => a !== "busybox").map((a) => ({ target: `/bin/${a}`, linkTo: "busybox" })),
+  };
+}
+
 export interface LabImages {
   readonly pause: BuiltImage;
   readonly engine: BuiltImage;
+  readonly helper: BuiltImage;
 }
 
 /**
- * Builds (or finds, when nothing changed) both images under `dir`; the engine image carries
+ * Builds (or finds, when nothing changed) the three images under `dir`; the engine image carries
  * `options` (its simulated card, timing and load delays) in its env.
  */
 export function buildLabImages(options: LabOptions, dir = imagesDir()): LabImages {
   fs.mkdirSync(dir, { recursive: true });
   const work = fs.mkdtempSync(path.join(dir, ".inputs-"));
   try {
-    return { pause: buildImage(pauseRecipe(work), dir), engine: buildImage(engineRecipe(options, work), dir) };
+    return {
+      pause: buildImage(pauseRecipe(work), dir),
+      engine: buildImage(engineRecipe(options, work), dir),
+      helper: buildImage(helperRecipe(), dir),
+    };
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }

@@ -23,6 +23,12 @@ export interface RootfsDir {
   readonly mode: number;
 }
 
+/** A symbolic link of the image: `target` (absolute, in the image) points at `linkTo` (busybox's applets). */
+export interface RootfsLink {
+  readonly target: string;
+  readonly linkTo: string;
+}
+
 const REPRODUCIBLE_TAR = ["--sort=name", "--mtime=@0", "--owner=0", "--group=0", "--numeric-owner", "--format=gnu"];
 
 /**
@@ -60,11 +66,16 @@ export function fileSha256(file: string): string {
   return createHash("sha256").update(fs.readFileSync(file)).digest("hex");
 }
 
-/** What identifies a layer before it is built: each file's target, mode and content, each directory's target and mode. */
-export function rootfsInputs(files: readonly RootfsFile[], dirs: readonly RootfsDir[]): string[] {
+/** What identifies a layer before it is built: each file's target, mode and content, each directory's target and mode, each link. */
+export function rootfsInputs(
+  files: readonly RootfsFile[],
+  dirs: readonly RootfsDir[],
+  links: readonly RootfsLink[] = [],
+): string[] {
   return [
     ...files.map((f) => `file ${f.target} ${f.mode.toString(8)} ${fileSha256(f.source)}`),
     ...dirs.map((d) => `dir ${d.target} ${d.mode.toString(8)}`),
+    ...links.map((l) => `link ${l.target} ${l.linkTo}`),
   ].sort();
 }
 
@@ -74,6 +85,7 @@ export function writeLayer(
   dirs: readonly RootfsDir[],
   workDir: string,
   out: string,
+  links: readonly RootfsLink[] = [],
 ): { digest: string; size: number } {
   const root = path.join(workDir, "rootfs");
   fs.mkdirSync(root, { recursive: true });
@@ -95,6 +107,11 @@ export function writeLayer(
     ensureDir(path.dirname(dest));
     fs.copyFileSync(fs.realpathSync(f.source), dest);
     fs.chmodSync(dest, f.mode);
+  }
+  for (const l of links) {
+    const dest = path.join(root, l.target);
+    ensureDir(path.dirname(dest));
+    fs.symlinkSync(l.linkTo, dest);
   }
   const top = fs.readdirSync(root).sort();
   execFileSync("tar", [...REPRODUCIBLE_TAR, "-cf", out, "-C", root, ...top], { stdio: ["ignore", "ignore", "pipe"] });

@@ -74,6 +74,8 @@ export interface NodeLayout {
   readonly clientCa: string;
   /** Where the shadowed dirs and sysctl values live (SHADOWED_DIRS, SHADOWED_SYSCTLS). */
   readonly shadow: string;
+  /** Where local-path-provisioner makes a folder for each claim (lab/node/local-path.ts). */
+  readonly localPath: string;
 }
 
 export function nodeLayout(labDir: string, clusterName: string, nodeName: string): NodeLayout {
@@ -103,5 +105,6 @@ export function nodeLayout(labDir: string, clusterName: string, nodeName: string
     kubeProxy: { config: at("kube-proxy.yaml"), kubeconfig: at("kube-proxy.kubeconfig") },
     clientCa: at("ca.crt"),
     shadow: at("shadow"),
+    localPath: at("local-path"),
   };
 }

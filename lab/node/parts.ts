@@ -4,7 +4,8 @@ import { locateTool } from "../../common/tools";
 
 /**
  * The real node's binaries: kubelet and kube-proxy from the toolchain (lab/toolchain/build.sh
- * k8s-node), containerd, its shim, ctr, runc and iptables (Debian's packages: build.sh
+ * k8s-node), rancher's local-path-provisioner (build.sh local-path-provisioner), containerd, its
+ * shim, ctr, runc, iptables and a static busybox for the helper image (Debian's packages: build.sh
  * node-packages), and the CNI plugins. Each is found by the one tool rule (common/tools.ts).
  */
 
@@ -18,6 +19,8 @@ const TOOLS = [
   "iptables",
   "iptables-save",
   "iptables-restore",
+  "local-path-provisioner",
+  "busybox",
 ] as const;
 type NodeTool = (typeof TOOLS)[number];
 
@@ -54,8 +57,8 @@ export function findNodeParts(env: Readonly<Record<string, string | undefined>> 
   if (missing.length > 0 || cniBinDir === undefined)
     return (
       `the real node needs ${missing.join(", ")}: ` +
-      "bash lab/toolchain/build.sh k8s-node node-packages (node-packages installs Debian's containerd, runc, " +
-      "containernetworking-plugins and iptables, as root)"
+      "bash lab/toolchain/build.sh k8s-node local-path-provisioner node-packages (node-packages installs Debian's containerd, runc, " +
+      "containernetworking-plugins, iptables and busybox-static, as root)"
     );
   return { tools: tools as Record<NodeTool, string>, cniBinDir };
 }

@@ -2,18 +2,20 @@
  * The real node's supervisor, started by lab/node/start.ts in a mount namespace of its own and the
  * lab's network namespace: it shadows the paths the kubelet and containerd hard-code, makes the
  * node's cgroup root, brings up the pod bridge, writes the configs, starts containerd, imports
- * the images, starts the kubelet and kube-proxy, advertises the GPUs, and on SIGTERM (or a failed
+ * the images, starts the kubelet, kube-proxy and local-path-provisioner, advertises the GPUs, and on SIGTERM (or a failed
  * start) takes all of it down again. Its log: `<lab>/node/logs/supervisor.log`.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
+import { ignoreStatus } from "../api-errors";
 import { importImages } from "../images";
 import { GPU_NODE_LABELS } from "../manifests";
 import { waitForContainerd } from "./containerd";
 import { createCgroup, enterCgroup, removeCgroupTree, shadowHostPaths, showSeedMachine, unmountUnder } from "./host";
 import { BRIDGE, NODE_IP, type NodeLayout, nodeLayout, POD_SUBNET, SHADOWED_DIRS, SHADOWED_SYSCTLS } from "./layout";
+import { localPathArgs, localPathConfigMap, localPathNamespace } from "./local-path";
 import { MACHINE_PATHS, seedMachine } from "./machine";
 import { findNodeParts, type NodeParts } from "./parts";
 import { type ApiAccess, cniConflist, containerdConfig, kubeconfig, kubeletConfig, kubeProxyConfig } from "./render";
@@ -84,6 +86,20 @@ function startProcess(layout: NodeLayout, name: string, command: string, args: s
   child.on("exit", (code, signal) => log(`${name} (pid ${child.pid}) exited: ${signal ?? `code ${code}`}`));
   log(`${name} started (pid ${child.pid}): ${command} ${args.join(" ")}`);
   return child;
+}
+
+/** The provisioner's namespace and ConfigMap (it reads them when it starts), as they are rendered now. */
+async function applyLocalPathObjects(kc: k8s.KubeConfig, layout: NodeLayout): Promise<void> {
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  await core.createNamespace({ body: localPathNamespace() }).catch(ignoreStatus(409));
+  const configMap = localPathConfigMap(layout);
+  const target = { name: configMap.metadata!.name!, namespace: configMap.metadata!.namespace! };
+  await core
+    .createNamespacedConfigMap({ namespace: target.namespace, body: configMap })
+    .catch((e: { code?: number }) => {
+      if (e.code !== 409) throw e;
+      return core.replaceNamespacedConfigMap({ ...target, body: configMap });
+    });
 }
 
 /** Patches the node's status capacity once the kubelet has registered it (its allocatable follows on the kubelet's next status update). */
@@ -181,6 +197,10 @@ async function main(spec: RealNodeSpec): Promise<void> {
     );
     children.push(
       startProcess(layout, "kube-proxy", t["kube-proxy"], [`--config=${layout.kubeProxy.config}`, "--v=2"]),
+    );
+    await applyLocalPathObjects(kc, layout);
+    children.push(
+      startProcess(layout, "local-path-provisioner", t["local-path-provisioner"], localPathArgs(spec.kubeconfig)),
     );
     await Promise.race([advertiseGpus(kc, spec.nodeName, spec.gpus, () => stopping), done]);
     await done;

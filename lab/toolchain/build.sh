@@ -6,14 +6,15 @@
 #
 # Usage: lab/toolchain/build.sh [TOOL...]     (default: all, in this order)
 #   tools: k8s pulumi pulumi-language-nodejs kubernetes-provider command-provider
-#          plugins etcd kwok llm-d-inference-sim actionlint k8s-node node-packages
+#          plugins etcd kwok llm-d-inference-sim actionlint k8s-node local-path-provisioner
+#          node-packages
 #   (plugins = `pulumi plugin install resource kubernetes|command <ver> --file ...` into
 #    $PULUMI_HOME/plugins; it is skipped when the identical binary is already there.)
 #   command-provider is built from ../shared/third-party/ next to the repository (not served by
 #   the Go proxy); without those sources it is skipped with one line that says what needs it
 #   (benchmarkOnDeploy, campaign run --via-deploy) and how to get it, and the run still exits 0.
-#   k8s-node (kubelet, kube-proxy) and node-packages (containerd, runc, the CNI plugins, iptables
-#   from Debian's archive) serve only `lab:up --node real`: when either cannot be had, one line says
+#   k8s-node (kubelet, kube-proxy), local-path-provisioner and node-packages (containerd, runc, the
+#   CNI plugins, iptables, busybox-static from Debian's archive) serve only `lab:up --node real`: when either cannot be had, one line says
 #   the real node is unavailable and why, and the run still exits 0. node-packages only checks,
 #   unless named (`build.sh node-packages`, as root): then it apt-get installs what is missing.
 #
@@ -331,6 +332,25 @@ build_k8s_node() {
 }
 
 ###############################################################################
+# 6c. rancher's local-path-provisioner for the real node's claims (the provisioner k3s ships): a
+#     wrapper module building its main package; optional like k8s-node.
+build_local_path_provisioner() {
+  local ver=$1 w="$SRC/local-path-provisioner" pkg=github.com/rancher/local-path-provisioner
+  fresh_wrapper "$w"
+  cat > "$w/go.mod" <<EOF
+module vllmlab.local/local-path-provisioner-wrapper
+
+go 1.25.5
+
+require $pkg $ver
+
+tool $pkg
+EOF
+  (cd "$w" && go mod tidy && "${GOBUILD[@]}" -ldflags "$LDFLAGS_BASE" -o "$BIN/local-path-provisioner" "$pkg") &&
+    "$BIN/local-path-provisioner" --version
+}
+
+###############################################################################
 # 7. etcd: 3-line main around etcdmain (the top-level go.etcd.io/etcd/v3 module has local replaces)
 build_etcd() {
   local ver=$1 w="$SRC/etcd"
@@ -398,9 +418,10 @@ build_actionlint() {
 ###############################################################################
 # 11. The real node's runtime from Debian's archive (apt-get: seconds, where a Go build of
 #     containerd, runc and the plugins would take minutes): containerd (its ctr and runc shim),
-#     runc, the CNI plugins (in /usr/lib/cni) and iptables, at NODE_DEBIAN_PACKAGES' versions.
+#     runc, the CNI plugins (in /usr/lib/cni), iptables and a static busybox (the local-path helper
+#     image's), at NODE_DEBIAN_PACKAGES' versions.
 #     Nothing to do when they are already installed; without root or apt-get, one line says so.
-NODE_RUNTIME_BINARIES=(containerd containerd-shim-runc-v2 ctr runc iptables iptables-save iptables-restore)
+NODE_RUNTIME_BINARIES=(containerd containerd-shim-runc-v2 ctr runc iptables iptables-save iptables-restore busybox)
 CNI_PLUGINS=(bridge host-local loopback portmap)
 node_runtime_missing() {
   local b missing=()
@@ -443,7 +464,7 @@ install_node_packages() {
 }
 
 ###############################################################################
-ALL_TOOLS=(k8s pulumi pulumi-language-nodejs kubernetes-provider command-provider plugins etcd kwok llm-d-inference-sim actionlint k8s-node node-packages)
+ALL_TOOLS=(k8s pulumi pulumi-language-nodejs kubernetes-provider command-provider plugins etcd kwok llm-d-inference-sim actionlint k8s-node local-path-provisioner node-packages)
 TOOLS=("$@")
 NAMED=1
 [[ ${#TOOLS[@]} -eq 0 ]] && TOOLS=("${ALL_TOOLS[@]}") && NAMED=0
@@ -473,6 +494,12 @@ for t in "${TOOLS[@]}"; do
       run_step kubernetes-node "$K8S_VERSION" tool build_k8s_node kubelet kube-proxy || {
         log "kubernetes-node: build failed; real node unavailable (lab:up --node real): bash lab/toolchain/build.sh k8s-node shows why"
         SUMMARY+=("kubernetes-node|$K8S_VERSION|failed")
+      } ;;
+    local-path-provisioner)
+      # Optional: only lab:up --node real needs it (its claims).
+      run_step local-path-provisioner "$LOCAL_PATH_PROVISIONER_VERSION" tool build_local_path_provisioner local-path-provisioner || {
+        log "local-path-provisioner: build failed; real node unavailable (lab:up --node real): bash lab/toolchain/build.sh local-path-provisioner shows why"
+        SUMMARY+=("local-path-provisioner|$LOCAL_PATH_PROVISIONER_VERSION|failed")
       } ;;
     node-packages) install_node_packages ;;
     *) echo "unknown tool: $t (known: ${ALL_TOOLS[*]})" >&2; exit 2 ;;

@@ -112,6 +112,19 @@ describe("lab/toolchain/build.sh without the real node's parts", () => {
     assert.deepEqual(fs.readdirSync(path.join(tmp, "home", "bin")), []);
   });
 
+  it("local-path-provisioner: exits 0, says the real node is unavailable and builds nothing", () => {
+    const r = build(["local-path-provisioner"], bare);
+    assert.equal(r.rc, 0, `${r.stdout}${r.stderr}`);
+    assert.equal(r.stderr, "build.sh: go not found on PATH (needed to build local-path-provisioner)\n");
+    assert.deepEqual(
+      r.stdout.split("\n").filter((l) => l.startsWith("[toolchain]")),
+      [
+        "[toolchain] local-path-provisioner: build failed; real node unavailable (lab:up --node real): bash lab/toolchain/build.sh local-path-provisioner shows why",
+      ],
+    );
+    assert.deepEqual(fs.readdirSync(path.join(tmp, "home", "bin")), []);
+  });
+
   it("node-packages: exits 0 and names what is missing and the command that installs it", () => {
     const r = build(["node-packages"], bare);
     assert.equal(r.rc, 0, `${r.stdout}${r.stderr}`);

@@ -15,6 +15,7 @@ import {
   ENGINE_LABEL_VALUE,
   importImages,
   type LabImages,
+  LOCAL_PATH_HELPER_IMAGE,
   PAUSE_IMAGE,
   stackImages,
 } from "../../../lab/images";
@@ -83,7 +84,8 @@ describe("lab images: built with no registry", function () {
 
   before(function () {
     requireSimulator(this);
-    for (const tool of ["go", "gcc", "tar", "ldd"]) if ("error" in locateTool(tool)) skip(this, `no ${tool} on PATH`);
+    for (const tool of ["go", "gcc", "tar", "ldd", "busybox"])
+      if ("error" in locateTool(tool)) skip(this, `no ${tool} on PATH`);
     images = buildLabImages(options, dir);
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -92,7 +94,8 @@ describe("lab images: built with no registry", function () {
     assert.deepEqual(images.pause.names, [PAUSE_IMAGE, "registry.k8s.io/pause:3.6"]);
     assert.deepEqual(images.engine.names, stackImages());
     assert.ok(images.engine.names.includes("vllm/vllm-openai:v0.24.0"));
-    for (const image of [images.pause, images.engine]) {
+    assert.deepEqual(images.helper.names, [LOCAL_PATH_HELPER_IMAGE]);
+    for (const image of [images.pause, images.engine, images.helper]) {
       assert.equal(image.built, true);
       const members = execFileSync("tar", ["-tf", image.tarball], { encoding: "utf8" }).trim().split("\n");
       const blobs = members.filter((m) => m.startsWith("blobs/sha256/") && m.length > "blobs/sha256/".length);
@@ -110,6 +113,18 @@ describe("lab images: built with no registry", function () {
     assert.equal(engine.Labels[ENGINE_LABEL], ENGINE_LABEL_VALUE);
     assert.deepEqual(engine.Entrypoint, ["/usr/local/bin/node", "/opt/vllm-lab/engine.js"]);
     assert.deepEqual(imageConfig(images.pause.tarball).config.Entrypoint, ["/pause"]);
+    // busybox's applets are links to it: the helper pods' /bin/sh, mkdir and rm.
+    const index = JSON.parse(fromTar(images.helper.tarball, "index.json").toString("utf8"));
+    const manifest = JSON.parse(
+      fromTar(images.helper.tarball, `blobs/sha256/${index.manifests[0].digest.slice(7)}`).toString(),
+    );
+    const layer = path.join(dir, "helper-layer.tar");
+    fs.writeFileSync(layer, fromTar(images.helper.tarball, `blobs/sha256/${manifest.layers[0].digest.slice(7)}`));
+    const listing = execFileSync("tar", ["-tvf", layer], { encoding: "utf8" });
+    for (const applet of ["sh", "mkdir", "rm"])
+      assert.match(listing, new RegExp(`^l\\S+ 0/0 .* bin/${applet} -> busybox$`, "m"));
+    assert.match(listing, /^-rwxr-xr-x 0\/0 .* bin\/busybox$/m);
+    fs.rmSync(layer);
   });
 
   it("reuses an unchanged build and rebuilds a changed one", () => {

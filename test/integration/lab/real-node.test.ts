@@ -116,6 +116,12 @@ describe("lab: the real node (--node real: kubelet, containerd, CNI, kube-proxy)
     const layout = nodeLayout(LAB_DIR, lab.clusterName, lab.nodeName);
     const podCgroup = `${layout.cgroupRoot}/kubepods/besteffort/pod${pod.metadata?.uid}`;
     assert.ok(cgroupProcesses(podCgroup).length >= 2, `the pause and the sandbox's processes in ${podCgroup}`);
+    // The kubelet was shown the seed's 16 CPUs, yet writes this machine's own into the pods' cpusets.
+    const online = fs.readFileSync("/sys/devices/system/cpu/online", "utf8");
+    const cpuset = cgroupHierarchies().find((h) => fs.existsSync(path.join(h, "cpuset.cpus")));
+    assert.ok(cpuset, "a v1 cpuset hierarchy");
+    for (const cgroup of [`${layout.cgroupRoot}/kubepods`, podCgroup])
+      assert.equal(fs.readFileSync(path.join(cpuset, cgroup, "cpuset.cpus"), "utf8"), online, cgroup);
     // The container's root filesystem is mounted in the node's mount namespace, not this one.
     const nodeMounts = fs.readFileSync(`/proc/${lab.controllerPid}/mountinfo`, "utf8");
     assert.ok(mountsUnder([layout.containerd.state], nodeMounts).length >= 2);
