@@ -1,7 +1,6 @@
 import * as assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { request } from "undici";
@@ -40,7 +39,6 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
 describe("lab: what only the real node shows (--node real, a stack's rendered Deployment)", function () {
   this.timeout(900_000);
   let lab: LabState;
-  let work: string;
   let clients: ReturnType<typeof kubeClients>;
   let sandbox: PulumiSandbox;
   const base = candidate(PROJECT_DIR, "baseline");
@@ -49,7 +47,21 @@ describe("lab: what only the real node shows (--node real, a stack's rendered De
   const selector = Object.entries(selectorLabels(base))
     .map(([k, v]) => `${k}=${v}`)
     .join(",");
-  const markerDir = () => path.join(work, "warm", "hub", `models--${base.model.replaceAll("/", "--")}`);
+  /** The folder local-path-provisioner made for a claim (the same path on this machine as on the node). */
+  async function claimFolder(claim: string): Promise<string> {
+    const bound = await clients.core.readNamespacedPersistentVolumeClaim({ name: claim, namespace: ns });
+    assert.equal(bound.status?.phase, "Bound");
+    const volume = await clients.core.readPersistentVolume({ name: bound.spec!.volumeName! });
+    assert.equal(volume.metadata?.annotations?.["pv.kubernetes.io/provisioned-by"], "rancher.io/local-path");
+    return volume.spec?.hostPath?.path ?? volume.spec?.local?.path ?? "";
+  }
+  /** The files under a folder, as paths relative to it. */
+  const filesUnder = (dir: string): string[] =>
+    (fs.readdirSync(dir, { recursive: true, withFileTypes: true }) as fs.Dirent[])
+      .filter((e) => e.isFile())
+      .map((e) => path.relative(dir, path.join(e.parentPath, e.name)))
+      .sort();
+  const marker = path.join("hub", `models--${base.model.replaceAll("/", "--")}`, "vllm-lab-simulator.json");
 
   /** `pulumi up` of a stack in the sandbox: the program renders and applies it, and waits for its pod. */
   const up = async (stack: string) => (await sandbox.stack(stack)).up();
@@ -69,15 +81,6 @@ describe("lab: what only the real node shows (--node real, a stack's rendered De
   const log = (pod: k8s.V1Pod, previous = false) =>
     clients.core.readNamespacedPodLog({ name: pod.metadata!.name!, namespace: ns, container: "vllm", previous });
 
-  /** Why a fresh claim of the stacks' storage class cannot bind on this lab's node, if it cannot. */
-  async function coldClaimProblem(): Promise<string | undefined> {
-    const pods = (await clients.core.listPodForAllNamespaces()).items;
-    const provisioner = pods.find((p) => p.metadata?.name?.startsWith("local-path-provisioner") && isReady(p));
-    return provisioner
-      ? undefined
-      : `no local-path-provisioner pod Ready in the lab: a fresh ${base.cacheStorageClass} claim cannot bind on the real node yet`;
-  }
-
   before(async function () {
     const problem =
       realNodeProblem() ??
@@ -86,24 +89,8 @@ describe("lab: what only the real node shows (--node real, a stack's rendered De
       process.stderr.write(`    skipped: ${problem}\n`);
       this.skip();
     }
-    work = fs.mkdtempSync(path.join(os.tmpdir(), "vllm-real-node-behaviour-"));
     lab = await startLab({ node: "real", gpus: 1, coldStartSeconds: COLD_START_S, warmStartSeconds: WARM_START_S });
     clients = kubeClients(lab.kubeconfig);
-    // The warm claim (the stacks create it) binds to a hostPath volume made here, so the test reads what
-    // the engine writes on it; a fresh claim needs a provisioner (the cold claim's test).
-    const claim = cacheClaimObjects(base, ns).warm;
-    await clients.core.createPersistentVolume({
-      body: {
-        metadata: { name: `${claim.metadata.name}-test` },
-        spec: {
-          capacity: { storage: `${base.cacheSizeGi}Gi` },
-          accessModes: [base.cacheAccessMode],
-          storageClassName: base.cacheStorageClass,
-          claimRef: { namespace: ns, name: claim.metadata.name },
-          hostPath: { path: path.join(work, "warm"), type: "DirectoryOrCreate" },
-        },
-      },
-    });
     sandbox = await pulumiSandbox(lab.kubeconfig);
     // Every stack's Service on a NodePort (a project default, so each stack still changes one knob).
     const project = path.join(sandbox.workDir, "Pulumi.yaml");
@@ -120,7 +107,6 @@ describe("lab: what only the real node shows (--node real, a stack's rendered De
 
   after(async () => {
     if (lab) await stopLab();
-    if (work) fs.rmSync(work, { recursive: true, force: true });
   });
 
   it("a: the Deployment's startup and readiness probes keep the pod not Ready until the engine answers /health; c: its log starts with the engine's banner", async () => {
@@ -169,7 +155,8 @@ describe("lab: what only the real node shows (--node real, a stack's rendered De
 
   it("e: Recreate ends the old pod's container before the new pod exists; d: the claim's file survives, so the new pod's load is warm", async () => {
     const old = await onlyPod("the baseline pod", isReady);
-    assert.ok(fs.existsSync(path.join(markerDir(), "vllm-lab-simulator.json")), "the engine's marker on the claim");
+    // The first engine's load left its marker on the warm claim, and nothing else.
+    assert.deepEqual(filesUnder(await claimFolder(base.cacheClaimName)), [marker]);
     const events: { type: string; pod: k8s.V1Pod }[] = [];
     const watch = await new k8s.Watch(clients.kc).watch(
       `/api/v1/namespaces/${ns}/pods`,
@@ -235,14 +222,9 @@ describe("lab: what only the real node shows (--node real, a stack's rendered De
     assert.equal(previous[0], ENGINE_BANNER);
     assert.equal(previous.at(-2), refusal);
   });
-  it("d: a cold claim starts empty: the engine's load on it is cold though the warm claim is warm", async function () {
-    const problem = await coldClaimProblem();
-    if (problem !== undefined) {
-      process.stderr.write(`    skipped: ${problem}\n`);
-      this.skip();
-    }
+  it("d: the cold stack's fresh claim starts empty: its engine's load is cold though the warm claim is warm", async () => {
     const claim = cacheClaimObjects(candidate(sandbox.workDir, "cold"), ns).cold!;
-    assert.ok(fs.existsSync(path.join(markerDir(), "vllm-lab-simulator.json")), "the warm claim holds the model");
+    assert.deepEqual(filesUnder(await claimFolder(base.cacheClaimName)), [marker]);
     assert.equal((await up("cold")).summary.result, "succeeded");
     const pod = await onlyPod(
       "the cold pod Ready",
@@ -252,8 +234,10 @@ describe("lab: what only the real node shows (--node real, a stack's rendered De
     const lines = (await log(pod)).split("\n");
     assert.equal(lines[0], ENGINE_BANNER);
     assert.equal(lines[2], `lab simulator: simulated model load, cold: ${COLD_START_S} s`);
-    const bound = await clients.core.readNamespacedPersistentVolumeClaim({ name: claim.metadata.name, namespace: ns });
-    assert.equal(bound.status?.phase, "Bound");
+    // A folder of its own, holding only what this engine wrote after its cold load.
+    const coldFolder = await claimFolder(claim.metadata.name);
+    assert.notEqual(coldFolder, await claimFolder(base.cacheClaimName));
+    assert.deepEqual(filesUnder(coldFolder), [marker]);
   });
 });
 
