@@ -36,7 +36,7 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
   }
 }
 
-describe("lab: what only the real node shows (--node real, a stack's rendered Deployment)", function () {
+describe("lab: what only the real node shows (--node real, stacks by pulumi up)", function () {
   this.timeout(900_000);
   let lab: LabState;
   let clients: ReturnType<typeof kubeClients>;
