@@ -5,6 +5,7 @@ import * as path from "node:path";
 import { main } from "../../../campaign/cli";
 import { type CampaignSummary, CampaignSummarySchema } from "../../../campaign/record";
 import { stageProject } from "../../../campaign/stage";
+import { EXIT } from "../../../common/exit-codes";
 import { render } from "../../../components";
 import { mergedStackConfig, parseCandidateConfig } from "../../../config";
 import { startLab, stopLab } from "../../../lab";
@@ -18,11 +19,12 @@ const SELECTOR = "app.kubernetes.io/instance=gemma4-12b";
 const NODE_PORT = 30080;
 
 /**
- * A campaign on the real node (issue 29): two stacks by `pulumi up` through the Automation API, the
- * benchmark through kube-proxy on the Service's NodePort, then baseline restored and verified. The
- * claims are the real local-path-provisioner's; the pods are containers of the lab's engine image.
+ * A campaign on the real node (issue 29): three stacks by `pulumi up` through the Automation API, one
+ * whose engine exits; the benchmark through kube-proxy on the Service's NodePort; then baseline
+ * restored and verified. The claims are the real local-path-provisioner's; the pods are containers
+ * of the lab's engine image.
  */
-describe("campaign on the real node (--node real): baseline and seqs1, restore and verification", function () {
+describe("campaign on the real node (--node real): baseline, seqs1 and a crash, restore and verification", function () {
   this.timeout(20 * 60_000);
   let tmp: string;
   let src: string;
@@ -49,6 +51,11 @@ describe("campaign on the real node (--node real): baseline and seqs1, restore a
     assert.equal(nodePort.split("\n").length, yaml.split("\n").length);
     assert.ok(nodePort.includes(`default: ${NODE_PORT}\n`) && nodePort.includes("default: NodePort\n"));
     fs.writeFileSync(project, nodePort);
+    // 0.40 of the lab's 24 GiB card leaves no KV cache after the weights: the engine exits 1 with vLLM's ValueError.
+    fs.writeFileSync(
+      path.join(src, "Pulumi.crash.yaml"),
+      'config:\n  vllm-tuner:gpuMemoryUtilization: "0.40"\n  vllm-tuner:oneKnobExempt: "real node test: a server that cannot start"\n',
+    );
     const scenario = writeLoadScenario(path.join(tmp, "scenario.yaml"), [1, 2], 6);
     const args = [
       "run",
@@ -56,7 +63,7 @@ describe("campaign on the real node (--node real): baseline and seqs1, restore a
       "--endpoint",
       `http://10.88.0.1:${NODE_PORT}`,
       "--stacks",
-      "baseline,seqs1",
+      "baseline,seqs1,crash",
       "--scenario",
       scenario,
       "--target-concurrency",
@@ -76,8 +83,8 @@ describe("campaign on the real node (--node real): baseline and seqs1, restore a
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
 
-  it("measures both stacks through the NodePort, restores baseline and verifies it", () => {
-    assert.equal(run.code, 0, run.stderr);
+  it("measures baseline and seqs1 through the NodePort, fails crash with the kubelet's CrashLoopBackOff, restores baseline and verifies it", () => {
+    assert.equal(run.code, EXIT.invalidResults, run.stderr);
     assert.equal(summary.endpoint, `http://10.88.0.1:${NODE_PORT}`);
     assert.equal(summary.labEngine, undefined, "the lab's simulator served the pods");
     assert.deepEqual(
@@ -85,7 +92,16 @@ describe("campaign on the real node (--node real): baseline and seqs1, restore a
       [
         ["baseline", "measured", true],
         ["seqs1", "measured", true],
+        ["crash", "failed", null],
       ],
+    );
+    assert.match(
+      summary.candidates[2]?.detail ?? "",
+      new RegExp(
+        "^up failed: (rollout failed, up cancelled: |error: rollout of gemmaforge/gemma4-12b generation \\d+ failed: )" +
+          "pod gemma4-12b-\\S+ container vllm: CrashLoopBackOff \\(back-off \\d+s restarting failed container\\); " +
+          "last termination: Error, exit code 1: ValueError: No available memory for the cache blocks\\.",
+      ),
     );
     assert.equal(summary.restore?.error, null);
     assert.equal(summary.restore?.verification?.ok, true, JSON.stringify(summary.restore));
