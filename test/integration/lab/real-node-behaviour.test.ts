@@ -107,6 +107,8 @@ describe("lab: what only the real node shows (--node real, stacks by pulumi up)"
 
   after(async () => {
     if (lab) await stopLab();
+    // The sandbox's staged project and Pulumi state (pulumiSandbox's temp directory).
+    if (sandbox) fs.rmSync(path.dirname(sandbox.workDir), { recursive: true, force: true });
   });
 
   it("a: the Deployment's startup and readiness probes keep the pod not Ready until the engine answers /health; c: its log starts with the engine's banner", async () => {
