@@ -185,3 +185,14 @@ export async function tuneTeardown(branch: string, tmp: string | undefined): Pro
   }
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 }
+
+/** Polls `probe` every 250 ms until it gives a value (a throw counts as not yet), failing after `timeoutMs`. */
+export async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}

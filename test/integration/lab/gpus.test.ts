@@ -10,7 +10,7 @@ import { type LabState, startLab, stopLab } from "../../../lab";
 import { GPU_DEVICES_ANNOTATION } from "../../../lab/manifests";
 import { hostProbes } from "../../../lab/preflight";
 import { readServiceEndpoint } from "../../../lab/state";
-import { kubeClients, PROJECT_DIR } from "../helpers";
+import { kubeClients, PROJECT_DIR, until } from "../helpers";
 
 const NS = "gemmaforge";
 const FAKE_VLLM = path.join(__dirname, "fake-vllm.cjs");
@@ -20,16 +20,6 @@ function slotConfig(name: string, overrides: Partial<CandidateConfig> = {}): Can
   const parsed = parseCandidateConfig(mergedStackConfig(PROJECT_DIR, "baseline"));
   if (!parsed.ok) throw new Error("baseline does not parse");
   return { ...parsed.config, deploymentName: name, servedModelName: `model-${name}`, ...overrides };
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 /** The lab's API server, one Deployment at a time: create, its pod, its Service's endpoint. */

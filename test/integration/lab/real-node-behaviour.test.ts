@@ -10,7 +10,7 @@ import { type CandidateConfig, mergedStackConfig, parseCandidateConfig } from ".
 import { type LabState, startLab, stopLab } from "../../../lab";
 import { ENGINE_BANNER } from "../../../lab/images";
 import { realNodeProblem } from "../../../lab/node";
-import { kubeClients, PROJECT_DIR, type PulumiSandbox, pulumiSandbox } from "../helpers";
+import { kubeClients, PROJECT_DIR, type PulumiSandbox, until as pollUntil, pulumiSandbox } from "../helpers";
 
 /** Long enough that the startup probe (every 10 s) finds the engine not answering at least once. */
 const COLD_START_S = 12;
@@ -26,15 +26,9 @@ function candidate(dir: string, stack: string): CandidateConfig {
   return parsed.config;
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 180_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(250);
-  }
-}
+/** The real node's first start of a stack pulls nothing but may load for a while: a generous deadline. */
+const until = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 180_000) =>
+  pollUntil(what, probe, timeoutMs);
 
 describe("lab: what only the real node shows (--node real, stacks by pulumi up)", function () {
   this.timeout(900_000);

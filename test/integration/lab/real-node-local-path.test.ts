@@ -7,20 +7,10 @@ import { LOCAL_PATH_HELPER_IMAGE } from "../../../lab/images";
 import { PROVISIONER } from "../../../lab/manifests";
 import { nodeLayout, realNodeProblem } from "../../../lab/node";
 import { LAB_DIR } from "../../../lab/options";
-import { kubeClients } from "../helpers";
+import { kubeClients, until } from "../helpers";
 
 const NS = "default";
 const CLAIM = "data";
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 /** A pod of the helper image that runs `script` with the claim mounted at /data, then sleeps. */
 function claimPod(name: string, script: string): k8s.V1Pod {

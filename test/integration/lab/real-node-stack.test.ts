@@ -5,20 +5,10 @@ import { type LabState, startLab, stopLab } from "../../../lab";
 import { ENGINE_BANNER } from "../../../lab/images";
 import { realNodeProblem } from "../../../lab/node";
 import { NODE_IP } from "../../../lab/node/layout";
-import { kubeClients, type PulumiSandbox, pulumiSandbox } from "../helpers";
+import { kubeClients, type PulumiSandbox, pulumiSandbox, until } from "../helpers";
 
 const NS = "gemmaforge";
 const SELECTOR = "app.kubernetes.io/instance=gemma4-12b";
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 /**
  * A stack end to end on the real node: `pulumi up` of the baseline stack (its Service as a

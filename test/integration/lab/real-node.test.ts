@@ -11,7 +11,7 @@ import { SEED_NODE_RESOURCES } from "../../../lab/manifests";
 import { nodeLayout, realNodeProblem } from "../../../lab/node";
 import { cgroupHierarchies, cgroupProcesses, mountsUnder } from "../../../lab/node/host";
 import { LAB_DIR } from "../../../lab/options";
-import { kubeClients } from "../helpers";
+import { kubeClients, until } from "../helpers";
 import { buildFixtureImage } from "./fixture-image";
 
 /** The workload image the test builds; sandboxes run the lab's own pause image. */
@@ -30,16 +30,6 @@ function processesNaming(dir: string): number[] {
       }
     })
     .map(Number);
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 describe("lab: the real node (--node real: kubelet, containerd, CNI, kube-proxy)", function () {

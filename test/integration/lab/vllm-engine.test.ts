@@ -12,7 +12,7 @@ import { type LabState, startLab, stopLab } from "../../../lab";
 import { LAB_DIR } from "../../../lab/options";
 import { hostProbes } from "../../../lab/preflight";
 import { vllmCommandFor } from "../../../lab/vllm-command";
-import { kubeClients, PROJECT_DIR } from "../helpers";
+import { kubeClients, PROJECT_DIR, until } from "../helpers";
 
 const NS = "gemmaforge";
 const NAME = "gemma4-12b";
@@ -35,16 +35,6 @@ interface FakeEvent {
   readonly env?: string[];
   readonly apiKey?: string | null;
   readonly hfHome?: string | null;
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 /**
