@@ -244,14 +244,18 @@ export async function openCampaignWorld(
             }
           }
         : undefined,
-    // Asked only where the lab gave no fixed endpoint (slots, the real node).
-    ...(opts.mode === "lab" ? { endpointOf: (outputs, signal) => labServiceUrl(repoDir, outputs, signal) } : {}),
+    ...labEndpointOf(opts, repoDir),
     progress,
     pulumiLog: (text) => fs.appendFileSync(settings.logFile, text),
     now: Date.now,
   };
 
   return { settings, deps, stop, cancel, progress, close: () => process.off("SIGINT", onSigint) };
+}
+
+/** With --lab, where a stack's Service answers: asked only where the lab gave no fixed endpoint (slots, the real node). */
+export function labEndpointOf(opts: CliOptions, repoDir: string): Pick<CampaignDeps, "endpointOf"> {
+  return opts.mode === "lab" ? { endpointOf: (outputs, signal) => labServiceUrl(repoDir, outputs, signal) } : {};
 }
 
 export function reportStale(report: ClearStaleReport, say: (line: string) => void): void {
