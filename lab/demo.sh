@@ -93,8 +93,10 @@ if [[ $status == 0 || $status == 6 ]]; then
   set -e
   echo "To measure and promote it: npm run campaign -- tune --lab --short --target-concurrency 8 --branch tune/demo (docs/tune.md)" >&2
 fi
-# Where baseline answers: the lab's loopback URL, or on the real node (VLLM_LAB_NODE=real) its Service's ClusterIP.
-ENDPOINT="$(node --import tsx lab/cli.ts endpoint gemmaforge gemma4-12b 2>/dev/null || echo "http://127.0.0.1:8100")"
+# Where baseline answers: the lab's loopback URL, or on the real node (VLLM_LAB_NODE=real, no such
+# URL) its Service's ClusterIP.
+ENDPOINT="$(node -p 'require("./.lab/state.json").endpoint ?? ""' 2>/dev/null || true)"
+[[ -n "$ENDPOINT" ]] || ENDPOINT="$(node --import tsx lab/cli.ts endpoint gemmaforge gemma4-12b 2>/dev/null || echo "http://127.0.0.1:8100")"
 # Exit codes: common/exit-codes.ts (0 ok, 6 some candidate invalid: baseline is verified either way).
 if [[ $status == 0 || $status == 6 ]]; then
   echo "The lab is still running, back on baseline (verified):" >&2
