@@ -22,7 +22,7 @@ import { readRestoreReadiness } from "./starts";
 import { tuneMain } from "./tune/command";
 import { TUNE_USAGE } from "./tune/options";
 import { renderVerification } from "./verify";
-import { reportStale, resolveSettings } from "./world";
+import { labEndpointOf, reportStale, resolveSettings } from "./world";
 
 /**
  * `campaign recover`: after a campaign was killed (kill -9, reboot) or cancelled, clears what it left
@@ -72,6 +72,7 @@ async function recoverCommand(opts: CliOptions, repoDir: string, io: Io): Promis
         waitServing({ endpoint, apiKey }, want, opts.readyTimeoutSeconds, signal),
       observe: (endpoint, ref) => observe({ endpoint, apiKey }, settings.kubeconfig, ref),
       restoreReadiness: (ref, signal) => readRestoreReadiness(settings.kubeconfig, ref, 30, signal),
+      ...labEndpointOf(opts, repoDir),
     },
     base,
     { cold, slots, keepCold: opts.keepCold, keepSlots: opts.keepSlots },

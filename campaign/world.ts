@@ -19,7 +19,7 @@ import { UsageError } from "../common/usage-error";
 import { mergedStackConfig, PROJECT, stackNames } from "../config";
 import { postDeployEnv } from "../config/post-deploy-input";
 import { recordedRuleSettings, ruleSettingsOf } from "../config/rule";
-import { labStateFile, readServiceEndpoint, runningLabState } from "../lab";
+import { labServiceUrl, labStateFile, runningLabState } from "../lab";
 import { type ClearStaleReport, clearStaleState } from "./clear-stale";
 import type { CampaignDeps, CampaignSettings } from "./deps";
 import { detachedPulumi, pressCounter } from "./detach";
@@ -51,8 +51,9 @@ export function resolveSettings(opts: CliOptions, repoDir: string, io: Io) {
         `--engine ${opts.labEngine}: the running lab serves vLLM pods with the ${running}; restart it: npm run lab:down && npm run lab:up -- --engine ${opts.labEngine}`,
       );
     kubeconfig ??= lab.kubeconfig;
-    // With slots, each Service answers on an endpoint of its own (labServiceEndpoint); the lab's one URL reaches one.
-    if (opts.parallel === 1) endpoint ??= lab.endpoint.replace(/\/+$/, "");
+    // With slots, each Service answers on an endpoint of its own (labServiceUrl); the lab's one URL
+    // reaches one. The real node has no such URL: each Service answers on its ClusterIP.
+    if (opts.parallel === 1 && lab.endpoint !== undefined) endpoint ??= lab.endpoint.replace(/\/+$/, "");
     if (running === "vllm")
       labEngine = [
         "real vLLM on the lab machine's GPU",
@@ -243,9 +244,7 @@ export async function openCampaignWorld(
             }
           }
         : undefined,
-    ...(opts.mode === "lab" && opts.parallel > 1
-      ? { endpointOf: (outputs, signal) => labServiceEndpoint(repoDir, outputs, signal) }
-      : {}),
+    ...labEndpointOf(opts, repoDir),
     progress,
     pulumiLog: (text) => fs.appendFileSync(settings.logFile, text),
     now: Date.now,
@@ -254,23 +253,9 @@ export async function openCampaignWorld(
   return { settings, deps, stop, cancel, progress, close: () => process.off("SIGINT", onSigint) };
 }
 
-/**
- * A Service's loopback endpoint in the lab (`.lab/services.json`, written by the lab's kubelet once
- * it sees the Service and a pod serving it): polled for a bounded 30 s after `up`.
- */
-async function labServiceEndpoint(
-  repoDir: string,
-  outputs: { readonly namespace: string; readonly serviceName?: string; readonly deploymentName: string },
-  signal: AbortSignal,
-): Promise<string> {
-  const service = outputs.serviceName ?? outputs.deploymentName;
-  const file = path.join(repoDir, ".lab", "services.json");
-  for (let i = 0; i < 60 && !signal.aborted; i++) {
-    const found = readServiceEndpoint(outputs.namespace, service, file);
-    if (found?.pod) return found.url.replace(/\/+$/, "");
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-  throw new Error(`the lab has no endpoint for service ${outputs.namespace}/${service} after 30 s (${file})`);
+/** With --lab, where a stack's Service answers: asked only where the lab gave no fixed endpoint (slots, the real node). */
+export function labEndpointOf(opts: CliOptions, repoDir: string): Pick<CampaignDeps, "endpointOf"> {
+  return opts.mode === "lab" ? { endpointOf: (outputs, signal) => labServiceUrl(repoDir, outputs, signal) } : {};
 }
 
 export function reportStale(report: ClearStaleReport, say: (line: string) => void): void {

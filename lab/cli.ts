@@ -6,12 +6,15 @@
  *   --no-kv-emulation (simulator: no KV pool, only --max-num-seqs binds)
  *   --sim-timing fitted|fixed (simulator: the fitted timing model, default, or --ttft-ms/--itl-ms)
  *   --gpus N --nodes M (M simulated GPU nodes with N nvidia.com/gpu in all; default 1 and 1)
- *   --node simulated|real (real: a kubelet, containerd and kube-proxy run gpu-node-0; docs/lab.md)
+ *   --node simulated|real (real: a kubelet, containerd and kube-proxy run gpu-node-0; docs/lab.md);
+ *   without it, VLLM_LAB_NODE's (simulated when unset)
+ * endpoint NAMESPACE SERVICE prints where that vLLM Service answers in the running lab (labServiceUrl).
  */
 import * as path from "node:path";
 import { startLab, stopLab } from "./cluster";
 import { gpuLayoutProblem } from "./gpus";
 import { LAB_ENGINES, LAB_NODES, type LabEngine, type LabOptions, SIM_TIMINGS } from "./options";
+import { labServiceUrl } from "./service-url";
 import { readLabState } from "./state";
 
 function flagValue(args: readonly string[], name: string): string | undefined {
@@ -109,13 +112,24 @@ async function main(argv: string[]): Promise<number> {
     case "down":
       await stopLab();
       return 0;
+    case "endpoint": {
+      const [namespace, service] = args;
+      if (namespace === undefined || service === undefined) throw new Error("usage: lab endpoint NAMESPACE SERVICE");
+      const url = await labServiceUrl(
+        path.resolve(__dirname, ".."),
+        { namespace, deploymentName: service },
+        AbortSignal.timeout(60_000),
+      );
+      process.stdout.write(`${url}\n`);
+      return 0;
+    }
     case "status": {
       const state = readLabState();
       process.stdout.write(state ? `${JSON.stringify(state, null, 2)}\n` : "lab is not running (npm run lab:up)\n");
       return state ? 0 : 1;
     }
     default:
-      process.stderr.write("usage: tsx lab/cli.ts up|down|status\n");
+      process.stderr.write("usage: tsx lab/cli.ts up|down|status|endpoint NAMESPACE SERVICE\n");
       return 2;
   }
 }

@@ -19,6 +19,7 @@ import {
   type LabOptions,
   LabOptionsSchema,
   type LabState,
+  labNodeFromEnv,
   SERVICES_FILE,
   STATE_FILE,
   simCardGib,
@@ -61,7 +62,8 @@ function log(message: string): void {
  * Idempotent: a running lab is returned as it is.
  */
 export async function startLab(input: Partial<LabOptions> = {}, probes: VllmProbes = hostProbes): Promise<LabState> {
-  const options = LabOptionsSchema.parse(input);
+  // Options that name no node get VLLM_LAB_NODE's (simulated when unset): one switch for the whole lab.
+  const options = LabOptionsSchema.parse({ node: labNodeFromEnv(), ...input });
   // A machine that cannot run the real engine is refused before anything starts.
   if (options.engine === "vllm") {
     checkVllmEngine(options.vllmPython, probes);
@@ -70,7 +72,7 @@ export async function startLab(input: Partial<LabOptions> = {}, probes: VllmProb
   if (options.node === "real") {
     const problem =
       options.engine === "vllm" || options.nodes > 1
-        ? `node real: the real node is one kubelet running the simulator's image (engine ${options.engine}, nodes ${options.nodes}; expected engine simulator, nodes 1)`
+        ? `node real (--node or VLLM_LAB_NODE): the real node is one kubelet running the simulator's image (engine ${options.engine}, nodes ${options.nodes}; expected engine simulator, nodes 1)`
         : realNodeProblem(options.nodeImages);
     if (problem !== undefined) throw new Error(problem);
   }
@@ -140,7 +142,8 @@ export async function startLab(input: Partial<LabOptions> = {}, probes: VllmProb
     nodeName: options.nodeName,
     nodes: nodes.map((n) => ({ name: n.name, gpus: n.gpus })),
     kubeconfig: KUBECONFIG_FILE,
-    endpoint: `http://127.0.0.1:${options.endpointPort}`,
+    // The stand-in's one loopback URL; the real node's Services answer on their ClusterIPs (labServiceUrl).
+    ...(realNode ? {} : { endpoint: `http://127.0.0.1:${options.endpointPort}` }),
     controllerPid,
     options,
     startedAt: new Date().toISOString(),
@@ -167,7 +170,7 @@ export async function startLab(input: Partial<LabOptions> = {}, probes: VllmProb
     throw error;
   }
   log(
-    `ready in ${((Date.now() - started) / 1000).toFixed(1)}s: KUBECONFIG=${KUBECONFIG_FILE}, vLLM endpoint ${state.endpoint}`,
+    `ready in ${((Date.now() - started) / 1000).toFixed(1)}s: KUBECONFIG=${KUBECONFIG_FILE}, vLLM endpoint ${state.endpoint ?? "each Service's ClusterIP (kube-proxy)"}`,
   );
   return state;
 }

@@ -14,6 +14,8 @@
 #   DEMO_STACKS   candidates (default: the seed's ten)
 #   DEMO_ORDER    fixed | shuffle | alternate (default alternate: consecutive demos run in opposite orders)
 #   DEMO_RESUME=1 keep earlier demo results whose config is unchanged instead of measuring again
+#   VLLM_LAB_NODE=real  run it all on the lab's real node (kubelet, containerd, kube-proxy; docs/lab.md),
+#                 inside lab/isolated.sh; default simulated
 # Extra arguments go to the campaign, e.g. `npm run demo -- --verbose`, except the lab's engine
 # options, which go to lab:up: `npm run demo -- --engine vllm [--vllm-python PATH] [--model-dir DIR]
 # [--emulate-gpu-memory-gib N]` runs every candidate on a real vLLM on this machine's GPU.
@@ -91,7 +93,10 @@ if [[ $status == 0 || $status == 6 ]]; then
   set -e
   echo "To measure and promote it: npm run campaign -- tune --lab --short --target-concurrency 8 --branch tune/demo (docs/tune.md)" >&2
 fi
-ENDPOINT="$(node -p 'require("./.lab/state.json").endpoint' 2>/dev/null || echo "http://127.0.0.1:8100")"
+# Where baseline answers: the lab's loopback URL, or on the real node (VLLM_LAB_NODE=real, no such
+# URL) its Service's ClusterIP.
+ENDPOINT="$(node -p 'require("./.lab/state.json").endpoint ?? ""' 2>/dev/null || true)"
+[[ -n "$ENDPOINT" ]] || ENDPOINT="$(node --import tsx lab/cli.ts endpoint gemmaforge gemma4-12b 2>/dev/null || echo "http://127.0.0.1:8100")"
 # Exit codes: common/exit-codes.ts (0 ok, 6 some candidate invalid: baseline is verified either way).
 if [[ $status == 0 || $status == 6 ]]; then
   echo "The lab is still running, back on baseline (verified):" >&2

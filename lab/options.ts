@@ -22,6 +22,20 @@ export type LabEngine = (typeof LAB_ENGINES)[number];
 export const SIM_TIMINGS = ["fitted", "fixed"] as const;
 /** What the GPU node is: kwok's with the lab's own kubelet (the default), or a real kubelet and containerd (lab/node/). */
 export const LAB_NODES = ["simulated", "real"] as const;
+export type LabNode = (typeof LAB_NODES)[number];
+/** The one switch for the whole lab (lab:up, the tests, the demo): the node a lab gets when its options name none. */
+export const LAB_NODE_ENV = "VLLM_LAB_NODE";
+
+/** The node `VLLM_LAB_NODE` asks for (unset or empty: simulated); throws naming the variable, its value and what is allowed. */
+export function labNodeFromEnv(env: NodeJS.ProcessEnv = process.env): LabNode {
+  const value = env[LAB_NODE_ENV];
+  if (value === undefined || value === "") return "simulated";
+  if (!(LAB_NODES as readonly string[]).includes(value))
+    throw new Error(
+      `${LAB_NODE_ENV}=${JSON.stringify(value)}: expected one of ${LAB_NODES.join(", ")} (or unset: simulated)`,
+    );
+  return value as LabNode;
+}
 
 /**
  * How the lab behaves. The start-up timings default to the seed's divided by 30 (270 s cold and
@@ -125,8 +139,12 @@ export const LabStateSchema = z.looseObject({
   /**
    * Where the most recently started vLLM pod's server (simulator or vLLM) answers. With several
    * vLLM pods at once, each Service has its own endpoint: SERVICES_FILE (readServiceEndpoint).
+   * Absent on the real node: each Service answers on its ClusterIP there (labServiceUrl).
    */
-  endpoint: z.string().regex(/^https?:\/\/\S+$/),
+  endpoint: z
+    .string()
+    .regex(/^https?:\/\/\S+$/)
+    .optional(),
   /** The node agent (lab/controller.ts); gone means the lab is not running. */
   controllerPid: z.number().int().positive(),
   options: LabOptionsSchema,

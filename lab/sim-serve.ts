@@ -24,8 +24,17 @@ export interface SimPodConfig {
   readonly kv: KvProxyConfig | null;
 }
 
-/** Starts the simulator (`binary args`) and its front door; exits with the simulator, stops it on SIGTERM/SIGINT. */
-export function serveSimulator(config: SimPodConfig, binary: string, args: readonly string[]): void {
+/**
+ * Starts the simulator (`binary args`) and its front door; exits with the simulator, stops it on
+ * SIGTERM/SIGINT. `unaskedExitCode`: the code to exit with instead when the simulator ends without
+ * being stopped (the engine image's: `vllm serve` never ends by itself but on an error).
+ */
+export function serveSimulator(
+  config: SimPodConfig,
+  binary: string,
+  args: readonly string[],
+  unaskedExitCode?: number,
+): void {
   if (config.netns) {
     // Without loopback up nothing can reach the simulator: fail the container, saying why, instead
     // of a server that never answers.
@@ -53,12 +62,17 @@ export function serveSimulator(config: SimPodConfig, binary: string, args: reado
     else server.listen(config.listen.port, config.listen.host ?? LOOPBACK_HOST);
     close = () => server.close();
   }
-  const stop = () => sim.kill("SIGTERM");
+  let stopped = false;
+  const stop = () => {
+    stopped = true;
+    sim.kill("SIGTERM");
+  };
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
   sim.on("exit", (code, signal) => {
     close();
     if ("path" in config.listen) fs.rmSync(config.listen.path, { force: true });
+    if (!stopped && unaskedExitCode !== undefined) process.exit(unaskedExitCode);
     process.exit(code ?? (signal ? 1 : 0));
   });
 }

@@ -111,6 +111,9 @@ export function vllmContainer(c: CandidateConfig, secrets: SecretRefs): Containe
     name: CONTAINER_NAME,
     image: c.image,
     imagePullPolicy: "IfNotPresent",
+    // A vLLM that exits on an error leaves its last log lines (the traceback's reason) as the
+    // termination message, where the rollout's failure report reads it (components/rollout/pod-failure.ts).
+    terminationMessagePolicy: "FallbackToLogsOnError",
     args: containerArgs(c, secrets),
     ports: [{ name: "http", containerPort: c.servicePort, protocol: "TCP" }],
     env: containerEnv(c, secrets),

@@ -14,6 +14,12 @@ import * as path from "node:path";
 export const POD_SUBNET = "10.88.0.0/16";
 export const NODE_IP = "10.88.0.1";
 export const BRIDGE = "cni-vllm0";
+/**
+ * The API server's Service range (kwokctl's default). The node routes it to the bridge, as a node's
+ * default route would carry it: without a route the kernel refuses a connection to a ClusterIP
+ * before kube-proxy's rules can rewrite it (the lab's namespace has no default route).
+ */
+export const SERVICE_SUBNET = "10.0.0.0/24";
 export const CNI_NETWORK = "vllm-lab";
 
 /**

@@ -14,7 +14,16 @@ import { importImages } from "../images";
 import { GPU_NODE_LABELS } from "../manifests";
 import { waitForContainerd } from "./containerd";
 import { createCgroup, enterCgroup, removeCgroupTree, shadowHostPaths, showSeedMachine, unmountUnder } from "./host";
-import { BRIDGE, NODE_IP, type NodeLayout, nodeLayout, POD_SUBNET, SHADOWED_DIRS, SHADOWED_SYSCTLS } from "./layout";
+import {
+  BRIDGE,
+  NODE_IP,
+  type NodeLayout,
+  nodeLayout,
+  POD_SUBNET,
+  SERVICE_SUBNET,
+  SHADOWED_DIRS,
+  SHADOWED_SYSCTLS,
+} from "./layout";
 import { localPathArgs, localPathConfigMap, localPathNamespace } from "./local-path";
 import { MACHINE_PATHS, seedMachine } from "./machine";
 import { findNodeParts, type NodeParts } from "./parts";
@@ -63,7 +72,7 @@ function writeConfigs(layout: NodeLayout, parts: NodeParts, access: ApiAccess): 
   fs.writeFileSync(layout.kubeProxy.kubeconfig, kubeconfig(access, "kube-proxy"));
 }
 
-/** The gateway of the pod network, made before any pod so the kubelet has its InternalIP from the start. */
+/** The gateway of the pod network, made before any pod so the kubelet has its InternalIP from the start, and the route to ClusterIPs. */
 function bringUpBridge(): void {
   const ip = (...args: string[]) => execFileSync("ip", args, { stdio: ["ignore", "ignore", "pipe"] });
   try {
@@ -77,6 +86,7 @@ function bringUpBridge(): void {
     // already there
   }
   ip("link", "set", BRIDGE, "up");
+  ip("route", "replace", SERVICE_SUBNET, "dev", BRIDGE, "src", NODE_IP);
 }
 
 function startProcess(layout: NodeLayout, name: string, command: string, args: string[]): ChildProcess {

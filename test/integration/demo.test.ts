@@ -3,8 +3,8 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { stopLab } from "../../lab";
-import { labCampaignPlaces, PROJECT_DIR } from "./helpers";
+import { runningLabState, stopLab } from "../../lab";
+import { labCampaignPlaces, labTarget, PROJECT_DIR } from "./helpers";
 
 /** Runs lab/demo.sh as `npm run demo -- ARGS` does; its exit code and both streams. */
 function demo(args: readonly string[], env: NodeJS.ProcessEnv) {
@@ -51,7 +51,7 @@ describe("npm run demo (lab/demo.sh) with two candidates", function () {
     assert.equal(out[1], "Recommendation: baseline (baseline's operating point)");
   });
 
-  it("ends with the tuner's proposal, the tune command and how to reach and stop the lab", () => {
+  it("ends with the tuner's proposal, the tune command and how to reach and stop the lab", async () => {
     const err = lines(run.stderr);
     const asked = err.findIndex((l) =>
       l.endsWith(
@@ -66,7 +66,8 @@ describe("npm run demo (lab/demo.sh) with two candidates", function () {
     assert.ok(tune > asked + 1, run.stderr);
     // At c=8, past baseline's 4 sequences, requests wait: the tuner proposes a one-knob step.
     assert.match(err.slice(asked + 2, tune).join("\n"), /^ {2}\S+: maxNumSeqs 4 -> \d+ \(/m);
-    const endpoint = JSON.parse(fs.readFileSync(path.join(PROJECT_DIR, ".lab", "state.json"), "utf8")).endpoint;
+    // The lab's one URL, or on the real node baseline's ClusterIP.
+    const endpoint = await labTarget(runningLabState())();
     assert.deepEqual(err.slice(tune + 1), [
       "The lab is still running, back on baseline (verified):",
       `  export KUBECONFIG=${PROJECT_DIR}/.lab/kubeconfig    # kubectl -n gemmaforge get deploy,pods,pvc`,

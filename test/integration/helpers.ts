@@ -10,7 +10,7 @@ import { stringify as toYaml } from "yaml";
 import { buildScenario, type ScenarioInput } from "../../benchmarks/inputs/scenario";
 import { findPulumi } from "../../campaign/pulumi";
 import { stageProject } from "../../campaign/stage";
-import { stopLab } from "../../lab";
+import { type LabServiceRef, type LabState, labServiceUrl, stopLab } from "../../lab";
 
 export const PROJECT_DIR = path.resolve(__dirname, "../..");
 
@@ -73,6 +73,28 @@ export function watchPodCount(core: k8s.CoreV1Api, namespace: string, selector: 
   };
 }
 
+/** The Service every stack deploys unless told otherwise (Pulumi.yaml's namespace and deploymentName). */
+export const STACK_SERVICE: LabServiceRef = { namespace: "gemmaforge", deploymentName: "gemma4-12b" };
+
+/**
+ * Where a test reaches the lab's vLLM server, asked at each use: the stand-in's one loopback URL,
+ * or on the real node (no such URL) the Service's ClusterIP once a pod serves it (labServiceUrl).
+ */
+export function labTarget(lab: LabState, service: LabServiceRef = STACK_SERVICE): () => Promise<string> {
+  const fixed = lab.endpoint;
+  if (fixed !== undefined) return async () => fixed;
+  return () => labServiceUrl(PROJECT_DIR, service, AbortSignal.timeout(60_000));
+}
+
+/** The stand-in lab's one loopback URL, for a test that reaches the server without a stack's Service; the real node has none. */
+export function standInEndpoint(lab: LabState): string {
+  if (lab.endpoint === undefined)
+    throw new Error(
+      "this test reaches the lab's one loopback URL, which only the simulated node has (on the real node each Service answers on its ClusterIP)",
+    );
+  return lab.endpoint;
+}
+
 /** What a key-checking proxy saw: requests per path prefix and how many it refused. */
 export interface KeyProxy {
   readonly url: string;
@@ -81,15 +103,28 @@ export interface KeyProxy {
 }
 
 /**
- * A loopback reverse proxy to `target` that enforces an API key the way `vllm serve --api-key`
- * does: every `/v1` path needs `Authorization: Bearer <key>` (401 otherwise), `/health`,
- * `/metrics`, `/version` and `/tokenize` do not. The simulator has no key option of its own.
+ * A loopback reverse proxy to `target` (a URL, or where the server answers now: labTarget) that
+ * enforces an API key the way `vllm serve --api-key` does: every `/v1` path needs
+ * `Authorization: Bearer <key>` (401 otherwise), `/health`, `/metrics`, `/version` and `/tokenize`
+ * do not. The simulator has no key option of its own. Without a key it forwards every request.
  */
-export async function startKeyProxy(target: string, key: string): Promise<KeyProxy> {
-  const upstream = new URL(target);
+export async function startKeyProxy(
+  target: string | (() => Promise<string>),
+  key: string | undefined,
+): Promise<KeyProxy> {
+  const where = typeof target === "string" ? async () => target : target;
   const seen = { authorized: 0, refused: 0, open: 0 };
-  const server = http.createServer((req, res) => {
-    if (req.url?.startsWith("/v1")) {
+  const server = http.createServer(async (req, res) => {
+    const upstream = await where().then(
+      (url) => new URL(url),
+      () => undefined,
+    );
+    if (upstream === undefined) {
+      res.writeHead(502).end();
+      req.resume();
+      return;
+    }
+    if (key !== undefined && req.url?.startsWith("/v1")) {
       if (req.headers.authorization !== `Bearer ${key}`) {
         seen.refused += 1;
         res.writeHead(401, { "content-type": "application/json" }).end('{"error":"Unauthorized"}');

@@ -15,6 +15,7 @@ import {
   type KeyProxy,
   kubeClients,
   labCampaignPlaces,
+  labTarget,
   PROJECT_DIR,
   startKeyProxy,
   writeLoadScenario,
@@ -55,6 +56,7 @@ describe("campaign on the lab (baseline, seqs1, cold) with an API key, then base
   this.timeout(15 * 60_000);
   let tmp: string;
   let proxy: KeyProxy;
+  let plain: KeyProxy;
   let run: { code: number; stdout: string; stderr: string };
   let plan: { code: number; stdout: string; stderr: string };
   let summary: CampaignSummary;
@@ -68,7 +70,9 @@ describe("campaign on the lab (baseline, seqs1, cold) with an API key, then base
 
   before(async () => {
     const lab = await startLab({ coldStartSeconds: 4, warmStartSeconds: 2 });
-    proxy = await startKeyProxy(lab.endpoint, API_KEY);
+    proxy = await startKeyProxy(labTarget(lab), API_KEY);
+    // --via-deploy needs its URL before up; on the real node that is a Service's ClusterIP, known after.
+    plain = await startKeyProxy(labTarget(lab), undefined);
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), "vllm-campaign-it-"));
     const scenario = path.join(tmp, "scenario.yaml");
     // Enough load to separate 4 sequences from 1 at concurrency 2, and nothing else.
@@ -97,7 +101,7 @@ describe("campaign on the lab (baseline, seqs1, cold) with an API key, then base
     const viaArgs = [
       "--lab",
       "--endpoint",
-      lab.endpoint,
+      plain.url,
       "--stacks",
       "baseline,seqs1",
       "--scenario",
@@ -115,6 +119,7 @@ describe("campaign on the lab (baseline, seqs1, cold) with an API key, then base
     if (keyBefore === undefined) delete process.env["VLLM_API_KEY"];
     else process.env["VLLM_API_KEY"] = keyBefore;
     await proxy?.close();
+    await plain?.close();
     await stopLab();
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });

@@ -275,7 +275,9 @@ describe("--parallel 2 on a two-GPU lab: a campaign, then a tune", function () {
 
     before(async () => {
       await stopLab();
+      // Two nodes: kwok's (one real kubelet per lab), whatever VLLM_LAB_NODE says.
       const lab = await startLab({
+        node: "simulated",
         gpus: 2,
         nodes: 2,
         coldStartSeconds: 2,

@@ -158,7 +158,8 @@ describe("lab --gpus 2 --nodes 2 --engine vllm (fake vllm): a GPU per node, CUDA
   before(async () => {
     process.env.FAKE_VLLM_EVENTS = eventsFile;
     lab = await startLab(
-      { engine: "vllm", vllmPython: FAKE_VLLM, gpus: 2, nodes: 2, endpointPort: 8171 },
+      // Two nodes and the process engine: kwok's nodes only (docs/lab.md), whatever VLLM_LAB_NODE says.
+      { node: "simulated", engine: "vllm", vllmPython: FAKE_VLLM, gpus: 2, nodes: 2, endpointPort: 8171 },
       { hasGpu: () => true, importVllm: hostProbes.importVllm },
     );
     s = slots(lab);

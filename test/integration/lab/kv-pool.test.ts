@@ -8,7 +8,7 @@ import { cacheConfigInfo, vllmSnapshot } from "../../../benchmarks/metrics/vllm"
 import { waitForIdle } from "../../../benchmarks/phases/drain";
 import { type LabState, startLab, stopLab } from "../../../lab";
 import { kvPoolFor } from "../../../lab/kv-model";
-import { pulumiSandbox } from "../helpers";
+import { labTarget, pulumiSandbox } from "../helpers";
 
 const MODEL = "gemma-4-12b-q4";
 
@@ -57,6 +57,8 @@ async function peaksDuring(endpoint: string, load: Promise<number[]>) {
 describe("lab KV pool: the knobs bind on the simulator lab", function () {
   this.timeout(20 * 60_000);
   let lab: LabState;
+  /** Where baseline's server answers (the lab's one URL, or its Service's ClusterIP on the real node). */
+  let endpoint: string;
   let sandbox: Awaited<ReturnType<typeof pulumiSandbox>>;
 
   before(async () => {
@@ -70,6 +72,7 @@ describe("lab KV pool: the knobs bind on the simulator lab", function () {
     });
     sandbox = await pulumiSandbox(lab.kubeconfig);
     assert.equal((await (await sandbox.stack("baseline")).up()).summary.result, "succeeded");
+    endpoint = await labTarget(lab)();
   });
   after(async () => {
     await stopLab();
@@ -80,7 +83,7 @@ describe("lab KV pool: the knobs bind on the simulator lab", function () {
   });
 
   it("baseline reports kv_cache_size_tokens by the formula (0.80, 8192 on 24 GiB: 22081)", async () => {
-    const { info } = await scrape(lab.endpoint);
+    const { info } = await scrape(endpoint);
     const pool = kvPoolFor(0.8, 8192, 24);
     assert.deepEqual(
       info && [
@@ -95,16 +98,16 @@ describe("lab KV pool: the knobs bind on the simulator lab", function () {
   });
 
   it("at c=8 baseline is scheduler-bound: 4 running, 4 waiting, every request answered", async () => {
-    const load = Promise.all(Array.from({ length: 8 }, () => chat(lab.endpoint, 1000)));
-    const { statuses, peak } = await peaksDuring(lab.endpoint, load);
+    const load = Promise.all(Array.from({ length: 8 }, () => chat(endpoint, 1000)));
+    const { statuses, peak } = await peaksDuring(endpoint, load);
     assert.deepEqual(statuses, Array(8).fill(200));
     assert.deepEqual(peak, { running: 4, waiting: 4 });
   });
 
   it("a request that does not fit the pool waits, then is answered (never fails)", async () => {
     // Three of ~8000 tokens in 22081: two run, the third waits with a sequence slot free.
-    const load = Promise.all(Array.from({ length: 3 }, () => chat(lab.endpoint, 8000)));
-    const { statuses, peak } = await peaksDuring(lab.endpoint, load);
+    const load = Promise.all(Array.from({ length: 3 }, () => chat(endpoint, 8000)));
+    const { statuses, peak } = await peaksDuring(endpoint, load);
     assert.deepEqual(statuses, [200, 200, 200]);
     assert.deepEqual(peak, { running: 2, waiting: 1 });
   });
@@ -113,7 +116,7 @@ describe("lab KV pool: the knobs bind on the simulator lab", function () {
     // The benchmark's own closed loop at c=8 on baseline (4 run, 4 wait), answers of ~1 s, cut at
     // the end of a 3 s window; then the wait the next level makes. Before the fix a request cut
     // before the simulator's first byte held its slot for good: "server still busy".
-    const client = new ApiClient({ endpoint: lab.endpoint });
+    const client = new ApiClient({ endpoint: endpoint });
     try {
       const never = new AbortController().signal;
       const loop = await runClosedLoop({
@@ -127,9 +130,9 @@ describe("lab KV pool: the knobs bind on the simulator lab", function () {
       });
       const cut = loop.samples.filter((s) => s.outcome === "incomplete").length;
       assert.ok(cut >= 4, `only ${cut} requests were cut at the window's end`);
-      const idle = await waitForIdle(client, `${lab.endpoint}/metrics`, MODEL, 30_000, never);
+      const idle = await waitForIdle(client, `${endpoint}/metrics`, MODEL, 30_000, never);
       assert.equal(idle.reason, null);
-      const { snap } = await scrape(lab.endpoint);
+      const { snap } = await scrape(endpoint);
       assert.deepEqual([snap.running, snap.waiting], [0, 0]);
     } finally {
       await client.close();
@@ -138,7 +141,7 @@ describe("lab KV pool: the knobs bind on the simulator lab", function () {
 
   it("a gpuMemoryUtilization change changes the reported pool (mem070: 15537)", async () => {
     assert.equal((await (await sandbox.stack("mem070")).up()).summary.result, "succeeded");
-    const { info } = await scrape(lab.endpoint);
+    const { info } = await scrape(endpoint);
     assert.deepEqual(info && [info["kv_cache_size_tokens"], info["gpu_memory_utilization"]], [
       String(kvPoolFor(0.7, 8192, 24).kvCacheSizeTokens),
       "0.7",

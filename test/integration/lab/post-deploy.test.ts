@@ -7,7 +7,7 @@ import type { Stack, UpResult } from "@pulumi/pulumi/automation";
 import type { MeasuredOutput } from "../../../config/stack-outputs";
 import { type LabState, startLab, stopLab } from "../../../lab";
 import { requireCommandPlugin } from "../command-plugin";
-import { type KeyProxy, kubeClients, type PulumiSandbox, pulumiSandbox, startKeyProxy } from "../helpers";
+import { type KeyProxy, kubeClients, labTarget, type PulumiSandbox, pulumiSandbox, startKeyProxy } from "../helpers";
 
 const NS = "gemmaforge";
 const NAME = "gemma4-12b";
@@ -91,8 +91,8 @@ describe("post-deploy benchmark inside pulumi up (lab, command plugin)", functio
     requireCommandPlugin(this);
     lab = await startLab({ coldStartSeconds: 2, warmStartSeconds: 1 });
     ({ apps, core } = kubeClients(lab.kubeconfig));
-    proxy = await startKeyProxy(lab.endpoint, API_KEY);
-    wrongKeyProxy = await startKeyProxy(lab.endpoint, "sk-some-other-key");
+    proxy = await startKeyProxy(labTarget(lab), API_KEY);
+    wrongKeyProxy = await startKeyProxy(labTarget(lab), "sk-some-other-key");
     sandbox = await pulumiSandbox(lab.kubeconfig);
     fs.writeFileSync(
       path.join(sandbox.workDir, SCENARIO),

@@ -5,7 +5,7 @@ import { parseStackOutputs, type StackOutputs } from "../../../benchmarks/inputs
 import { runBenchmark } from "../../../benchmarks/run";
 import { type LabState, startLab, stopLab } from "../../../lab";
 import type { LoadLevel } from "../../../result/types";
-import { pulumiSandbox } from "../helpers";
+import { labTarget, pulumiSandbox } from "../helpers";
 
 /**
  * The lab's fitted engine timing (lab/timing-model.ts, docs/lab-timing-model.md) for real: the
@@ -46,7 +46,7 @@ describe("lab timing: the candidates order as they did on the H200", function ()
     const result = await runBenchmark({
       stack: name,
       outputs,
-      endpoint: lab.endpoint,
+      endpoint: await labTarget(lab)(),
       kubeconfig: lab.kubeconfig,
       scenario,
       waitReadySeconds: 60,

@@ -109,7 +109,8 @@ describe("lab --engine vllm: pods run vllm serve with their own args (fake vllm,
     process.env.FAKE_VLLM_MODE_FILE = modeFile;
     // This machine has no GPU: only that probe is stood in for; the import check runs the fake for real.
     lab = await startLab(
-      { engine: "vllm", vllmPython: FAKE_VLLM, modelDir, endpointPort: 8170 },
+      // The process engine runs under kwok's node only (docs/lab.md), whatever VLLM_LAB_NODE says.
+      { node: "simulated", engine: "vllm", vllmPython: FAKE_VLLM, modelDir, endpointPort: 8170 },
       { hasGpu: () => true, importVllm: hostProbes.importVllm },
     );
     ({ core, apps } = kubeClients(lab.kubeconfig));

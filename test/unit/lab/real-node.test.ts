@@ -6,7 +6,7 @@ import { nodeLayout, realNodeProblem } from "../../../lab/node";
 import { cgroupHierarchies, mountsUnder } from "../../../lab/node/host";
 import { seedMachine } from "../../../lab/node/machine";
 import { cniConflist, containerdConfig, kubeconfig, kubeletConfig, kubeProxyConfig } from "../../../lab/node/render";
-import { LabOptionsSchema } from "../../../lab/options";
+import { LabOptionsSchema, labNodeFromEnv } from "../../../lab/options";
 
 const MOUNTINFO = [
   "22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw",
@@ -38,6 +38,17 @@ describe("lab --node real: options", () => {
     assert.throws(
       () => parseUpOptions(["--node", "real", "--gpus", "2", "--nodes", "2"], "/"),
       /^Error: --node real with --nodes 2: the real node is one kubelet; --nodes must be 1$/,
+    );
+  });
+
+  it("VLLM_LAB_NODE is the node of a lab whose options name none: simulated unless it says real", () => {
+    assert.equal(labNodeFromEnv({}), "simulated");
+    assert.equal(labNodeFromEnv({ VLLM_LAB_NODE: "" }), "simulated");
+    assert.equal(labNodeFromEnv({ VLLM_LAB_NODE: "real" }), "real");
+    assert.equal(labNodeFromEnv({ VLLM_LAB_NODE: "simulated" }), "simulated");
+    assert.throws(
+      () => labNodeFromEnv({ VLLM_LAB_NODE: "Real" }),
+      /^Error: VLLM_LAB_NODE="Real": expected one of simulated, real \(or unset: simulated\)$/,
     );
   });
 });
