@@ -119,9 +119,6 @@ export function vllmContainer(c: CandidateConfig, secrets: SecretRefs): Containe
     env: containerEnv(c, secrets),
     resources: containerResources(c),
     volumeMounts: containerMounts(c, secrets),
-    // A container that exits reports its last log lines (vLLM's traceback) in lastState.terminated.message;
-    // by default (File) a real kubelet reports nothing, and a failed rollout could only say "exit code 1".
-    terminationMessagePolicy: "FallbackToLogsOnError",
     startupProbe: p.startup,
     readinessProbe: p.readiness,
     livenessProbe: p.liveness,

@@ -16,7 +16,6 @@ import { kubeClients, PROJECT_DIR, type PulumiSandbox, until as pollUntil, pulum
 const COLD_START_S = 12;
 const WARM_START_S = 3;
 const noSecrets = { hfToken: false, apiKey: false };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const seconds = (t: Date | string | undefined) => new Date(t ?? Number.NaN).getTime() / 1000;
 
 /** The stack's config as the program parses it, from the sandbox's stack files. */
