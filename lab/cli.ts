@@ -1,19 +1,30 @@
 /**
  * npm run lab:up | lab:down | lab:status — the lab.
- * Options for up (all optional): --cold-start-seconds N --warm-start-seconds N --endpoint-port N
- *   --ttft-ms N --itl-ms N --engine simulator|vllm --vllm-python PATH --model-dir DIR
+ * Options for up (all optional): --cold-start-seconds N --warm-start-seconds N
+ *   --ttft-ms N --itl-ms N --engine simulator|vllm --vllm-python PATH --model-dir DIR --endpoint-port N (vllm)
  *   --emulate-gpu-memory-gib N (the card: with vllm its KV budget, with the simulator the KV pool's; default 24)
  *   --no-kv-emulation (simulator: no KV pool, only --max-num-seqs binds)
  *   --sim-timing fitted|fixed (simulator: the fitted timing model, default, or --ttft-ms/--itl-ms)
- *   --gpus N --nodes M (M simulated GPU nodes with N nvidia.com/gpu in all; default 1 and 1)
- *   --node simulated|real (real: a kubelet, containerd and kube-proxy run gpu-node-0; docs/lab.md);
- *   without it, VLLM_LAB_NODE's (simulated when unset)
+ *   --gpus N --nodes M (N nvidia.com/gpu in all; M nodes, more than 1 only with --engine vllm; default 1 and 1)
+ *   --node real|simulated (real, the simulator's: a kubelet, containerd and kube-proxy run gpu-node-0;
+ *   simulated, engine vllm's: kwok's nodes and the lab's kubelet; docs/lab.md); without it,
+ *   VLLM_LAB_NODE's, else the engine's
  * endpoint NAMESPACE SERVICE prints where that vLLM Service answers in the running lab (labServiceUrl).
+ * check-node says in one line why the real node cannot run here (exit 1), or nothing (exit 0).
  */
 import * as path from "node:path";
 import { startLab, stopLab } from "./cluster";
 import { gpuLayoutProblem } from "./gpus";
-import { LAB_ENGINES, LAB_NODES, type LabEngine, type LabOptions, SIM_TIMINGS } from "./options";
+import { realNodeProblem } from "./node";
+import {
+  LAB_ENGINES,
+  LAB_NODES,
+  type LabEngine,
+  type LabNode,
+  type LabOptions,
+  nodeEngineProblem,
+  SIM_TIMINGS,
+} from "./options";
 import { labServiceUrl } from "./service-url";
 import { readLabState } from "./state";
 
@@ -62,7 +73,7 @@ export function parseUpOptions(args: readonly string[], cwd: string): Partial<La
   if (python !== undefined) options.vllmPython = python;
   const modelDir = flagValue(args, "--model-dir");
   if (modelDir !== undefined) options.modelDir = path.resolve(cwd, modelDir);
-  const vllmOnly = ["--vllm-python", "--model-dir"].filter((f) => args.includes(f));
+  const vllmOnly = ["--vllm-python", "--model-dir", "--endpoint-port"].filter((f) => args.includes(f));
   if (vllmOnly.length > 0 && options.engine !== "vllm")
     throw new Error(`${vllmOnly.join(", ")} apply only with --engine vllm`);
   if (args.includes("--no-kv-emulation")) {
@@ -84,13 +95,9 @@ export function parseUpOptions(args: readonly string[], cwd: string): Partial<La
   if (node !== undefined) {
     if (!(LAB_NODES as readonly string[]).includes(node))
       throw new Error(`--node ${JSON.stringify(node)}: expected one of ${LAB_NODES.join(", ")}`);
-    if (node === "real" && options.engine === "vllm")
-      throw new Error(
-        "--node real runs pods in containers from imported images: it conflicts with --engine vllm (a vllm process on this host)",
-      );
-    if (node === "real" && (options.nodes ?? 1) > 1)
-      throw new Error(`--node real with --nodes ${options.nodes}: the real node is one kubelet; --nodes must be 1`);
-    options.node = node as LabOptions["node"];
+    const mismatch = nodeEngineProblem(node as LabNode, options.engine ?? "simulator", options.nodes ?? 1);
+    if (mismatch !== undefined) throw new Error(mismatch);
+    options.node = node as LabNode;
   }
   const fixedOnly = ["--ttft-ms", "--itl-ms"].filter((f) => args.includes(f));
   if (fixedOnly.length > 0 && options.simTiming !== "fixed" && options.simKvEmulation !== false)
@@ -123,13 +130,19 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write(`${url}\n`);
       return 0;
     }
+    case "check-node": {
+      // npm test's first step, in the suite's namespace: its labs run on the real node.
+      const problem = realNodeProblem();
+      if (problem !== undefined) process.stderr.write(`lab: ${problem}\n`);
+      return problem === undefined ? 0 : 1;
+    }
     case "status": {
       const state = readLabState();
       process.stdout.write(state ? `${JSON.stringify(state, null, 2)}\n` : "lab is not running (npm run lab:up)\n");
       return state ? 0 : 1;
     }
     default:
-      process.stderr.write("usage: tsx lab/cli.ts up|down|status|endpoint NAMESPACE SERVICE\n");
+      process.stderr.write("usage: tsx lab/cli.ts up|down|status|check-node|endpoint NAMESPACE SERVICE\n");
       return 2;
   }
 }

@@ -20,6 +20,7 @@ import {
   LabOptionsSchema,
   type LabState,
   labNodeFromEnv,
+  nodeEngineProblem,
   SERVICES_FILE,
   STATE_FILE,
   simCardGib,
@@ -57,23 +58,23 @@ function log(message: string): void {
 }
 
 /**
- * Starts the lab: a kwokctl cluster on loopback built from local binaries, the simulated GPU
- * node, the local-path storage class, and the node agent (simulated kubelet + provisioner).
+ * Starts the lab: a kwokctl cluster on loopback built from local binaries, the local-path storage
+ * class, and the GPU node: the real node (lab/node/) for the simulator engine, or, for engine vllm,
+ * kwok's nodes and the node agent (the lab's kubelet, provisioner and Service routes: lab/controller.ts).
  * Idempotent: a running lab is returned as it is.
  */
 export async function startLab(input: Partial<LabOptions> = {}, probes: VllmProbes = hostProbes): Promise<LabState> {
-  // Options that name no node get VLLM_LAB_NODE's (simulated when unset): one switch for the whole lab.
-  const options = LabOptionsSchema.parse({ node: labNodeFromEnv(), ...input });
-  // A machine that cannot run the real engine is refused before anything starts.
+  // Options that name no node get VLLM_LAB_NODE's, else their engine's (real for the simulator): one switch for the whole lab.
+  const options = LabOptionsSchema.parse({ ...input, node: input.node ?? labNodeFromEnv(input.engine ?? "simulator") });
+  const mismatch = nodeEngineProblem(options.node, options.engine, options.nodes);
+  if (mismatch !== undefined) throw new Error(mismatch);
+  // A machine that cannot run the real engine, or the real node, is refused before anything starts.
   if (options.engine === "vllm") {
     checkVllmEngine(options.vllmPython, probes);
     if (options.modelDir !== undefined) checkModelDir(options.modelDir);
   }
   if (options.node === "real") {
-    const problem =
-      options.engine === "vllm" || options.nodes > 1
-        ? `node real (--node or VLLM_LAB_NODE): the real node is one kubelet running the simulator's image (engine ${options.engine}, nodes ${options.nodes}; expected engine simulator, nodes 1)`
-        : realNodeProblem(options.nodeImages);
+    const problem = realNodeProblem(options.nodeImages);
     if (problem !== undefined) throw new Error(problem);
   }
   // The real node's pause and engine images (built, or found unchanged), before anything starts.
@@ -123,7 +124,7 @@ export async function startLab(input: Partial<LabOptions> = {}, probes: VllmProb
   await applyBaseObjects(kc, options.node === "real" ? [] : nodes);
   fs.rmSync(SERVICES_FILE, { force: true });
 
-  // With the real node its supervisor is what runs (no stand-in kubelet, provisioner or Service routes).
+  // The real node's supervisor, or for the process engine the lab's kubelet, provisioner and Service routes.
   const realNode: RealNodeSpec | undefined =
     options.node === "real"
       ? {
@@ -142,7 +143,7 @@ export async function startLab(input: Partial<LabOptions> = {}, probes: VllmProb
     nodeName: options.nodeName,
     nodes: nodes.map((n) => ({ name: n.name, gpus: n.gpus })),
     kubeconfig: KUBECONFIG_FILE,
-    // The stand-in's one loopback URL; the real node's Services answer on their ClusterIPs (labServiceUrl).
+    // The process engine's one loopback URL; the real node's Services answer on their ClusterIPs (labServiceUrl).
     ...(realNode ? {} : { endpoint: `http://127.0.0.1:${options.endpointPort}` }),
     controllerPid,
     options,
@@ -180,7 +181,7 @@ function labImageTarballs(options: LabOptions): string[] {
   return [images.pause.tarball, images.engine.tarball, images.helper.tarball, ...options.nodeImages];
 }
 
-/** Starts the node agent (lab/controller.ts) in the background; returns its pid. */
+/** Starts the process engine's node agent (lab/controller.ts) in the background; returns its pid. */
 function startController(options: LabOptions): number {
   const controllerLog = fs.openSync(path.join(LAB_DIR, "controller.log"), "a");
   const controller = spawn(
@@ -260,7 +261,7 @@ function sameEngine(running: Partial<LabOptions>, wanted: LabOptions): boolean {
     JSON.stringify([
       o.gpus ?? 1,
       o.nodes ?? 1,
-      o.node ?? "simulated",
+      o.node ?? "real",
       o.nodeImages ?? [],
       ...((o.engine ?? "simulator") === "simulator"
         ? ["simulator", o.emulateGpuMemoryGib, o.simKvEmulation ?? true, o.simTiming ?? "fitted"]

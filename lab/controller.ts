@@ -1,12 +1,12 @@
 /**
- * The lab's node agent, run in the background by `npm run lab:up`: the simulated kubelet of every
- * GPU node, the Services' loopback endpoints and the local-path provisioner, polling the API server twice a second until it gets SIGTERM.
+ * The process engine's node agent (`npm run lab:up -- --engine vllm`), run in the background: the
+ * lab's kubelet of every kwok GPU node, running a real `vllm serve` per vLLM pod, the Services'
+ * loopback endpoints and the local-path provisioner, polling the API server twice a second until
+ * it gets SIGTERM. The simulator engine runs on the real node instead (lab/node/).
  */
 
-import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as k8s from "@kubernetes/client-node";
-import { findTool } from "../common/tools";
 import type { ServerEngine } from "./engine";
 import { labNodeLayout } from "./gpus";
 import { LabKubelet } from "./kubelet";
@@ -14,53 +14,27 @@ import { KUBECONFIG_FILE, type LabOptions, LabOptionsSchema, SERVICES_FILE } fro
 import { hasWeights } from "./preflight";
 import { LabProvisioner } from "./provisioner";
 import { ServiceRoutes } from "./service-routes";
-import { type SimPlacement, simulatorEngine } from "./sim-engine";
 import { vllmEngine } from "./vllm-engine";
 
 const TICK_MS = 500;
 
-/** Simulators get a namespace of their own unless the lab already runs in one (lab/isolated.sh). */
-function simPlacement(): SimPlacement {
-  if (process.env.VLLM_LAB_NETNS === "1") return { mode: "direct" };
-  const unshareArgs = process.getuid?.() === 0 ? ["--net"] : ["--net", "--map-root-user"];
-  // The namespace is useless unless its loopback can be brought up (no `ip` binary: it cannot).
-  const probe = spawnSync("unshare", [...unshareArgs, "ip", "link", "set", "lo", "up"], { encoding: "utf8" });
-  if (probe.status !== 0) {
-    const why = probe.error?.message ?? (probe.stderr.trim() || `exit code ${probe.status}`);
-    process.stderr.write(
-      `cannot run simulators in network namespaces here (unshare --net ... ip link set lo up: ${why}): simulators listen on all interfaces of this host\n`,
-    );
-    return { mode: "direct" };
-  }
-  return { mode: "netns", unshareArgs };
-}
-
+/** Real `vllm serve` for each vLLM pod, the one engine that runs under kwok's nodes (docs/lab.md). */
 function serverEngine(options: LabOptions, kc: k8s.KubeConfig): ServerEngine {
-  if (options.engine === "vllm") {
-    const core = kc.makeApiClient(k8s.CoreV1Api);
-    const readSecret = async (namespace: string, name: string) => {
-      const secret = await core.readNamespacedSecret({ name, namespace }).catch(() => undefined);
-      if (secret === undefined) return undefined;
-      const data = Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]);
-      return { ...secret.stringData, ...Object.fromEntries(data) };
-    };
-    const localModel = options.modelDir
-      ? { dir: options.modelDir, hasWeights: hasWeights(options.modelDir) }
-      : undefined;
-    process.stderr.write(
-      `${new Date().toISOString()} vLLM pods run real vllm serve (${options.vllmPython}) on 127.0.0.1\n`,
-    );
-    return vllmEngine(options, readSecret, localModel);
-  }
-  const placement = simPlacement();
-  process.stderr.write(
-    `${new Date().toISOString()} simulators run ${placement.mode === "netns" ? "in loopback-only network namespaces" : "on this namespace's loopback"}\n`,
-  );
-  return simulatorEngine(options, findTool("llm-d-inference-sim"), placement);
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const readSecret = async (namespace: string, name: string) => {
+    const secret = await core.readNamespacedSecret({ name, namespace }).catch(() => undefined);
+    if (secret === undefined) return undefined;
+    const data = Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]);
+    return { ...secret.stringData, ...Object.fromEntries(data) };
+  };
+  const localModel = options.modelDir ? { dir: options.modelDir, hasWeights: hasWeights(options.modelDir) } : undefined;
+  process.stderr.write(`${new Date().toISOString()} vLLM pods run real vllm serve (${options.vllmPython}) on 127.0.0.1\n`);
+  return vllmEngine(options, readSecret, localModel);
 }
 
 async function main(): Promise<void> {
   const options = LabOptionsSchema.parse(JSON.parse(process.argv[2] ?? "{}"));
+  if (options.engine !== "vllm") throw new Error(`engine ${options.engine}: the lab's kubelet runs only engine vllm`);
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(KUBECONFIG_FILE);
   const warn = (message: string) => process.stderr.write(`${new Date().toISOString()} routes: ${message}\n`);

@@ -3,22 +3,27 @@
 #   1. Node >= 22 (lab/setup-node.sh), npm dependencies if missing
 #   2. the lab toolchain if missing (lab/toolchain/build.sh: Pulumi CLI, providers, kube-apiserver,
 #      etcd, kwok, llm-d-inference-sim, built from the Go module proxy; needs Go, once, ~tens of minutes)
-#   3. npm run lab:up (a local API server with one simulated GPU node; vLLM pods run a simulator)
-#   4. a short campaign: each candidate deployed with pulumi up, benchmarked with short load
+#   3. the real node's Debian packages (containerd, runc, CNI plugins, iptables, busybox-static:
+#      lab/toolchain/build.sh node-packages, apt-get as root), then everything below inside the
+#      lab's own network namespace (lab/isolated.sh), unless already in one
+#   4. npm run lab:up (a local API server and a real node: kubelet, containerd, kube-proxy; vLLM
+#      pods run the lab's simulator image)
+#   5. a short campaign: each candidate deployed with pulumi up, benchmarked with short load
 #      windows, then baseline restored and verified; report and recommendation printed
-#   5. the tuner's next step: `campaign propose --target-concurrency 8` on the campaign's results
+#   6. the tuner's next step: `campaign propose --target-concurrency 8` on the campaign's results
 #      (deploys nothing): the one-knob change it would measure next, and the figures why
-# The lab is left running on baseline; stop it with `npm run lab:down`.
+# In a namespace of its own the demo stops the lab at the end (nothing outside it can reach the
+# lab) and says how to get a shell with one; started inside one (`lab/isolated.sh bash`), or with
+# --engine vllm, it leaves the lab running on baseline: stop it with `npm run lab:down`.
 #
 # Environment:
 #   DEMO_STACKS   candidates (default: the seed's ten)
 #   DEMO_ORDER    fixed | shuffle | alternate (default alternate: consecutive demos run in opposite orders)
 #   DEMO_RESUME=1 keep earlier demo results whose config is unchanged instead of measuring again
-#   VLLM_LAB_NODE=real  run it all on the lab's real node (kubelet, containerd, kube-proxy; docs/lab.md),
-#                 inside lab/isolated.sh; default simulated
 # Extra arguments go to the campaign, e.g. `npm run demo -- --verbose`, except the lab's engine
 # options, which go to lab:up: `npm run demo -- --engine vllm [--vllm-python PATH] [--model-dir DIR]
-# [--emulate-gpu-memory-gib N]` runs every candidate on a real vLLM on this machine's GPU.
+# [--emulate-gpu-memory-gib N]` runs every candidate on a real vLLM on this machine's GPU (kwok's
+# node and the lab's kubelet, on this machine's loopback: no namespace, no node packages).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,6 +34,7 @@ say() { printf '[demo %4ss] %s\n' "$((SECONDS - T0))" "$*" >&2; }
 # shellcheck source=setup-node.sh
 source lab/setup-node.sh
 
+ARGS=("$@")
 LAB_ARGS=()
 CAMPAIGN_ARGS=()
 ENGINE=simulator
@@ -56,7 +62,7 @@ LAB_BIN="${VLLM_LAB_HOME:-$HOME/.cache/vllm-lab}/bin"
 # The one tool rule (common/tools.ts): VLLM_LAB_TOOL_<NAME>, then $LAB_BIN, then PATH. The real
 # engine needs no simulator.
 TOOLS=(pulumi pulumi-language-nodejs pulumi-resource-kubernetes kube-apiserver etcd kwokctl kwok)
-[[ "$ENGINE" == vllm ]] || TOOLS+=(llm-d-inference-sim)
+[[ "$ENGINE" == vllm ]] || TOOLS+=(llm-d-inference-sim kubelet kube-proxy local-path-provisioner)
 mapfile -t missing < <(npx --no-install tsx common/tools.ts missing "${TOOLS[@]}")
 if [[ ${#missing[@]} -gt 0 ]]; then
   say "building the lab toolchain into $LAB_BIN (missing: ${missing[*]}); the first build takes a while, later runs skip it"
@@ -64,6 +70,17 @@ if [[ ${#missing[@]} -gt 0 ]]; then
   bash lab/toolchain/build.sh >&2
 else
   say "toolchain present in $LAB_BIN"
+fi
+
+if [[ "$ENGINE" != vllm ]]; then
+  # Before the namespace: apt-get needs the network (as root; elsewhere one line says what is missing).
+  bash lab/toolchain/build.sh node-packages >&2
+  # The real node adds a bridge and iptables rules: it runs in a network namespace of the lab's own.
+  # DEMO_OWN_NETNS marks the second pass, so a machine that cannot make one does not loop (lab:up then says why).
+  if [[ "${VLLM_LAB_NETNS:-}" != 1 && "${DEMO_OWN_NETNS:-}" != 1 ]]; then
+    say "entering a network namespace of the lab's own (lab/isolated.sh); nothing outside it can reach the lab"
+    exec env DEMO_OWN_NETNS=1 lab/isolated.sh bash lab/demo.sh "${ARGS[@]}"
+  fi
 fi
 
 say "starting the lab (npm run lab:up -- ${LAB_ARGS[*]:-}; engine $ENGINE)"
@@ -93,12 +110,27 @@ if [[ $status == 0 || $status == 6 ]]; then
   set -e
   echo "To measure and promote it: npm run campaign -- tune --lab --short --target-concurrency 8 --branch tune/demo (docs/tune.md)" >&2
 fi
-# Where baseline answers: the lab's loopback URL, or on the real node (VLLM_LAB_NODE=real, no such
-# URL) its Service's ClusterIP.
-ENDPOINT="$(node -p 'require("./.lab/state.json").endpoint ?? ""' 2>/dev/null || true)"
-[[ -n "$ENDPOINT" ]] || ENDPOINT="$(node --import tsx lab/cli.ts endpoint gemmaforge gemma4-12b 2>/dev/null || echo "http://127.0.0.1:8100")"
 # Exit codes: common/exit-codes.ts (0 ok, 6 some candidate invalid: baseline is verified either way).
-if [[ $status == 0 || $status == 6 ]]; then
+verified=0
+[[ $status == 0 || $status == 6 ]] && verified=1
+if [[ "${DEMO_OWN_NETNS:-}" == 1 ]]; then
+  # Nothing outside this namespace can reach the lab, and the namespace ends with the demo.
+  npm run --silent lab:down 2>/dev/null || say "npm run lab:down failed; see .lab/"
+  if [[ $verified == 1 ]]; then
+    echo "Baseline restored and verified." >&2
+  else
+    echo "The campaign did not end with a verified baseline (exit code $status); see the report above." >&2
+  fi
+  cat >&2 <<MSG
+The lab ran in the demo's own network namespace, which nothing outside it reaches: the demo stopped it.
+For a shell with a running lab: lab/isolated.sh bash, then npm run lab:up (npm run lab:down before leaving that shell)
+MSG
+  exit "$status"
+fi
+# Where baseline answers: with --engine vllm the lab's loopback URL, on the real node its Service's ClusterIP.
+ENDPOINT="$(node -p 'require("./.lab/state.json").endpoint ?? ""' 2>/dev/null || true)"
+[[ -n "$ENDPOINT" ]] || ENDPOINT="$(node --import tsx lab/cli.ts endpoint gemmaforge gemma4-12b 2>/dev/null || echo "(no endpoint: npx tsx lab/cli.ts endpoint gemmaforge gemma4-12b says why)")"
+if [[ $verified == 1 ]]; then
   echo "The lab is still running, back on baseline (verified):" >&2
 else
   echo "The campaign did not end with a verified baseline (exit code $status); see the report above. The lab is still running:" >&2

@@ -3,9 +3,8 @@
  * import only this file (.dependency-cruiser.cjs, "face-lab"); tests and scripts may reach behind it.
  */
 export { startLab, stopLab } from "./cluster";
-export type { LabEvent } from "./kubelet";
 export { GPU_DEVICES_ANNOTATION } from "./manifests";
 export type { LabOptions, LabState } from "./options";
-export { KUBECONFIG_FILE, LAB_DIR, SERVICES_FILE, STATE_FILE } from "./options";
+export { KUBECONFIG_FILE, LAB_DIR, STATE_FILE } from "./options";
 export { type LabServiceRef, labServiceUrl } from "./service-url";
-export { LabNotRunningError, labStateFile, readLabState, readServiceEndpoint, runningLabState } from "./state";
+export { LabNotRunningError, labStateFile, readLabState, runningLabState } from "./state";

@@ -21,19 +21,17 @@ import {
 import { multiAttachConflict, PodVolumes } from "./pod-volumes";
 import type { ServiceRoutes } from "./service-routes";
 
-export type { LabEvent } from "./pod-runtime";
-
 /** Grace before SIGKILL when the pod says nothing (the API's default terminationGracePeriodSeconds). */
 const DEFAULT_GRACE_SECONDS = 30;
 /** Grace when the lab itself stops: long enough for vLLM to release the GPU cleanly. */
 const LAB_STOP_GRACE_SECONDS = 20;
 
 /**
- * A stand-in kubelet for the vLLM pods on the simulated GPU nodes (kwok runs any other pod). They
- * get the statuses a kubelet would report, and each vLLM pod (container `vllm`) gets a server
- * process from the lab's engine (llm-d-inference-sim, or a real `vllm serve`) built from its own
- * args, answering on a loopback endpoint of its own that its Service forwards to (ServiceRoutes).
- * A pod turns Ready once the engine's load delay has passed and its server answers /health. A
+ * The process engine's kubelet for the vLLM pods on kwok's GPU nodes (kwok runs any other pod;
+ * the simulator engine runs on the real node instead). They get the statuses a kubelet would
+ * report, and each vLLM pod (container `vllm`) gets a real `vllm serve` (lab/vllm-engine.ts) built
+ * from its own args, answering on a loopback port of its own that its Service forwards to
+ * (ServiceRoutes). A pod turns Ready once its server answers /health. A
  * server that exits is a container restart with back-off (restartCount, CrashLoopBackOff,
  * `lastState.terminated` with the exit code and the last log lines). Its output is the
  * container's log, readable through the API server as on a real node. GPUs: a pod holds its
@@ -112,20 +110,17 @@ export class LabKubelet {
       const devices = isVllm ? this.devices.assign(node, uid, gpusRequested(container.resources ?? {})) : [];
       if (!devices) return;
       if (isVllm) await this.annotateDevices(pod, devices);
-      const cold = isVllm && !(await this.volumes.cacheIsFilled(pod));
-      const delaySeconds = isVllm ? this.engine.loadDelaySeconds(cold) : 0.2;
+      // A vLLM pod is Ready once its server answers /health (vLLM's own: only once the model is loaded).
+      const delaySeconds = isVllm ? 0 : 0.2;
       runtime = newPodRuntime(pod, now, delaySeconds, {
         nodeIndex: this.nodes.findIndex((n) => n.name === node),
         rwoClaims,
         devices,
         isVllm,
-        cold,
       });
       this.pods.set(uid, runtime);
       await this.patchStatus(pod, runtime, "started", now);
       this.record("container-started", runtime, {
-        cold,
-        readyAfterSeconds: delaySeconds,
         engine: this.engine.name,
         node,
         gpuDevices: devices,
@@ -148,10 +143,10 @@ export class LabKubelet {
       return;
     }
     if (runtime.state === "crashed" && now >= runtime.restartAfter && (runtime.process?.gone() ?? true)) {
-      // Restart as the kubelet would after the back-off; the cache is warm by now.
+      // Restart as the kubelet would after the back-off.
       runtime.restarts += 1;
       runtime.startedAt = now;
-      runtime.readyAt = new Date(now.getTime() + this.engine.loadDelaySeconds(false) * 1000);
+      runtime.readyAt = now;
       runtime.state = "starting";
       await this.patchStatus(pod, runtime, "started", now);
       this.record("container-restarted", runtime, { restarts: runtime.restarts });
@@ -162,7 +157,6 @@ export class LabKubelet {
     if (runtime.state === "starting" && now >= runtime.readyAt && (!runtime.isVllm || (await healthy()))) {
       runtime.state = "ready";
       await this.patchStatus(pod, runtime, "ready", now);
-      if (runtime.isVllm) await this.volumes.markCacheFilled(pod);
       this.record("ready", runtime, { secondsSinceStart: (now.getTime() - runtime.startedAt.getTime()) / 1000 });
     }
   }

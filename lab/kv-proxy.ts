@@ -1,4 +1,5 @@
 import * as http from "node:http";
+import type * as net from "node:net";
 import { rewriteMetrics } from "./kv-metrics";
 import type { KvPool } from "./kv-model";
 import { type Admission, KvScheduler } from "./kv-scheduler";
@@ -19,11 +20,8 @@ export interface KvProxyConfig {
   readonly timing?: EngineTiming;
 }
 
-/**
- * Where the proxy listens: a Unix socket (the simulator in its own network namespace) or a port,
- * on loopback unless `host` says otherwise (the engine image's container port: every interface).
- */
-export type ProxyListen = { readonly path: string } | { readonly port: number; readonly host?: string };
+/** Where the proxy listens: a port, on loopback unless `host` says otherwise (the engine image's container port: every interface). */
+export type ProxyListen = { readonly port: number; readonly host?: string };
 
 export const LOOPBACK_HOST = "127.0.0.1";
 
@@ -67,15 +65,13 @@ export class KvProxy {
     this.server.keepAliveTimeout = 60_000;
   }
 
-  listen(where: ProxyListen): Promise<number | undefined> {
+  /** Listens and resolves with the port (the given one, or the one picked for 0). */
+  listen(where: ProxyListen): Promise<number> {
     return new Promise((resolve, reject) => {
       this.server.once("error", reject);
-      const done = () => {
-        const address = this.server.address();
-        resolve(typeof address === "object" && address !== null ? address.port : undefined);
-      };
-      if ("path" in where) this.server.listen(where.path, done);
-      else this.server.listen(where.port, where.host ?? LOOPBACK_HOST, done);
+      this.server.listen(where.port, where.host ?? LOOPBACK_HOST, () =>
+        resolve((this.server.address() as net.AddressInfo).port),
+      );
     });
   }
 

@@ -8,8 +8,6 @@ import type {
   V1StorageClass,
 } from "@kubernetes/client-node";
 
-/** The PV annotation that says a volume already holds the model (a warm cache). */
-export const MODEL_CACHED_ANNOTATION = "lab.vllm-tuner/model-cached";
 export const PROVISIONER = "rancher.io/local-path";
 /** The vLLM pods, whose status the lab's kubelet owns (kwok is told to leave them alone). */
 export const VLLM_POD_SELECTOR = "app.kubernetes.io/name=vllm";

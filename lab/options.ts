@@ -6,7 +6,7 @@ import { MAX_LAB_GPUS } from "./gpus";
 /** Where the lab keeps its state, kubeconfig and logs: `.lab/` in the project (git-ignored). */
 export const LAB_DIR = path.resolve(__dirname, "..", ".lab");
 export const STATE_FILE = path.join(LAB_DIR, "state.json");
-/** Where the lab's kubelet publishes each vLLM Service's loopback endpoint (ServiceEndpointsSchema). */
+/** Where the process engine's kubelet publishes each vLLM Service's loopback endpoint (ServiceEndpointsSchema). */
 export const SERVICES_FILE = path.join(LAB_DIR, "services.json");
 export const KUBECONFIG_FILE = path.join(LAB_DIR, "kubeconfig");
 
@@ -20,21 +20,45 @@ function defaultClusterName(): string {
 export const LAB_ENGINES = ["simulator", "vllm"] as const;
 export type LabEngine = (typeof LAB_ENGINES)[number];
 export const SIM_TIMINGS = ["fitted", "fixed"] as const;
-/** What the GPU node is: kwok's with the lab's own kubelet (the default), or a real kubelet and containerd (lab/node/). */
+/**
+ * What the GPU node is: a real kubelet with containerd (lab/node/), which runs the simulator
+ * engine's image, or kwok's with the lab's own kubelet, which runs the process engine (`vllm`:
+ * real vLLM on this host, where a container cannot carry vLLM and torch offline).
+ */
 export const LAB_NODES = ["simulated", "real"] as const;
 export type LabNode = (typeof LAB_NODES)[number];
 /** The one switch for the whole lab (lab:up, the tests, the demo): the node a lab gets when its options name none. */
 export const LAB_NODE_ENV = "VLLM_LAB_NODE";
 
-/** The node `VLLM_LAB_NODE` asks for (unset or empty: simulated); throws naming the variable, its value and what is allowed. */
-export function labNodeFromEnv(env: NodeJS.ProcessEnv = process.env): LabNode {
+/** The node each engine runs under (docs/lab.md, "Which engine runs under which node"). */
+const ENGINE_NODE: Readonly<Record<LabEngine, LabNode>> = { simulator: "real", vllm: "simulated" };
+
+/**
+ * The node of a lab whose options name none: `VLLM_LAB_NODE`'s, else the one its engine runs
+ * under (the simulator's: real; vllm's: simulated). Throws naming the variable, its value and what is allowed.
+ */
+export function labNodeFromEnv(engine: LabEngine, env: NodeJS.ProcessEnv = process.env): LabNode {
   const value = env[LAB_NODE_ENV];
-  if (value === undefined || value === "") return "simulated";
+  if (value === undefined || value === "") return ENGINE_NODE[engine];
   if (!(LAB_NODES as readonly string[]).includes(value))
     throw new Error(
-      `${LAB_NODE_ENV}=${JSON.stringify(value)}: expected one of ${LAB_NODES.join(", ")} (or unset: simulated)`,
+      `${LAB_NODE_ENV}=${JSON.stringify(value)}: expected one of ${LAB_NODES.join(", ")} (or unset: the engine's own node)`,
     );
   return value as LabNode;
+}
+
+/**
+ * Pure: why this engine cannot run under this node with this many nodes (one line, naming the
+ * option, its value and what is allowed), or undefined when it can.
+ */
+export function nodeEngineProblem(node: LabNode, engine: LabEngine, nodes: number): string | undefined {
+  if (node === "real" && engine === "vllm")
+    return "node real (--node or VLLM_LAB_NODE) runs pods in containers from imported images: it conflicts with --engine vllm (a vllm process on this host, which runs under --node simulated)";
+  if (node === "simulated" && engine === "simulator")
+    return "node simulated (--node or VLLM_LAB_NODE) runs only the process engine: expected --node real (the default) for the simulator, or --engine vllm";
+  if (node === "real" && nodes > 1)
+    return `node real (--node or VLLM_LAB_NODE) with --nodes ${nodes}: the real node is one kubelet; --nodes must be 1 (several nodes: --node simulated --engine vllm)`;
+  return undefined;
 }
 
 /**
@@ -63,7 +87,7 @@ export const LabOptionsSchema = z.object({
     .positive()
     .max(3600)
     .default(171 / 30),
-  /** Loopback port where the Ready vLLM pod's simulator serves (the seed reached vLLM on 8100). */
+  /** With engine vllm: the loopback port forwarding to the newest vLLM pod's server (the seed reached vLLM on 8100). */
   endpointPort: z.number().int().min(1024).max(65535).default(8100),
   /**
    * With the simulator and its KV layer: `fitted` paces every answer by the timing model fitted to
@@ -100,13 +124,14 @@ export const LabOptionsSchema = z.object({
   simKvEmulation: z.boolean().default(true),
   /** `nvidia.com/gpu` devices the lab's nodes advertise in all (lab/gpus.ts spreads them). */
   gpus: z.number().int().min(1).max(MAX_LAB_GPUS).default(1),
-  /** Simulated GPU nodes; `nodeName` is the first. */
+  /** GPU nodes; `nodeName` is the first. More than one: kwok's, with engine vllm (the real node is one kubelet). */
   nodes: z.number().int().min(1).max(MAX_LAB_GPUS).default(1),
   /**
-   * `real`: `nodeName` is a real kubelet with containerd, CNI and kube-proxy in the lab's network
-   * namespace (lab/node/, docs/lab.md "The real node (opt-in)"), not kwok's with the lab's kubelet.
+   * `real` (the simulator engine's): `nodeName` is a real kubelet with containerd, CNI and kube-proxy
+   * in the lab's network namespace (lab/node/, docs/lab.md "The real node"); `simulated` (engine
+   * vllm's): kwok's nodes with the lab's own kubelet. startLab picks by engine when none is named (labNodeFromEnv).
    */
-  node: z.enum(LAB_NODES).default("simulated"),
+  node: z.enum(LAB_NODES).default(ENGINE_NODE.simulator),
   /** With the real node: OCI layout tarballs imported into its containerd before the kubelet starts, beside the lab's own pause and engine images (absolute paths). */
   nodeImages: z.array(z.string().min(1)).default([]),
 });
@@ -137,9 +162,9 @@ export const LabStateSchema = z.looseObject({
   nodes: z.array(z.object({ name: z.string().min(1), gpus: z.number().int().min(1) })).optional(),
   kubeconfig: z.string().min(1),
   /**
-   * Where the most recently started vLLM pod's server (simulator or vLLM) answers. With several
-   * vLLM pods at once, each Service has its own endpoint: SERVICES_FILE (readServiceEndpoint).
-   * Absent on the real node: each Service answers on its ClusterIP there (labServiceUrl).
+   * With engine vllm (kwok's node): where the most recently started vLLM pod's server answers.
+   * With several vLLM pods at once, each Service has its own endpoint: SERVICES_FILE
+   * (readServiceEndpoint). Absent on the real node: each Service answers on its ClusterIP there (labServiceUrl).
    */
   endpoint: z
     .string()
@@ -165,7 +190,7 @@ export const LabStateSchema = z.looseObject({
 export type LabState = z.infer<typeof LabStateSchema>;
 
 /**
- * `.lab/services.json`, rewritten by the lab's kubelet whenever it changes: each Service that
+ * `.lab/services.json` (engine vllm on kwok's nodes), rewritten by the lab's kubelet whenever it changes: each Service that
  * selects vLLM pods, keyed `<namespace>/<name>`, with the loopback URL that forwards to its pod
  * (kube-proxy's job on a real node) and the pod it forwards to now (null while none serves).
  */

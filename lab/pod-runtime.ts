@@ -1,11 +1,10 @@
 import * as os from "node:os";
 import * as path from "node:path";
 import type * as k8s from "@kubernetes/client-node";
-import { Agent, request } from "undici";
+import { request } from "undici";
 import type { ContainerProcess, Termination } from "./container-process";
 import type { ServerLaunch } from "./engine";
 import type { ClaimHolder } from "./pod-volumes";
-import type { EndpointTarget } from "./sim-endpoint";
 
 /** What the lab knows about a pod it runs. */
 export interface PodRuntime extends ClaimHolder {
@@ -26,7 +25,6 @@ export interface PodRuntime extends ClaimHolder {
   launch: ServerLaunch | undefined;
   /** How the previous run ended, reported as `lastState.terminated`. */
   lastTerminated: k8s.V1ContainerStateTerminated | undefined;
-  cold: boolean;
 }
 
 export type LabEvent = { at: string; event: string; pod: string; uid: string; detail?: Record<string, unknown> };
@@ -36,7 +34,7 @@ export function newPodRuntime(
   pod: k8s.V1Pod,
   now: Date,
   delaySeconds: number,
-  placed: Pick<PodRuntime, "nodeIndex" | "rwoClaims" | "devices" | "isVllm" | "cold">,
+  placed: Pick<PodRuntime, "nodeIndex" | "rwoClaims" | "devices" | "isVllm">,
 ): PodRuntime {
   return {
     ...placed,
@@ -86,22 +84,13 @@ export function hostIPFor(nodeIndex: number): string {
   return `10.0.0.${10 + nodeIndex}`;
 }
 
-/** True when the server at `target` answers GET /health with 200 within a second. */
-export async function serverHealthy(target: EndpointTarget): Promise<boolean> {
-  const socket = typeof target === "string";
-  const agent = socket ? new Agent({ connect: { socketPath: target } }) : undefined;
+/** True when the server on loopback port `port` answers GET /health with 200 within a second. */
+export async function serverHealthy(port: number): Promise<boolean> {
   try {
-    const url = socket ? "http://localhost/health" : `http://127.0.0.1:${target}/health`;
-    const res = await request(url, {
-      headersTimeout: 1000,
-      bodyTimeout: 1000,
-      ...(agent ? { dispatcher: agent } : {}),
-    });
+    const res = await request(`http://127.0.0.1:${port}/health`, { headersTimeout: 1000, bodyTimeout: 1000 });
     await res.body.dump();
     return res.statusCode === 200;
   } catch {
     return false;
-  } finally {
-    await agent?.close();
   }
 }

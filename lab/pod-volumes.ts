@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
 import * as k8s from "@kubernetes/client-node";
-import { MODEL_CACHED_ANNOTATION } from "./manifests";
 
 /** A pod the lab runs, as far as its claims go. */
 export interface ClaimHolder {
@@ -70,27 +69,6 @@ export class PodVolumes {
     return (await this.claims(pod))
       .filter(isSingleNodeClaim)
       .map((c) => `${c.metadata!.namespace}/${c.metadata!.name}`);
-  }
-
-  private async volumes(pod: k8s.V1Pod): Promise<k8s.V1PersistentVolume[]> {
-    const volumes: k8s.V1PersistentVolume[] = [];
-    for (const claim of await this.claims(pod))
-      if (claim.spec?.volumeName) volumes.push(await this.core.readPersistentVolume({ name: claim.spec.volumeName }));
-    return volumes;
-  }
-
-  async cacheIsFilled(pod: k8s.V1Pod): Promise<boolean> {
-    const volumes = await this.volumes(pod);
-    return volumes.length > 0 && volumes.every((pv) => pv.metadata?.annotations?.[MODEL_CACHED_ANNOTATION] === "true");
-  }
-
-  async markCacheFilled(pod: k8s.V1Pod): Promise<void> {
-    for (const pv of await this.volumes(pod)) {
-      await this.core.patchPersistentVolume(
-        { name: pv.metadata!.name!, body: { metadata: { annotations: { [MODEL_CACHED_ANNOTATION]: "true" } } } },
-        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
-      );
-    }
   }
 
   /**

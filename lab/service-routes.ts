@@ -1,7 +1,7 @@
 import type * as k8s from "@kubernetes/client-node";
 import { writeFileAtomic } from "../common/atomic-write";
 import type { ServiceEndpoints } from "./options";
-import { type EndpointTarget, SimEndpoint } from "./sim-endpoint";
+import { LoopbackEndpoint } from "./loopback-endpoint";
 
 /** A vLLM pod whose server runs now, and where on this machine it answers. */
 export interface ServingPod {
@@ -10,7 +10,8 @@ export interface ServingPod {
   readonly name: string;
   readonly node: string;
   readonly labels: Readonly<Record<string, string>>;
-  readonly target: EndpointTarget;
+  /** Its server's loopback port. */
+  readonly target: number;
   readonly startedAt: Date;
 }
 
@@ -39,7 +40,7 @@ export function selectsVllmPods(service: k8s.V1Service): boolean {
 
 interface ServiceListener {
   readonly uid: string;
-  readonly endpoint: SimEndpoint;
+  readonly endpoint: LoopbackEndpoint;
   readonly port: number;
 }
 
@@ -52,7 +53,7 @@ interface ServiceListener {
  * Which port each Service got is written to the services file for the campaign and the tests.
  */
 export class ServiceRoutes {
-  private readonly main: SimEndpoint;
+  private readonly main: LoopbackEndpoint;
   private mainPod: string | undefined;
   private readonly serving = new Map<string, ServingPod>();
   private readonly listeners = new Map<string, ServiceListener>();
@@ -63,7 +64,7 @@ export class ServiceRoutes {
     private readonly file: string,
     private readonly warn: (message: string) => void,
   ) {
-    this.main = new SimEndpoint(endpointPort);
+    this.main = new LoopbackEndpoint(endpointPort);
   }
 
   listen(): Promise<number> {
@@ -123,7 +124,7 @@ export class ServiceRoutes {
   private async open(key: string, service: k8s.V1Service): Promise<ServiceListener | undefined> {
     const nodePort = service.spec?.type === "NodePort" ? (service.spec.ports?.[0]?.nodePort ?? 0) : 0;
     for (const port of nodePort === 0 ? [0] : [nodePort, 0]) {
-      const endpoint = new SimEndpoint(port);
+      const endpoint = new LoopbackEndpoint(port);
       try {
         const l = { uid: service.metadata?.uid ?? "", endpoint, port: await endpoint.listen() };
         this.listeners.set(key, l);

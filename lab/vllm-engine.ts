@@ -23,7 +23,6 @@ export function vllmEngine(
 ): ServerEngine {
   return {
     name: "vllm",
-    loadDelaySeconds: () => 0,
     async launch(pod: k8s.V1Pod, container: k8s.V1Container, attempt): Promise<ServerLaunch> {
       const port = await freeLoopbackPort();
       const namespace = pod.metadata?.namespace ?? "default";

@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   process.off("SIGINT", stopDuringLoad);
   // llm-d-inference-sim exits 0 on a flag it refuses; vLLM exits 1, so the kubelet keeps the log's
   // last lines as the termination message (FallbackToLogsOnError) as it would for vLLM.
-  serveSimulator(plan.serve, IMAGE_SIM_BINARY, plan.simArgs, 1);
+  serveSimulator(plan.serve, IMAGE_SIM_BINARY, plan.simArgs);
 }
 
 /** What vLLM's download leaves on the claim, reduced to a marker; a claim it cannot write stays cold, saying so. */

@@ -1,16 +1,18 @@
 import * as path from "node:path";
 import { vllmFlagValue } from "../../config/vllm-argv";
+import { utilizationOf } from "../emulate-memory";
+import { kvPoolFor } from "../kv-model";
 import type { KvProxyConfig } from "../kv-proxy";
 import { type LabOptions, LabOptionsSchema, simCardGib, simTimingFitted } from "../options";
 import { simArgsFor } from "../sim-args";
-import { kvProxyConfigFor } from "../sim-engine";
 import type { SimPodConfig } from "../sim-serve";
+import { H200_TIMING } from "../timing-model";
 
 /**
  * Pure: what the lab's engine image does with the argv the real vllm-openai image's `vllm serve`
- * takes (the pod's args: the model and the flags the stack renders). The same translation and KV
- * layer as the lab's process engine (lab/sim-engine.ts), only its front door is the container's
- * port on every interface, as vLLM's `--host` default is, where the kubelet's probes reach it.
+ * takes (the pod's args: the model and the flags the stack renders): llm-d-inference-sim's argv
+ * (lab/sim-args.ts) and the lab's KV layer in front of it, on the container's port on every
+ * interface, as vLLM's `--host` default is, where the kubelet's probes reach it.
  */
 
 /** The image's first log line, so a pod log (and a result that quotes it) says what served it. */
@@ -22,6 +24,30 @@ export const ENGINE_OPTIONS_ENV = "VLLM_LAB_SIM_OPTIONS";
 
 /** Where the image keeps the simulator binary. */
 export const IMAGE_SIM_BINARY = "/usr/local/bin/llm-d-inference-sim";
+
+/** vLLM 0.24's defaults for what a pod's args may leave out. */
+const VLLM_DEFAULT_MAX_NUM_SEQS = 256;
+/** The gemma3-like model's own context (max_position_embeddings), vLLM's default max_model_len for it. */
+const MODEL_MAX_MODEL_LEN = 131072;
+
+/**
+ * Pure: the KV layer's settings for a pod, or vLLM's start-up refusal (KvStartupError) when its
+ * --max-model-len does not fit the pool its --gpu-memory-utilization leaves on the card. With
+ * `fittedTiming` the layer also paces answers by the timing model, at the pod's own
+ * --max-num-batched-tokens (0: vLLM's default).
+ */
+export function kvProxyConfigFor(podArgs: readonly string[], cardGib: number, fittedTiming: boolean): KvProxyConfig {
+  const maxModelLen = Number(vllmFlagValue(podArgs, "--max-model-len") ?? MODEL_MAX_MODEL_LEN);
+  const maxNumSeqs = Number(vllmFlagValue(podArgs, "--max-num-seqs") ?? VLLM_DEFAULT_MAX_NUM_SEQS);
+  const modelName = vllmFlagValue(podArgs, "--served-model-name") ?? podArgs[0] ?? "";
+  const maxNumBatchedTokens = Number(vllmFlagValue(podArgs, "--max-num-batched-tokens") ?? 0);
+  return {
+    pool: kvPoolFor(utilizationOf(podArgs), maxModelLen, cardGib),
+    maxNumSeqs,
+    modelName,
+    ...(fittedTiming ? { timing: { params: H200_TIMING, maxNumBatchedTokens } } : {}),
+  };
+}
 
 /** vLLM's defaults for `--port` and `--host` (every interface). */
 const VLLM_DEFAULT_PORT = 8000;
@@ -72,10 +98,6 @@ export function engineOptions(env: Readonly<Record<string, string | undefined>>)
   return result.data;
 }
 
-/**
- * The plan for these pod args; `simPort` is the loopback port the simulator gets (any free one but
- * the container port). Throws KvStartupError (lab/kv-model.ts) where vLLM would refuse to start.
- */
 /** The container port the pod's args ask for (`--port`, vLLM's default 8000). */
 export function containerPortOf(podArgs: readonly string[]): number {
   const port = Number(vllmFlagValue(podArgs, "--port") ?? VLLM_DEFAULT_PORT);
@@ -84,6 +106,10 @@ export function containerPortOf(podArgs: readonly string[]): number {
   return port;
 }
 
+/**
+ * The plan for these pod args; `simPort` is the loopback port the simulator gets (any free one but
+ * the container port). Throws KvStartupError (lab/kv-model.ts) where vLLM would refuse to start.
+ */
 export function enginePlan(podArgs: readonly string[], options: LabOptions, simPort: number): EnginePlan {
   const port = containerPortOf(podArgs);
   if (simPort === port) throw new Error(`simulator port ${simPort} is the container port`);
@@ -98,7 +124,7 @@ export function enginePlan(podArgs: readonly string[], options: LabOptions, simP
     interTokenLatencyMs: paced ? 0 : options.interTokenLatencyMs,
   });
   const host = vllmFlagValue(podArgs, "--host") ?? VLLM_DEFAULT_HOST;
-  return { serve: { netns: false, listen: { port, host }, simPort, kv }, simArgs: args, ignored, options };
+  return { serve: { listen: { port, host }, simPort, kv }, simArgs: args, ignored, options };
 }
 
 /**

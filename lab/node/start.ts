@@ -37,11 +37,14 @@ export function realNodeProblem(
   // Root of a user namespace (lab/isolated.sh without root) may not make cgroups or mount /proc/sys.
   const uidMap = fs.existsSync("/proc/self/uid_map") ? fs.readFileSync("/proc/self/uid_map", "utf8").trim() : "";
   if (process.getuid?.() !== 0 || !/^0\s+0\s+4294967295$/.test(uidMap))
-    return "--node real needs root, not a user namespace's (it mounts, makes cgroups and runs containers)";
+    return (
+      "the lab's real node (node real, the simulator's) needs root, not a user namespace's (it mounts, makes cgroups and runs containers): " +
+      "run as root, or on a GPU host with vLLM use --engine vllm"
+    );
   if (env["VLLM_LAB_NETNS"] !== "1")
     return (
-      "--node real runs in the lab's own network namespace (it adds a bridge and iptables rules and listens on the kubelet's ports): " +
-      "start a shell in one with `lab/isolated.sh bash`, then npm run lab:up -- --node real"
+      "the lab's real node (node real, the simulator's) runs in the lab's own network namespace (it adds a bridge and iptables rules and listens on the kubelet's ports): " +
+      "start a shell in one with `lab/isolated.sh bash`, then npm run lab:up"
     );
   const parts = findNodeParts(env);
   return typeof parts === "string" ? parts : undefined;

@@ -437,8 +437,8 @@ install_node_packages() {
     SUMMARY+=("node-packages|present|0")
     return 0
   fi
-  # System packages only when asked by name (`build.sh node-packages`, as .ci/run does), never as a
-  # side effect of `npm test` or the demo; and only as root with apt-get.
+  # System packages only when asked by name (`build.sh node-packages`, as .ci/run, `npm test`'s
+  # pretest:integration and the demo do), never as a side effect of building everything; and only as root with apt-get.
   if [[ "$NAMED" != 1 || "$(id -u)" != 0 ]] || ! command -v apt-get >/dev/null; then
     log "node-packages: real node unavailable (lab:up --node real): missing $missing; as root on Debian bookworm: bash lab/toolchain/build.sh node-packages (apt-get install $NODE_DEBIAN_PACKAGES)"
     SUMMARY+=("node-packages|missing|skipped")

@@ -3,8 +3,8 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { runningLabState, stopLab } from "../../lab";
-import { labCampaignPlaces, labTarget, PROJECT_DIR } from "./helpers";
+import { LabNotRunningError, runningLabState, stopLab } from "../../lab";
+import { labCampaignPlaces, PROJECT_DIR } from "./helpers";
 
 /** Runs lab/demo.sh as `npm run demo -- ARGS` does; its exit code and both streams. */
 function demo(args: readonly string[], env: NodeJS.ProcessEnv) {
@@ -24,9 +24,10 @@ const lines = (s: string) => s.trimEnd().split("\n");
 /**
  * The newcomer's main command, `npm run demo`, end to end on the lab with the shortest run it
  * allows: two candidates (DEMO_STACKS), its own short load windows, the campaign's staged project,
- * state and results in a temp dir (extra arguments go to the campaign). The toolchain is there, so
- * the script skips its build; it starts the lab, runs the campaign, asks the tuner for the next
- * step and leaves the lab on baseline, which `after` stops.
+ * state and results in a temp dir (extra arguments go to the campaign). As from a plain shell (no
+ * VLLM_LAB_NETNS): the toolchain and the node's packages are there, so the script skips their
+ * set-up, enters a network namespace of its own, starts the lab on the real node, runs the
+ * campaign, asks the tuner for the next step and stops the lab, which nothing outside can reach.
  */
 describe("npm run demo (lab/demo.sh) with two candidates", function () {
   this.timeout(20 * 60_000);
@@ -36,7 +37,7 @@ describe("npm run demo (lab/demo.sh) with two candidates", function () {
   before(async () => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), "vllm-demo-it-"));
     const env: NodeJS.ProcessEnv = { ...process.env, DEMO_STACKS: "baseline,seqs1", DEMO_ORDER: "fixed" };
-    for (const k of ["DEMO_RESUME", "KUBECONFIG", "VLLM_API_KEY"]) delete env[k];
+    for (const k of ["DEMO_RESUME", "KUBECONFIG", "VLLM_API_KEY", "VLLM_LAB_NETNS", "DEMO_OWN_NETNS"]) delete env[k];
     run = await demo(labCampaignPlaces(tmp), env);
   });
   after(async () => {
@@ -51,8 +52,12 @@ describe("npm run demo (lab/demo.sh) with two candidates", function () {
     assert.equal(out[1], "Recommendation: baseline (baseline's operating point)");
   });
 
-  it("ends with the tuner's proposal, the tune command and how to reach and stop the lab", async () => {
+  it("ends with the tuner's proposal, the tune command, and the lab stopped with how to get a running one", () => {
     const err = lines(run.stderr);
+    assert.ok(
+      err.some((l) => l.endsWith("entering a network namespace of the lab's own (lab/isolated.sh); nothing outside it can reach the lab")),
+      run.stderr,
+    );
     const asked = err.findIndex((l) =>
       l.endsWith(
         `the tuner's next step: npm run campaign -- propose --results ${path.join(tmp, "results")} --target-concurrency 8`,
@@ -66,13 +71,11 @@ describe("npm run demo (lab/demo.sh) with two candidates", function () {
     assert.ok(tune > asked + 1, run.stderr);
     // At c=8, past baseline's 4 sequences, requests wait: the tuner proposes a one-knob step.
     assert.match(err.slice(asked + 2, tune).join("\n"), /^ {2}\S+: maxNumSeqs 4 -> \d+ \(/m);
-    // The lab's one URL, or on the real node baseline's ClusterIP.
-    const endpoint = await labTarget(runningLabState())();
     assert.deepEqual(err.slice(tune + 1), [
-      "The lab is still running, back on baseline (verified):",
-      `  export KUBECONFIG=${PROJECT_DIR}/.lab/kubeconfig    # kubectl -n gemmaforge get deploy,pods,pvc`,
-      `  curl ${endpoint}/v1/models`,
-      "Stop it with: npm run lab:down",
+      "Baseline restored and verified.",
+      "The lab ran in the demo's own network namespace, which nothing outside it reaches: the demo stopped it.",
+      "For a shell with a running lab: lab/isolated.sh bash, then npm run lab:up (npm run lab:down before leaving that shell)",
     ]);
+    assert.throws(() => runningLabState(), LabNotRunningError);
   });
 });

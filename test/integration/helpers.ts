@@ -86,15 +86,6 @@ export function labTarget(lab: LabState, service: LabServiceRef = STACK_SERVICE)
   return () => labServiceUrl(PROJECT_DIR, service, AbortSignal.timeout(60_000));
 }
 
-/** The stand-in lab's one loopback URL, for a test that reaches the server without a stack's Service; the real node has none. */
-export function standInEndpoint(lab: LabState): string {
-  if (lab.endpoint === undefined)
-    throw new Error(
-      "this test reaches the lab's one loopback URL, which only the simulated node has (on the real node each Service answers on its ClusterIP)",
-    );
-  return lab.endpoint;
-}
-
 /** What a key-checking proxy saw: requests per path prefix and how many it refused. */
 export interface KeyProxy {
   readonly url: string;

@@ -8,10 +8,12 @@ import type { CampaignSummary } from "../../../campaign/record";
 import { readTuneState, type TuneState } from "../../../campaign/tune/state";
 import { EXIT } from "../../../common/exit-codes";
 import { startLab, stopLab } from "../../../lab";
+import { hostProbes } from "../../../lab/preflight";
 import { tuneStateFile } from "../../../result/store";
 import { kubeClients, labCampaignPlaces, PROJECT_DIR, writeLoadScenario } from "../helpers";
 
 const NS = "gemmaforge";
+const FAKE_VLLM = path.join(__dirname, "..", "lab", "fake-vllm.cjs");
 
 type Run = { code: number; stdout: string; stderr: string };
 
@@ -62,7 +64,7 @@ async function deploymentNames(kubeconfig: string): Promise<(string | undefined)
 /**
  * `campaign run --parallel 2` on a lab with two GPUs, for real: the Automation API against the lab's
  * API server, the real scheduler placing slot 0 (`gemma4-12b`) and slot 1 (`gemma4-12b-s1`) on the
- * two GPUs, each Service on its own loopback endpoint, the benchmark over HTTP. While it runs, the
+ * two GPUs of the real node, each Service on its own ClusterIP (kube-proxy), the benchmark over HTTP. While it runs, the
  * test reads the API server every 200 ms and keeps the moments both slots' pods were Ready at once.
  */
 describe("--parallel 2 on a two-GPU lab: a campaign, then a tune", function () {
@@ -275,15 +277,11 @@ describe("--parallel 2 on a two-GPU lab: a campaign, then a tune", function () {
 
     before(async () => {
       await stopLab();
-      // Two nodes: kwok's (one real kubelet per lab), whatever VLLM_LAB_NODE says.
-      const lab = await startLab({
-        node: "simulated",
-        gpus: 2,
-        nodes: 2,
-        coldStartSeconds: 2,
-        warmStartSeconds: 1,
-        simKvEmulation: false,
-      });
+      // Two nodes: kwok's, which run the process engine (here the fake vllm; the real node is one kubelet).
+      const lab = await startLab(
+        { node: "simulated", engine: "vllm", vllmPython: FAKE_VLLM, gpus: 2, nodes: 2, endpointPort: 8172 },
+        { hasGpu: () => true, importVllm: hostProbes.importVllm },
+      );
       const where = ["--work-dir", path.join(tmp, "nodes2-project"), "--results", path.join(tmp, "nodes2-results")];
       runs = [
         await campaign(["run", "--lab", "--parallel", "2", "--stacks", "baseline,seqs1", ...where]),

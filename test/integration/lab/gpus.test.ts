@@ -6,7 +6,7 @@ import type * as k8s from "@kubernetes/client-node";
 import { request } from "undici";
 import { render } from "../../../components";
 import { type CandidateConfig, mergedStackConfig, parseCandidateConfig } from "../../../config";
-import { type LabState, startLab, stopLab } from "../../../lab";
+import { type LabState, labServiceUrl, startLab, stopLab } from "../../../lab";
 import { GPU_DEVICES_ANNOTATION } from "../../../lab/manifests";
 import { hostProbes } from "../../../lab/preflight";
 import { readServiceEndpoint } from "../../../lab/state";
@@ -59,9 +59,11 @@ function slots(lab: LabState) {
         return isReady(pod) ? pod : undefined;
       }),
     isReady,
-    /** The Service's loopback endpoint, once it forwards to a pod. */
-    endpoint: (name: string) =>
-      until(`${name}'s endpoint`, async () => {
+    /** Where the Service answers once a pod serves it (labServiceUrl: on the real node its ClusterIP, through kube-proxy). */
+    url: (name: string) => labServiceUrl(PROJECT_DIR, { namespace: NS, deploymentName: name }, AbortSignal.timeout(60_000)),
+    /** The process engine's loopback route of the Service (`.lab/services.json`), once it forwards to a pod. */
+    route: (name: string) =>
+      until(`${name}'s route`, async () => {
         const e = readServiceEndpoint(NS, name, path.join(PROJECT_DIR, ".lab", "services.json"));
         return e?.pod ? e : undefined;
       }),
@@ -73,7 +75,12 @@ async function servedModel(url: string): Promise<string> {
   return ((await res.body.json()) as { data: Array<{ id: string }> }).data[0]!.id;
 }
 
-describe("lab --gpus 2: two Deployments serve at once, each on its own endpoint; a third stays Pending", function () {
+/**
+ * On the real node (the simulator's): the scheduler counts `nvidia.com/gpu` against the node's
+ * advertised capacity; with no device plugin no device is handed out, so the pods carry no device
+ * annotation and each Service answers on its own ClusterIP.
+ */
+describe("lab --gpus 2: two Deployments serve at once, each on its own Service; a third stays Pending", function () {
   this.timeout(5 * 60_000);
   let lab: LabState;
   let s: ReturnType<typeof slots>;
@@ -88,36 +95,46 @@ describe("lab --gpus 2: two Deployments serve at once, each on its own endpoint;
     await stopLab();
   });
 
-  it("advertises both GPUs on one node", async () => {
-    assert.deepEqual(lab.nodes, [{ name: "gpu-node-0", gpus: 2 }]);
+  it("advertises both GPUs on the real node", async () => {
+    assert.deepEqual([lab.options.node, lab.nodes], ["real", [{ name: "gpu-node-0", gpus: 2 }]]);
     const node = await s.core.readNode({ name: "gpu-node-0" });
-    assert.equal(node.status?.allocatable?.["nvidia.com/gpu"], "2");
+    assert.deepEqual(
+      [node.status?.capacity?.["nvidia.com/gpu"], node.status?.allocatable?.["nvidia.com/gpu"]],
+      ["2", "2"],
+    );
   });
 
-  it("runs gemma4-12b and gemma4-12b-s1 at once on one node sharing the RWO cache claim, each on its own GPU and endpoint", async () => {
+  it("runs gemma4-12b and gemma4-12b-s1 at once on one node sharing the RWO cache claim, each on its own Service", async () => {
     await s.deploy(slotConfig("gemma4-12b"));
     await s.deploy(slotConfig("gemma4-12b-s1", { serviceType: "NodePort", serviceNodePort: 30081 }));
     const pods = [await s.ready("gemma4-12b"), await s.ready("gemma4-12b-s1")];
     assert.deepEqual(
-      pods.map((p) => p.spec?.nodeName),
-      ["gpu-node-0", "gpu-node-0"],
+      pods.map((p) => [
+        p.spec?.nodeName,
+        p.spec?.containers.find((c) => c.name === "vllm")?.resources?.limits?.["nvidia.com/gpu"],
+      ]),
+      [
+        ["gpu-node-0", "1"],
+        ["gpu-node-0", "1"],
+      ],
     );
-    const devices = pods.map((p) => p.metadata?.annotations?.[GPU_DEVICES_ANNOTATION]);
-    assert.deepEqual([...devices].sort(), ["0", "1"]);
-    const [a, b] = [await s.endpoint("gemma4-12b"), await s.endpoint("gemma4-12b-s1")];
-    // A NodePort Service answers on its node port, as the benchmark's resolveEndpoint expects.
-    assert.equal(b.url, "http://127.0.0.1:30081");
-    assert.notEqual(a.url, b.url);
+    // No device plugin: the scheduler counted the GPUs, no device was handed out or annotated.
     assert.deepEqual(
-      [a.pod, b.pod, a.node, b.node],
-      [`${NS}/${pods[0]!.metadata?.name}`, `${NS}/${pods[1]!.metadata?.name}`, "gpu-node-0", "gpu-node-0"],
+      pods.map((p) => p.metadata?.annotations?.[GPU_DEVICES_ANNOTATION]),
+      [undefined, undefined],
     );
-    assert.deepEqual([await servedModel(a.url), await servedModel(b.url)], ["model-gemma4-12b", "model-gemma4-12b-s1"]);
+    const [a, b] = [await s.url("gemma4-12b"), await s.url("gemma4-12b-s1")];
+    assert.notEqual(a, b);
+    assert.deepEqual([await servedModel(a), await servedModel(b)], ["model-gemma4-12b", "model-gemma4-12b-s1"]);
+    // A NodePort Service also answers on its node port at the node's InternalIP, through kube-proxy.
+    const node = await s.core.readNode({ name: "gpu-node-0" });
+    const ip = node.status?.addresses?.find((x) => x.type === "InternalIP")?.address;
+    assert.equal(await servedModel(`http://${ip}:30081`), "model-gemma4-12b-s1");
     // Both still Ready once both serve: neither start took the other's place.
     assert.deepEqual([s.isReady(await s.podOf("gemma4-12b")), s.isReady(await s.podOf("gemma4-12b-s1"))], [true, true]);
   });
 
-  it("leaves a third pod Pending (Insufficient nvidia.com/gpu), then starts it on the device the removed one freed", async () => {
+  it("leaves a third pod Pending (Insufficient nvidia.com/gpu), then starts it once a GPU is free", async () => {
     await s.deploy(slotConfig("gemma4-12b-s2"));
     const pending = await until("the scheduler's verdict on gemma4-12b-s2", async () => {
       const pod = await s.podOf("gemma4-12b-s2");
@@ -129,11 +146,10 @@ describe("lab --gpus 2: two Deployments serve at once, each on its own endpoint;
       ["Pending", "Unschedulable", undefined],
     );
     assert.match(pending.scheduled.message ?? "", /Insufficient nvidia\.com\/gpu/);
-    const freed = (await s.podOf("gemma4-12b-s1"))!.metadata!.annotations![GPU_DEVICES_ANNOTATION];
     await s.remove("gemma4-12b-s1");
     const third = await s.ready("gemma4-12b-s2");
-    assert.equal(third.metadata?.annotations?.[GPU_DEVICES_ANNOTATION], freed);
-    assert.equal(await servedModel((await s.endpoint("gemma4-12b-s2")).url), "model-gemma4-12b-s2");
+    assert.equal(third.spec?.nodeName, "gpu-node-0");
+    assert.equal(await servedModel(await s.url("gemma4-12b-s2")), "model-gemma4-12b-s2");
   });
 });
 
@@ -245,7 +261,7 @@ describe("lab --gpus 2 --nodes 2 --engine vllm (fake vllm): a GPU per node, CUDA
       starts().map((e) => e.cudaVisibleDevices),
       ["0", "1", "0"],
     );
-    const [b, c] = [await s.endpoint("gemma4-12b-s1"), await s.endpoint("gemma4-12b-s2")];
+    const [b, c] = [await s.route("gemma4-12b-s1"), await s.route("gemma4-12b-s2")];
     assert.deepEqual([b.node, c.node], ["gpu-node-1", "gpu-node-0"]);
     assert.deepEqual(
       [await servedModel(b.url), await servedModel(c.url)],

@@ -1,10 +1,7 @@
 import { strict as assert } from "node:assert";
-import * as fs from "node:fs";
 import * as net from "node:net";
-import * as os from "node:os";
-import * as path from "node:path";
 import { Agent, request } from "undici";
-import { SimEndpoint } from "../../../lab/sim-endpoint";
+import { LoopbackEndpoint } from "../../../lab/loopback-endpoint";
 import { splice } from "../../../lab/splice";
 import { type RunningSim, requireSimulator, startSimulator } from "../benchmark/simulator";
 
@@ -43,9 +40,8 @@ describe("lab: requests after cut streams, through the lab's forwarders", functi
   this.timeout(120_000);
   let sim: RunningSim;
   let inner: net.Server;
-  let endpoint: SimEndpoint;
+  let endpoint: LoopbackEndpoint;
   let url: string;
-  const socket = path.join(os.tmpdir(), `sim-cut-it-${process.pid}.sock`);
 
   before(async function () {
     const bin = requireSimulator(this);
@@ -57,15 +53,15 @@ describe("lab: requests after cut streams, through the lab's forwarders", functi
       interTokenLatencyMs: 10,
     });
     const simPort = Number(new URL(sim.url).port);
-    fs.rmSync(socket, { force: true });
-    // lab/sim-serve.ts's forwarder, then lab/sim-endpoint.ts's, as `npm run lab:up` chains them.
+    // lab/sim-serve.ts's forwarder (the engine image's front door without the KV layer), then
+    // lab/loopback-endpoint.ts's: two hops of lab/splice.ts between the client and the simulator.
     inner = net.createServer({ allowHalfOpen: true }, (c) =>
       splice(c, net.connect({ port: simPort, host: "127.0.0.1", allowHalfOpen: true })),
     );
-    await new Promise<void>((r) => inner.listen(socket, r));
-    endpoint = new SimEndpoint(0);
+    await new Promise<void>((r) => inner.listen(0, "127.0.0.1", r));
+    endpoint = new LoopbackEndpoint(0);
     url = `http://127.0.0.1:${await endpoint.listen()}`;
-    endpoint.route(socket);
+    endpoint.route((inner.address() as net.AddressInfo).port);
   });
   after(async () => {
     endpoint?.close();

@@ -1,5 +1,4 @@
 import * as assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { parseExposition } from "../../../benchmarks/metrics/exposition";
 import {
   cacheConfigInfo,
@@ -10,9 +9,9 @@ import {
 import { parseUpOptions } from "../../../lab/cli";
 import { rewriteMetrics } from "../../../lab/kv-metrics";
 import { blocksForTokens, KvStartupError, kvPoolFor, kvPoolLogLines } from "../../../lab/kv-model";
+import { enginePlan, kvProxyConfigFor } from "../../../lab/images/engine-plan";
 import { KvScheduler } from "../../../lab/kv-scheduler";
 import { LabOptionsSchema } from "../../../lab/options";
-import { kvProxyConfigFor, simulatorEngine } from "../../../lab/sim-engine";
 import { H200_TIMING } from "../../../lab/timing-model";
 
 describe("lab KV model: the pool vLLM 0.24 reports for the gemma3-like model", () => {
@@ -57,8 +56,11 @@ describe("lab KV model: the pool vLLM 0.24 reports for the gemma3-like model", (
     assert.equal(kvPoolFor(0.5, 2432, 24).maxModelLen, 2432);
     assert.throws(() => kvPoolFor(0.4, 8192, 24), {
       message:
-        "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.",
-    });
+        "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.";
+    assert.throws(
+      () => enginePlan(args, LabOptionsSchema.parse({}), 41000),
+      (e: unknown) => e instanceof KvStartupError && e.message === refusal,
+    );
   });
 
   it("reads a pod's args: utilization, max_model_len, max_num_seqs, served name, batched tokens", () => {
@@ -223,38 +225,24 @@ describe("lab KV pool: the pod log's start-up lines", () => {
   });
 });
 
-describe("lab simulator engine: a pod whose max_model_len does not fit fails to start as vLLM does", () => {
-  it("runs a container that prints vLLM's ValueError and exits 1", async () => {
-    const engine = simulatorEngine(LabOptionsSchema.parse({}), "/nonexistent/sim", { mode: "direct" });
-    const launch = await engine.launch(
-      { metadata: { uid: "u" } },
-      { name: "vllm", args: ["m", "--max-model-len", "8192", "--gpu-memory-utilization", "0.50"] },
-      { restarts: 0, hostDevices: [0] },
-    );
-    const ran = spawnSync(launch.command, launch.args, { encoding: "utf8" });
-    assert.deepEqual(
-      { status: ran.status, stderr: ran.stderr },
-      {
-        status: 1,
-        stderr:
-          "ValueError: To serve at least one request with the models's max seq len (8192), (3.00 GiB KV cache is needed, which is larger than the available KV cache memory (0.90 GiB). Based on the available memory, the estimated maximum model length is 2432. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.\n",
-      },
+describe("lab engine image: a pod whose max_model_len does not fit fails to start as vLLM does", () => {
+  const args = ["m", "--max-model-len", "8192", "--gpu-memory-utilization", "0.50"];
+
+  it("refuses with vLLM's ValueError (the entrypoint prints it and exits 1)", () => {
+    const refusal =
+        "ValueError: To serve at least one request with the models's max seq len (8192), (3.00 GiB KV cache is needed, which is larger than the available KV cache memory (0.90 GiB). Based on the available memory, the estimated maximum model length is 2432. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.";
+    assert.throws(
+      () => enginePlan(args, LabOptionsSchema.parse({}), 41000),
+      (e: unknown) => e instanceof KvStartupError && e.message === refusal,
     );
   });
 
-  it("with the emulation off, the same pod runs the bare simulator on a loopback port of its own", async () => {
-    const engine = simulatorEngine(LabOptionsSchema.parse({ simKvEmulation: false }), "/sim", { mode: "direct" });
-    const launch = await engine.launch(
-      { metadata: { uid: "u" } },
-      { name: "vllm", args: ["m", "--max-model-len", "8192", "--gpu-memory-utilization", "0.50"] },
-      { restarts: 0, hostDevices: [0] },
-    );
-    const port = launch.args[launch.args.indexOf("--port") + 1];
+  it("with the emulation off, the same pod runs the bare simulator, with no KV layer", () => {
+    const plan = enginePlan(args, LabOptionsSchema.parse({ simKvEmulation: false }), 41000);
     assert.deepEqual(
-      [launch.command, launch.args.slice(0, 2), typeof launch.route, port],
-      ["/sim", ["--model", "m"], "number", String(launch.route)],
+      [plan.serve.kv, plan.simArgs.slice(0, 2), plan.simArgs[plan.simArgs.indexOf("--port") + 1]],
+      [null, ["--model", "m"], "41000"],
     );
-    assert.notEqual(launch.route, 8100);
   });
 });
 

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { request } from "undici";
 import { kvPoolFor } from "../../../lab/kv-model";
 import { KvProxy } from "../../../lab/kv-proxy";
-import { SimEndpoint } from "../../../lab/sim-endpoint";
+import { LoopbackEndpoint } from "../../../lab/loopback-endpoint";
 import { fakeSim, listen, until } from "./kv-fake-sim";
 
 /**
@@ -16,7 +16,7 @@ for (const front of ["direct", "behind the lab endpoint"] as const) {
   describe(`lab KV proxy: a client that leaves (${front})`, () => {
     let sim: ReturnType<typeof fakeSim>;
     let proxy: KvProxy;
-    let endpoint: SimEndpoint | undefined;
+    let endpoint: LoopbackEndpoint | undefined;
     let url: string;
     // 22081 tokens: two requests of 100 + 8000 fit (16200), a third does not (24300).
     const pool = kvPoolFor(0.8, 8192, 24);
@@ -24,10 +24,10 @@ for (const front of ["direct", "behind the lab endpoint"] as const) {
     beforeEach(async () => {
       sim = fakeSim();
       proxy = new KvProxy(await listen(sim.server), { pool, maxNumSeqs: 8, modelName: "m" }, () => undefined);
-      const proxyPort = (await proxy.listen({ port: 0 }))!;
+      const proxyPort = await proxy.listen({ port: 0 });
       if (front === "direct") url = `http://127.0.0.1:${proxyPort}`;
       else {
-        endpoint = new SimEndpoint(0);
+        endpoint = new LoopbackEndpoint(0);
         endpoint.route(proxyPort);
         url = `http://127.0.0.1:${await endpoint.listen()}`;
       }

@@ -6,7 +6,7 @@ import { nodeLayout, realNodeProblem } from "../../../lab/node";
 import { cgroupHierarchies, mountsUnder } from "../../../lab/node/host";
 import { seedMachine } from "../../../lab/node/machine";
 import { cniConflist, containerdConfig, kubeconfig, kubeletConfig, kubeProxyConfig } from "../../../lab/node/render";
-import { LabOptionsSchema, labNodeFromEnv } from "../../../lab/options";
+import { LabOptionsSchema, labNodeFromEnv, nodeEngineProblem } from "../../../lab/options";
 
 const MOUNTINFO = [
   "22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw",
@@ -22,33 +22,54 @@ const MOUNTINFO = [
 ].join("\n");
 
 describe("lab --node real: options", () => {
-  it("takes simulated or real, and refuses what the real node cannot do, naming flag and value", () => {
+  it("takes real for the simulator and simulated for engine vllm, and refuses the other pairs, naming option and value", () => {
     assert.deepEqual(parseUpOptions(["--node", "real", "--gpus", "2"], "/"), { node: "real", gpus: 2 });
-    assert.deepEqual(parseUpOptions(["--node", "simulated"], "/"), { node: "simulated" });
-    assert.equal(LabOptionsSchema.parse({}).node, "simulated");
+    assert.deepEqual(parseUpOptions(["--engine", "vllm", "--node", "simulated"], "/"), {
+      engine: "vllm",
+      node: "simulated",
+    });
+    assert.equal(LabOptionsSchema.parse({}).node, "real");
     assert.deepEqual(LabOptionsSchema.parse({}).nodeImages, []);
     assert.throws(
       () => parseUpOptions(["--node", "kind"], "/"),
       /^Error: --node "kind": expected one of simulated, real$/,
     );
     assert.throws(
+      () => parseUpOptions(["--node", "simulated"], "/"),
+      /^Error: node simulated \(--node or VLLM_LAB_NODE\) runs only the process engine: expected --node real \(the default\) for the simulator, or --engine vllm$/,
+    );
+    assert.throws(
       () => parseUpOptions(["--node", "real", "--engine", "vllm"], "/"),
-      /^Error: --node real runs pods in containers from imported images: it conflicts with --engine vllm/,
+      /^Error: node real \(--node or VLLM_LAB_NODE\) runs pods in containers from imported images: it conflicts with --engine vllm/,
     );
     assert.throws(
       () => parseUpOptions(["--node", "real", "--gpus", "2", "--nodes", "2"], "/"),
-      /^Error: --node real with --nodes 2: the real node is one kubelet; --nodes must be 1$/,
+      /^Error: node real \(--node or VLLM_LAB_NODE\) with --nodes 2: the real node is one kubelet; --nodes must be 1 \(several nodes: --node simulated --engine vllm\)$/,
     );
   });
 
-  it("VLLM_LAB_NODE is the node of a lab whose options name none: simulated unless it says real", () => {
-    assert.equal(labNodeFromEnv({}), "simulated");
-    assert.equal(labNodeFromEnv({ VLLM_LAB_NODE: "" }), "simulated");
-    assert.equal(labNodeFromEnv({ VLLM_LAB_NODE: "real" }), "real");
-    assert.equal(labNodeFromEnv({ VLLM_LAB_NODE: "simulated" }), "simulated");
+  it("nodeEngineProblem: the simulator runs on the real node only, engine vllm on kwok's only", () => {
+    assert.deepEqual(
+      [
+        nodeEngineProblem("real", "simulator", 1),
+        nodeEngineProblem("simulated", "vllm", 2),
+        nodeEngineProblem("simulated", "simulator", 1) !== undefined,
+        nodeEngineProblem("real", "vllm", 1) !== undefined,
+        nodeEngineProblem("real", "simulator", 2) !== undefined,
+      ],
+      [undefined, undefined, true, true, true],
+    );
+  });
+
+  it("VLLM_LAB_NODE is the node of a lab whose options name none; unset, the engine's own: real for the simulator, simulated for vllm", () => {
+    assert.equal(labNodeFromEnv("simulator", {}), "real");
+    assert.equal(labNodeFromEnv("simulator", { VLLM_LAB_NODE: "" }), "real");
+    assert.equal(labNodeFromEnv("vllm", {}), "simulated");
+    assert.equal(labNodeFromEnv("vllm", { VLLM_LAB_NODE: "real" }), "real");
+    assert.equal(labNodeFromEnv("simulator", { VLLM_LAB_NODE: "simulated" }), "simulated");
     assert.throws(
-      () => labNodeFromEnv({ VLLM_LAB_NODE: "Real" }),
-      /^Error: VLLM_LAB_NODE="Real": expected one of simulated, real \(or unset: simulated\)$/,
+      () => labNodeFromEnv("simulator", { VLLM_LAB_NODE: "Real" }),
+      /^Error: VLLM_LAB_NODE="Real": expected one of simulated, real \(or unset: the engine's own node\)$/,
     );
   });
 });

@@ -89,10 +89,14 @@ describe("lab up options", () => {
     );
   });
 
-  it("keeps the simulator's options as they were", () => {
-    assert.deepEqual(parseUpOptions(["--cold-start-seconds", "4", "--endpoint-port", "8200"], "/"), {
-      coldStartSeconds: 4,
+  it("keeps the simulator's options as they were; the loopback endpoint is the process engine's", () => {
+    assert.deepEqual(parseUpOptions(["--cold-start-seconds", "4"], "/"), { coldStartSeconds: 4 });
+    assert.deepEqual(parseUpOptions(["--engine", "vllm", "--endpoint-port", "8200"], "/"), {
+      engine: "vllm",
       endpointPort: 8200,
+    });
+    assert.throws(() => parseUpOptions(["--endpoint-port", "8200"], "/"), {
+      message: "--endpoint-port apply only with --engine vllm",
     });
   });
 

@@ -1,24 +1,21 @@
 import * as assert from "node:assert/strict";
-import * as fs from "node:fs";
 import * as http from "node:http";
 import * as net from "node:net";
-import * as os from "node:os";
-import * as path from "node:path";
 import { request } from "undici";
-import { SimEndpoint } from "../../../lab/sim-endpoint";
+import { LoopbackEndpoint } from "../../../lab/loopback-endpoint";
 import { splice } from "../../../lab/splice";
 
-describe("lab: the 127.0.0.1 endpoint in front of a namespaced simulator", () => {
-  const socket = path.join(os.tmpdir(), `sim-endpoint-test-${process.pid}.sock`);
+describe("lab: the process engine's 127.0.0.1 endpoint in front of a server's loopback port", () => {
   let upstream: http.Server;
-  let endpoint: SimEndpoint;
+  let upstreamPort = 0;
+  let endpoint: LoopbackEndpoint;
   let port = 0;
 
   before(async () => {
-    fs.rmSync(socket, { force: true });
     upstream = http.createServer((req, res) => res.end(`served ${req.url}`));
-    await new Promise<void>((resolve) => upstream.listen(socket, resolve));
-    endpoint = new SimEndpoint(0);
+    await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
+    upstreamPort = (upstream.address() as net.AddressInfo).port;
+    endpoint = new LoopbackEndpoint(0);
     port = await endpoint.listen();
   });
   after(() => {
@@ -26,13 +23,13 @@ describe("lab: the 127.0.0.1 endpoint in front of a namespaced simulator", () =>
     upstream.close();
   });
 
-  it("refuses connections while no simulator is routed", async () => {
+  it("refuses connections while no server is routed", async () => {
     endpoint.route(undefined);
     await assert.rejects(request(`http://127.0.0.1:${port}/health`), /other side closed|ECONNRESET|socket hang up/i);
   });
 
-  it("forwards HTTP to the routed simulator's socket", async () => {
-    endpoint.route(socket);
+  it("forwards HTTP to the routed server's port", async () => {
+    endpoint.route(upstreamPort);
     const res = await request(`http://127.0.0.1:${port}/v1/models`);
     assert.equal(res.statusCode, 200);
     assert.equal(await res.body.text(), "served /v1/models");
@@ -45,11 +42,10 @@ describe("lab: the 127.0.0.1 endpoint in front of a namespaced simulator", () =>
  * i.e. into another client's response: the lab's forwarders must never let its writes fail.
  */
 describe("lab: a client that leaves mid-response", () => {
-  const socket = path.join(os.tmpdir(), `sim-cut-test-${process.pid}.sock`);
   const chunks = 30;
   let upstream: net.Server;
   let inner: net.Server;
-  let endpoint: SimEndpoint;
+  let endpoint: LoopbackEndpoint;
   let port = 0;
   const served: Array<Promise<{ written: number; error: string | null }>> = [];
 
@@ -79,15 +75,14 @@ describe("lab: a client that leaves mid-response", () => {
     });
     await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
     const upstreamPort = (upstream.address() as net.AddressInfo).port;
-    // sim-pod.ts: the Unix socket in front of the simulator's TCP port.
-    fs.rmSync(socket, { force: true });
+    // lab/sim-serve.ts's forwarder in front of the simulator's port (the engine image's, without the KV layer).
     inner = net.createServer({ allowHalfOpen: true }, (c) =>
       splice(c, net.connect({ port: upstreamPort, host: "127.0.0.1", allowHalfOpen: true })),
     );
-    await new Promise<void>((r) => inner.listen(socket, r));
-    endpoint = new SimEndpoint(0);
+    await new Promise<void>((r) => inner.listen(0, "127.0.0.1", r));
+    endpoint = new LoopbackEndpoint(0);
     port = await endpoint.listen();
-    endpoint.route(socket);
+    endpoint.route((inner.address() as net.AddressInfo).port);
   });
   after(() => {
     endpoint.close();
