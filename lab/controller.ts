@@ -28,7 +28,9 @@ function serverEngine(options: LabOptions, kc: k8s.KubeConfig): ServerEngine {
     return { ...secret.stringData, ...Object.fromEntries(data) };
   };
   const localModel = options.modelDir ? { dir: options.modelDir, hasWeights: hasWeights(options.modelDir) } : undefined;
-  process.stderr.write(`${new Date().toISOString()} vLLM pods run real vllm serve (${options.vllmPython}) on 127.0.0.1\n`);
+  process.stderr.write(
+    `${new Date().toISOString()} vLLM pods run real vllm serve (${options.vllmPython}) on 127.0.0.1\n`,
+  );
   return vllmEngine(options, readSecret, localModel);
 }
 

@@ -11,9 +11,9 @@ export function kwokPkiDir(
 }
 
 /**
- * Pure: the kwokctl configuration of the lab's cluster. kwok heartbeats the simulated nodes and
- * runs ordinary pods on them; the vLLM pods' status is left to the lab's own kubelet
- * (lab/kubelet.ts), which ties Ready to a simulated model load and a serving simulator. With a
+ * Pure: the kwokctl configuration of the lab's cluster. With the process engine (`--engine vllm`)
+ * kwok heartbeats the lab's nodes and runs ordinary pods on them; the vLLM pods' status is left to
+ * the lab's own kubelet (lab/kubelet.ts), which ties Ready to a serving `vllm serve`. With the
  * real node (`realNodePki`: the cluster's certificates), kwok manages only the nodes the lab
  * creates for it (annotated `kwok.x-k8s.io/node: fake`), not the kubelet's, and the API server
  * shows the kubelet the admin certificate (logs, exec) as a real cluster's does.

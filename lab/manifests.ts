@@ -37,7 +37,7 @@ export const SEED_NODE_RESOURCES = {
 } as const;
 
 /**
- * A simulated GPU node: what k3s on the seed's machine advertises, including `gpus`
+ * A kwok GPU node (the process engine's): what k3s on the seed's machine advertises, including `gpus`
  * `nvidia.com/gpu` (the device plugin's resource; the seed's node had one), so the scheduler
  * leaves a vLLM pod Pending when every GPU of every node is taken.
  */
@@ -148,7 +148,7 @@ export function podStatusAt(
     restartCount: at.restarts,
     state:
       step === "crashed"
-        ? { waiting: { reason: "CrashLoopBackOff", message: at.waitingMessage ?? "simulated server exited" } }
+        ? { waiting: { reason: "CrashLoopBackOff", message: at.waitingMessage ?? "vllm serve exited" } }
         : { running: { startedAt: at.startedAt } },
     ...(at.lastTerminated ? { lastState: { terminated: at.lastTerminated } } : {}),
   }));

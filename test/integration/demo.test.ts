@@ -55,7 +55,11 @@ describe("npm run demo (lab/demo.sh) with two candidates", function () {
   it("ends with the tuner's proposal, the tune command, and the lab stopped with how to get a running one", () => {
     const err = lines(run.stderr);
     assert.ok(
-      err.some((l) => l.endsWith("entering a network namespace of the lab's own (lab/isolated.sh); nothing outside it can reach the lab")),
+      err.some((l) =>
+        l.endsWith(
+          "entering a network namespace of the lab's own (lab/isolated.sh); nothing outside it can reach the lab",
+        ),
+      ),
       run.stderr,
     );
     const asked = err.findIndex((l) =>

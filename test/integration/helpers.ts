@@ -77,8 +77,8 @@ export function watchPodCount(core: k8s.CoreV1Api, namespace: string, selector: 
 export const STACK_SERVICE: LabServiceRef = { namespace: "gemmaforge", deploymentName: "gemma4-12b" };
 
 /**
- * Where a test reaches the lab's vLLM server, asked at each use: the stand-in's one loopback URL,
- * or on the real node (no such URL) the Service's ClusterIP once a pod serves it (labServiceUrl).
+ * Where a test reaches the lab's vLLM server, asked at each use: with `--engine vllm` the lab's one
+ * loopback URL, on the real node (no such URL) the Service's ClusterIP once a pod serves it (labServiceUrl).
  */
 export function labTarget(lab: LabState, service: LabServiceRef = STACK_SERVICE): () => Promise<string> {
   const fixed = lab.endpoint;

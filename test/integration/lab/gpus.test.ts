@@ -60,7 +60,8 @@ function slots(lab: LabState) {
       }),
     isReady,
     /** Where the Service answers once a pod serves it (labServiceUrl: on the real node its ClusterIP, through kube-proxy). */
-    url: (name: string) => labServiceUrl(PROJECT_DIR, { namespace: NS, deploymentName: name }, AbortSignal.timeout(60_000)),
+    url: (name: string) =>
+      labServiceUrl(PROJECT_DIR, { namespace: NS, deploymentName: name }, AbortSignal.timeout(60_000)),
     /** The process engine's loopback route of the Service (`.lab/services.json`), once it forwards to a pod. */
     route: (name: string) =>
       until(`${name}'s route`, async () => {

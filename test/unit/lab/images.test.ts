@@ -167,7 +167,6 @@ describe("lab images: the engine's entrypoint", () => {
     );
     assert.deepEqual(plan.serve.listen, { port: 8123, host: "0.0.0.0" });
     assert.equal(plan.serve.simPort, 41000);
-    assert.equal(plan.serve.netns, false);
     assert.deepEqual(plan.simArgs, [
       "--model",
       "google/gemma-4-12B-it-qat-w4a16-ct",

@@ -7,9 +7,9 @@ import {
   vllmSnapshot,
 } from "../../../benchmarks/metrics/vllm";
 import { parseUpOptions } from "../../../lab/cli";
+import { enginePlan, kvProxyConfigFor } from "../../../lab/images/engine-plan";
 import { rewriteMetrics } from "../../../lab/kv-metrics";
 import { blocksForTokens, KvStartupError, kvPoolFor, kvPoolLogLines } from "../../../lab/kv-model";
-import { enginePlan, kvProxyConfigFor } from "../../../lab/images/engine-plan";
 import { KvScheduler } from "../../../lab/kv-scheduler";
 import { LabOptionsSchema } from "../../../lab/options";
 import { H200_TIMING } from "../../../lab/timing-model";
@@ -56,11 +56,8 @@ describe("lab KV model: the pool vLLM 0.24 reports for the gemma3-like model", (
     assert.equal(kvPoolFor(0.5, 2432, 24).maxModelLen, 2432);
     assert.throws(() => kvPoolFor(0.4, 8192, 24), {
       message:
-        "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.";
-    assert.throws(
-      () => enginePlan(args, LabOptionsSchema.parse({}), 41000),
-      (e: unknown) => e instanceof KvStartupError && e.message === refusal,
-    );
+        "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.",
+    });
   });
 
   it("reads a pod's args: utilization, max_model_len, max_num_seqs, served name, batched tokens", () => {
@@ -230,7 +227,7 @@ describe("lab engine image: a pod whose max_model_len does not fit fails to star
 
   it("refuses with vLLM's ValueError (the entrypoint prints it and exits 1)", () => {
     const refusal =
-        "ValueError: To serve at least one request with the models's max seq len (8192), (3.00 GiB KV cache is needed, which is larger than the available KV cache memory (0.90 GiB). Based on the available memory, the estimated maximum model length is 2432. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.";
+      "ValueError: To serve at least one request with the models's max seq len (8192), (3.00 GiB KV cache is needed, which is larger than the available KV cache memory (0.90 GiB). Based on the available memory, the estimated maximum model length is 2432. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.";
     assert.throws(
       () => enginePlan(args, LabOptionsSchema.parse({}), 41000),
       (e: unknown) => e instanceof KvStartupError && e.message === refusal,
