@@ -32,7 +32,7 @@ function processesNaming(dir: string): number[] {
     .map(Number);
 }
 
-describe("lab: the real node (--node real: kubelet, containerd, CNI, kube-proxy)", function () {
+describe("lab: the real node, the default lab's (kubelet, containerd, CNI, kube-proxy)", function () {
   this.timeout(600_000);
   let lab: LabState;
   let work: string;
@@ -49,7 +49,8 @@ describe("lab: the real node (--node real: kubelet, containerd, CNI, kube-proxy)
     }
     work = fs.mkdtempSync(path.join(os.tmpdir(), "vllm-real-node-"));
     const image = buildFixtureImage(work, FIXTURE_IMAGE);
-    lab = await startLab({ node: "real", gpus: GPUS, nodeImages: [image] });
+    // No node named: the simulator engine's, the real one.
+    lab = await startLab({ gpus: GPUS, nodeImages: [image] });
   });
 
   after(async () => {
@@ -58,6 +59,7 @@ describe("lab: the real node (--node real: kubelet, containerd, CNI, kube-proxy)
   });
 
   it("registers Ready as the API server's release on containerd, with the GPUs --gpus asks and the images imported, kwok leaving it alone", async () => {
+    assert.deepEqual([lab.options.node, lab.options.engine, lab.endpoint], ["real", "simulator", undefined]);
     const { kc, core } = kubeClients(lab.kubeconfig);
     const server = await kc.makeApiClient(k8s.VersionApi).getCode();
     const node = await core.readNode({ name: "gpu-node-0" });
