@@ -135,7 +135,8 @@ describe("--parallel 2 on a two-GPU lab: a campaign, then a tune", function () {
         assert.equal(c.node?.value, "gpu-node-0", `${c.stack}: ${JSON.stringify(c.node)}`);
         assert.deepEqual(c.gpu, {
           value: null,
-          reason: "the Kubernetes API does not say which device a pod was given (the kubelet's pod-resources API does; not read)",
+          reason:
+            "the Kubernetes API does not say which device a pod was given (the kubelet's pod-resources API does; not read)",
         });
       }
     });
