@@ -1,7 +1,7 @@
 import * as os from "node:os";
 import * as path from "node:path";
 import type * as k8s from "@kubernetes/client-node";
-import { vllmFlagValue } from "../config/vllm-argv";
+import { vllmFlagValue } from "../config";
 import { utilizationOf } from "./emulate-memory";
 import type { ServerEngine, ServerLaunch } from "./engine";
 import { KvStartupError, kvPoolFor } from "./kv-model";

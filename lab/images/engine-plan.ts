@@ -1,5 +1,5 @@
 import * as path from "node:path";
-import { vllmFlagValue } from "../../config/vllm-argv";
+import { vllmFlagValue } from "../../config";
 import type { KvProxyConfig } from "../kv-proxy";
 import { type LabOptions, LabOptionsSchema, simCardGib, simTimingFitted } from "../options";
 import { simArgsFor } from "../sim-args";
