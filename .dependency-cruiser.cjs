@@ -15,7 +15,8 @@
  * metrics, load, stats, measured) is below result, whose schema is composed of those parts' schemas; how
  * a run is driven and shown (ENGINE_TOP: run, cli, post-deploy, report, export) is above verdict. The
  * rules below keep the two halves apart, so no cycle runs through the layers.
- * A layer with a face (FACES: an index.ts) is entered from another layer only through that file.
+ * A layer with a face (FACES: an index.ts, or the files it names) is entered from another layer only through
+ * it; config's and components' faces that load the Pulumi runtime are the program's alone.
  * Tests and scripts may import anything; nothing imports them.
  */
 const LAYERS = [
@@ -43,15 +44,31 @@ const ALLOWED = {
   review: ["campaign", "benchmarks", "verdict", "result", "components", "lab", "config", "common"],
 };
 const path = (layer) => (layer === "index.ts" ? "^index\\.ts$" : `^${layer}/`);
-/** Layers entered from outside only through their index.ts; the key: who else may reach behind it, and why. */
+/**
+ * Layers entered from outside only through their faces: `index.ts` unless `faces` names them, each with the
+ * layers it is for (`ANY`: every layer allowed to import this one); `behind`: who else may reach past the
+ * faces, and why.
+ */
+const ANY = "any";
 const FACES = {
-  verdict: [],
-  result: [],
+  verdict: {},
+  result: {},
   // result's schema is composed of the measured parts' schemas, and verdict judges their SLO figures.
-  benchmarks: ["result", "verdict"],
-  campaign: [],
-  lab: [],
+  benchmarks: { behind: ["result", "verdict"] },
+  campaign: {},
+  lab: {},
+  // index.ts is pure ("config-face-pure"): the campaign CLI, the lab and the review read config without the
+  // Pulumi runtime. load.ts, the program's reader of the engine's config, loads it: the program's alone.
+  config: { faces: { "index.ts": ANY, "load.ts": ["index.ts"] } },
+  // index.ts holds the Pulumi components, the program's alone; render/ (what each object looks like) and
+  // rollout/ (why a pod will not start) are pure ("components-pure-parts") for the campaign and the review.
+  components: { faces: { "index.ts": ["index.ts"], "render/index.ts": ANY, "rollout/index.ts": ANY } },
 };
+const escaped = (file) => file.replace(/[.]/g, "\\.");
+/** Who may import `layer/face`: its layer's own files, the layers the face is for, tests and scripts. */
+const faceUsers = (layer, users) => ["test/", "scripts/", `${layer}/`, ...users.map(path).map((p) => p.slice(1))];
+/** A Pulumi package (where node_modules links to another checkout's, its path leads there). */
+const PULUMI_PACKAGE = "(^|/)node_modules/@pulumi/";
 const MEASURED = "^benchmarks/(inputs|http|kube|metrics|load)/|^benchmarks/(stats|measured)\\.ts$";
 const ENGINE_TOP = "^benchmarks/(report|export)/|^benchmarks/(cli|run|post-deploy|index)\\.ts$";
 
@@ -68,13 +85,42 @@ module.exports = {
           .join("|")})`,
       },
     })),
-    ...Object.entries(FACES).map(([layer, alsoBehind]) => ({
+    ...Object.entries(FACES).map(([layer, { faces = { "index.ts": ANY }, behind = [] }]) => ({
       name: `face-${layer}`,
-      comment: `from outside ${layer}/, import ${layer}/index.ts, its face, not the files behind it (.dependency-cruiser.cjs)`,
+      comment: `from outside ${layer}/, import its face (${Object.keys(faces).join(", ")}), not the files behind it (.dependency-cruiser.cjs)`,
       severity: "error",
-      from: { pathNot: `^(${[layer, ...alsoBehind, "test", "scripts"].join("|")})/` },
-      to: { path: `^${layer}/`, pathNot: `^${layer}/index\\.ts$` },
+      from: { pathNot: `^(${[layer, ...behind, "test", "scripts"].join("|")})/` },
+      to: { path: `^${layer}/`, pathNot: `^${layer}/(${Object.keys(faces).map(escaped).join("|")})$` },
     })),
+    ...Object.entries(FACES).flatMap(([layer, { faces = {} }]) =>
+      Object.entries(faces)
+        .filter(([, users]) => users !== ANY)
+        .map(([face, users]) => ({
+          name: `face-${layer}-${face.replace(/\.ts$/, "").replace(/\//g, "-")}`,
+          comment: `${layer}/${face} is for ${users.join(", ")} only (.dependency-cruiser.cjs, FACES)`,
+          severity: "error",
+          from: { pathNot: `^(${faceUsers(layer, users).join("|")})` },
+          to: { path: `^${layer}/${escaped(face)}$` },
+        })),
+    ),
+    {
+      name: "config-face-pure",
+      comment: "config/index.ts loads no Pulumi package: the campaign CLI, the lab and the review read config without it",
+      severity: "error",
+      from: { path: "^config/index\\.ts$" },
+      to: { path: PULUMI_PACKAGE, reachable: true },
+    },
+    {
+      name: "components-pure-parts",
+      comment:
+        "components' render/, rollout/ and kube/ load no Pulumi runtime (type-only imports aside): the campaign and the review use them",
+      severity: "error",
+      from: { path: "^components/(render|rollout|kube)/" },
+      to: {
+        path: `${PULUMI_PACKAGE}|^components/[^/]+\\.ts$|^config/load\\.ts$`,
+        dependencyTypesNot: ["type-only"],
+      },
+    },
     {
       name: "measured-below-result",
       comment: "what a run measures (benchmarks' inputs, http, kube, metrics, load) is below result/ and verdict/",

@@ -1,9 +1,9 @@
 import * as fs from "node:fs";
 import * as pulumi from "@pulumi/pulumi";
 import { clusterProblems, ModelCache, Namespace, PostDeployBenchmark, VllmServer } from "./components";
-import { stackOutputs } from "./components/render/outputs";
-import { failWith, loadConfig } from "./config";
-import { postDeployRule, waitReadySeconds } from "./config/post-deploy-input";
+import { stackOutputs } from "./components/render";
+import { postDeployRule, waitReadySeconds } from "./config";
+import { failWith, loadConfig } from "./config/load";
 
 /**
  * The program. Everything is checked before the first resource is registered, so a bad value,

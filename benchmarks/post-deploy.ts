@@ -4,7 +4,7 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { EXIT } from "../common/exit-codes";
 import { UsageError } from "../common/usage-error";
-import { type PostDeployInput, PostDeployInputSchema } from "../config/post-deploy-input";
+import { type PostDeployInput, PostDeployInputSchema } from "../config";
 import { type BenchmarkResult, RESULTS_DIR } from "../result";
 import { type CandidateSummary, candidateSummary, compareRule } from "../verdict";
 import { buildScenario, formatIssues, PRESETS, readScenarioFile, type Scenario, scenarioSlo } from "./inputs/scenario";

@@ -1,5 +1,5 @@
 import { measured, missing, parseStackOutputs, resolveEndpoint } from "../benchmarks";
-import { servingName } from "../components/render/names";
+import { servingName } from "../components/render";
 import type { BenchmarkResult } from "../result";
 import { changeText, knobChanges } from "../verdict";
 import type { CampaignControl, CampaignDeps, CampaignSettings } from "./deps";

@@ -1,6 +1,5 @@
 import type { DeploymentRef, Scenario, Slo, StackOutputs } from "../benchmarks";
-import type { RawConfig } from "../config";
-import type { RecordedRuleSettings } from "../config/rule";
+import type { RawConfig, RecordedRuleSettings } from "../config";
 import type { BenchmarkResult, ReadinessPhase } from "../result";
 import type { Mode } from "../verdict";
 import type { OrderMode } from "./order";

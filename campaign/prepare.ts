@@ -1,4 +1,4 @@
-import { renderVllmArgs } from "../components/render/vllm-args";
+import { renderVllmArgs } from "../components/render";
 import { BASELINE_STACK, checkStackConfig, formatProblems, parseCandidateConfig, stackKey } from "../config";
 import type { CampaignDeps, CampaignSettings } from "./deps";
 import type { ServingExpectation } from "./probe";

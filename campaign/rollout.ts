@@ -1,5 +1,5 @@
 import type { V1Deployment, V1Pod, V1ReplicaSet } from "@kubernetes/client-node";
-import { containerFailure, unschedulable } from "../components/rollout/pod-failure";
+import { containerFailure, unschedulable } from "../components/rollout";
 import { GPU_DEVICES_ANNOTATION } from "../lab";
 
 /**

@@ -48,7 +48,7 @@ export function renderCampaignMarkdown(s: CampaignSummary): string {
     ...(s.labLost !== null ? [`- **stopped: ${s.labLost}**`] : []),
     `- order: ${s.order.mode} (seed ${s.order.seed}): ${s.order.stacks.join(", ")}`,
     `- scenario: ${s.scenario.source}; load ${s.scenario.scenario.load.durationSeconds} s per level at concurrency ${s.scenario.scenario.load.concurrency.join(", ")}`,
-    `- cluster: ${s.kubernetesServer ?? "unknown"}; endpoint: ${s.endpoint ?? "each stack's NodePort"}; work dir: ${s.workDir}`,
+    `- cluster: ${s.kubernetesServer ?? "unknown"}; endpoint: ${s.endpoint ?? "each stack's own (its NodePort, or the lab's Service address)"}; work dir: ${s.workDir}`,
     `- git: ${s.tool.gitCommit ?? "unknown"}${s.tool.gitDirty ? " (dirty)" : ""}; Pulumi log: ${s.logFile}`,
     "",
     "## Candidates",

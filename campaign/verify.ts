@@ -4,7 +4,7 @@
  * glance: the live Deployment's container args are exactly baseline's rendered args. Pure.
  */
 
-import { parseVllmArgs } from "../config/vllm-argv";
+import { parseVllmArgs } from "../config";
 
 interface ObservedModel {
   readonly id: string;

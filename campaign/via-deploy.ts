@@ -1,8 +1,7 @@
 import * as path from "node:path";
 import type { Scenario } from "../benchmarks";
 import { writeFileAtomic } from "../common/atomic-write";
-import { stackKey } from "../config";
-import { type MeasuredOutput, MeasuredOutputSchema } from "../config/stack-outputs";
+import { type MeasuredOutput, MeasuredOutputSchema, stackKey } from "../config";
 import { type BenchmarkResult, campaignBase, readResult } from "../result";
 import { canonicalJson } from "../verdict";
 import type { CliOptions } from "./options";

@@ -1,6 +1,5 @@
 import type { V1DeploymentList } from "@kubernetes/client-node";
-import { type ConfigProblem, closestOf, PROJECT, type RawConfig } from "../config";
-import type { CandidateConfig } from "../config/schema";
+import { type CandidateConfig, type ConfigProblem, closestOf, PROJECT, type RawConfig } from "../config";
 import { kubeClient } from "./kube/client";
 import { contextNames, type KubeTarget, kubeTarget, loadKubeConfig } from "./kube/kubeconfig";
 

@@ -1,6 +1,6 @@
 import * as corev1 from "@pulumi/kubernetes/core/v1";
 import * as pulumi from "@pulumi/pulumi";
-import type { CandidateConfig } from "../config/schema";
+import type { CandidateConfig } from "../config";
 import { cacheClaimObjects } from "./render/objects";
 
 interface ModelCacheArgs {

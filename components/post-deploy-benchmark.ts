@@ -1,9 +1,15 @@
 import * as command from "@pulumi/command";
 import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { POST_DEPLOY_WAIT_READY_SECONDS, type PostDeployInput } from "../config/post-deploy-input";
-import { type RuleSettings, recordedRuleSettings } from "../config/rule";
-import { type MeasuredOutput, MeasuredOutputSchema, type StackOutputs } from "../config/stack-outputs";
+import {
+  type MeasuredOutput,
+  MeasuredOutputSchema,
+  POST_DEPLOY_WAIT_READY_SECONDS,
+  type PostDeployInput,
+  type RuleSettings,
+  recordedRuleSettings,
+  type StackOutputs,
+} from "../config";
 
 interface PostDeployBenchmarkArgs {
   /** The Deployment to measure; the benchmark runs again when its spec changes. */

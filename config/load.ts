@@ -1,3 +1,9 @@
+/**
+ * The Pulumi program's reader of the stack config: the engine's config checked whole, the secrets kept
+ * Pulumi secrets. config's second face, for the program (index.ts) alone (.dependency-cruiser.cjs,
+ * "face-config-load"): it loads the Pulumi runtime, which the campaign CLI, the lab and the review run
+ * without, so it is not behind config/index.ts.
+ */
 import * as pulumi from "@pulumi/pulumi";
 import { checkStackConfig } from "./check";
 import { baselineConfig } from "./one-knob";

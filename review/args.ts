@@ -1,4 +1,4 @@
-import { parseVllmArgs } from "../config/vllm-argv";
+import { parseVllmArgs } from "../config";
 
 /**
  * The `vllm serve` args of two renderings side by side, one unit per flag (a flag with its

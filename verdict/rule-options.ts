@@ -9,7 +9,7 @@ import {
   recordedRuleSettings,
   ruleSettingsFromFlags,
   ruleSettingsOf,
-} from "../config/rule";
+} from "../config";
 import { ruleSlo } from "./rule";
 import type { CompareRule, RecordedRule } from "./schema";
 

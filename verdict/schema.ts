@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { SloSchema } from "../benchmarks/inputs/slo";
 import { measuredOf } from "../benchmarks/measured";
-import { ObjectiveSchema, RuleSettingsSchema } from "../config/rule";
+import { ObjectiveSchema, RuleSettingsSchema } from "../config";
 import { ModeSchema } from "./mode";
 import { CandidateEvidenceSchema } from "./propose/evidence";
 import { ThroughputBasisSchema } from "./throughput";

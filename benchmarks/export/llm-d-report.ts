@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { parseVllmArgs } from "../../config/vllm-argv";
+import { parseVllmArgs } from "../../config";
 import type { BenchmarkResult, LevelBase, LoadLevel, RateLevel } from "../../result";
 import { round, summarize } from "../stats";
 import { aggregate, everyOne, observability, okSamples } from "./llm-d-results";

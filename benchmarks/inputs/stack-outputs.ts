@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
-import { type StackOutputs, StackOutputsSchema } from "../../config/stack-outputs";
+import { type StackOutputs, StackOutputsSchema } from "../../config";
 import { formatIssues } from "./scenario";
 
 /** The shape is shared with the program that exports it: config/stack-outputs.ts. */

@@ -4,7 +4,7 @@ import { renderProposals } from "../../benchmarks";
 import { EXIT } from "../../common/exit-codes";
 import type { Io } from "../../common/io";
 import { UsageError } from "../../common/usage-error";
-import { RULE_ARG_OPTIONS, RULE_USAGE, RuleError, ruleSettingsFromFlags } from "../../config/rule";
+import { RULE_ARG_OPTIONS, RULE_USAGE, RuleError, ruleSettingsFromFlags } from "../../config";
 import { RESULTS_DIR } from "../../result";
 import { DEFAULT_PROPOSE_OPTIONS, type ProposeOptions, propose } from "../../verdict";
 import { loadProposeEvidence, writeProposalStackFiles } from "./propose-files";

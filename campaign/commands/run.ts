@@ -245,7 +245,7 @@ export async function runCommand(opts: CliOptions, repoDir: string, io: Io): Pro
     : opened.settings;
   io.stderr(
     `campaign ${settings.id}: ${settings.stacks.length} candidates, order ${settings.order.mode} (seed ${settings.order.seed}): ${settings.stacks.join(", ")}\n` +
-      `  ${settings.mode} mode, work dir ${settings.workDir}, endpoint ${settings.endpoint ?? "each stack's NodePort"}, results ${opts.resultsDir}\n` +
+      `  ${settings.mode} mode, work dir ${settings.workDir}, endpoint ${settings.endpoint ?? "each stack's own (its NodePort, or the lab's Service address)"}, results ${opts.resultsDir}\n` +
       `  ${measuringPath(opts)}\n`,
   );
   try {

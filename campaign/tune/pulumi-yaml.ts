@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { isScalar, parseDocument } from "yaml";
 import { writeFileAtomic } from "../../common/atomic-write";
-import { knobRow, knobText } from "../../config/vllm-knobs";
+import { knobRow, knobText } from "../../config";
 
 /**
  * A promotion moves baseline: the knob's value becomes the project's default in `Pulumi.yaml`

@@ -1,5 +1,5 @@
 import type * as k8s from "@pulumi/kubernetes";
-import type { CandidateConfig } from "../../config/schema";
+import type { CandidateConfig } from "../../config";
 import { apiKeySecretName, VLLM_CONFIG_DIR, VLLM_CONFIG_FILE, VLLM_LOGGING_CONFIG_FILE } from "./names";
 
 /**

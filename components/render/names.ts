@@ -1,4 +1,4 @@
-import type { CandidateConfig } from "../../config/schema";
+import type { CandidateConfig } from "../../config";
 
 /** Where vLLM keeps the Hugging Face cache inside the pod; the cache claim is mounted here. */
 export const HF_HOME = "/models/huggingface";

@@ -1,5 +1,5 @@
 import type * as k8s from "@pulumi/kubernetes";
-import type { CandidateConfig } from "../../config/schema";
+import type { CandidateConfig } from "../../config";
 import { cacheClaimLabels, cacheClaimSpec } from "./cache-claim";
 import { deploymentSpec, type SecretRefs } from "./deployment";
 import {

@@ -1,5 +1,4 @@
-import type { CandidateConfig } from "../../config/schema";
-import type { StackOutputs } from "../../config/stack-outputs";
+import type { CandidateConfig, StackOutputs } from "../../config";
 import { containerArgs, containerEnv, containerResources } from "./deployment";
 import { mountedClaimName, servingName } from "./names";
 import { clusterEndpoint } from "./service";

@@ -1,5 +1,5 @@
 import type * as k8s from "@pulumi/kubernetes";
-import type { CandidateConfig } from "../../config/schema";
+import type { CandidateConfig } from "../../config";
 import { selectorLabels, servingName } from "./names";
 
 export function serviceSpec(c: CandidateConfig): k8s.types.input.core.v1.ServiceSpec {

@@ -1,5 +1,4 @@
-import type { CandidateConfig } from "../../config/schema";
-import { type KnobKey, renderKnob, VLLM_KNOBS } from "../../config/vllm-knobs";
+import { type CandidateConfig, type KnobKey, renderKnob, VLLM_KNOBS } from "../../config";
 
 /** What the arguments of `vllm serve` depend on. */
 type VllmArgsInput = Pick<

@@ -1,5 +1,5 @@
 import * as path from "node:path";
-import { vllmFlagValue } from "../../config/vllm-argv";
+import { vllmFlagValue } from "../../config";
 import { utilizationOf } from "../emulate-memory";
 import { kvPoolFor } from "../kv-model";
 import type { KvProxyConfig } from "../kv-proxy";

@@ -1,4 +1,4 @@
-import { knobStackName, knobText } from "../../config/vllm-knobs";
+import { knobStackName, knobText } from "../../config";
 import type { Knob } from "./types";
 
 /**

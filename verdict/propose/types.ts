@@ -1,5 +1,4 @@
-import { RULE_DEFAULTS } from "../../config/rule";
-import { PROPOSED_KNOBS, type ProposedKnob } from "../../config/vllm-knobs";
+import { PROPOSED_KNOBS, type ProposedKnob, RULE_DEFAULTS } from "../../config";
 import type { CandidateEvidence, StartFailure } from "./evidence";
 
 /** The knobs a proposal may move (config keys of `Pulumi.yaml`): the knob table's with a stack-file prefix. */

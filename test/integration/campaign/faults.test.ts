@@ -55,17 +55,12 @@ describe("campaign faults on the lab", function () {
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
 
-  it("fails a crash-looping candidate within 75 s with the container's own reason, then restores baseline", async () => {
+  it("fails a crash-looping candidate with the container's own reason, then restores baseline", async () => {
     let stdout = "";
     let stderr = "";
-    let failedAt: number | undefined;
-    const t0 = Date.now();
     const code = await main(["run", ...common, "--stacks", "crash", "--fresh", "--json"], src, {
       stdout: (s) => (stdout += s),
-      stderr: (s) => {
-        stderr += s;
-        if (failedAt === undefined && stderr.includes("FAILED")) failedAt = Date.now();
-      },
+      stderr: (s) => (stderr += s),
     });
     assert.equal(code, EXIT.invalidResults, stderr);
     const summary = CampaignSummarySchema.parse(JSON.parse(stdout));
@@ -87,8 +82,8 @@ describe("campaign faults on the lab", function () {
     assert.equal(crash.failure?.step, "up");
     assert.equal(crash.failure === null ? null : failureText(crash.failure), crash.detail);
     assert.deepEqual(crash.knobChanges.map(changeText), crash.changes);
-    const failedAfterMs = (failedAt ?? Number.POSITIVE_INFINITY) - t0;
-    assert.ok(failedAfterMs < 75_000, `candidate failed after ${failedAfterMs} ms`);
+    // How soon is a benchmark's business, not a test's (docs/testing.md): here only that the run said it.
+    assert.match(stderr, /FAILED/);
     assert.equal(summary.restore?.verification?.ok, true);
     const { apps } = kubeClients(kubeconfig);
     const live = await apps.readNamespacedDeployment({ name: NAME, namespace: NS });
