@@ -14,7 +14,7 @@
 #   the Go proxy); without those sources it is skipped with one line that says what needs it
 #   (benchmarkOnDeploy, campaign run --via-deploy) and how to get it, and the run still exits 0.
 #   k8s-node (kubelet, kube-proxy), local-path-provisioner and node-packages (containerd, runc, the
-#   CNI plugins, iptables, busybox-static from Debian's archive) serve only `lab:up --node real`: when either cannot be had, one line says
+#   CNI plugins, iptables, busybox-static from Debian's archive) serve the lab's real node (the simulator engine's): when either cannot be had, one line says
 #   the real node is unavailable and why, and the run still exits 0. node-packages only checks,
 #   unless named (`build.sh node-packages`, as root): then it apt-get installs what is missing.
 #
@@ -421,12 +421,14 @@ build_actionlint() {
 #     runc, the CNI plugins (in /usr/lib/cni), iptables and a static busybox (the local-path helper
 #     image's), at NODE_DEBIAN_PACKAGES' versions.
 #     Nothing to do when they are already installed; without root or apt-get, one line says so.
-NODE_RUNTIME_BINARIES=(containerd containerd-shim-runc-v2 ctr runc iptables iptables-save iptables-restore busybox)
+NODE_RUNTIME_BINARIES=(containerd containerd-shim-runc-v2 ctr runc iptables iptables-save iptables-restore busybox gcc)
 CNI_PLUGINS=(bridge host-local loopback portmap)
 node_runtime_missing() {
   local b missing=()
   for b in "${NODE_RUNTIME_BINARIES[@]}"; do command -v "$b" >/dev/null || missing+=("$b"); done
   for b in "${CNI_PLUGINS[@]}"; do [[ -x "/usr/lib/cni/$b" || -x "/opt/cni/bin/$b" ]] || missing+=("cni/$b"); done
+  # The pause image is a static C program (lab/images): gcc and the static libc.
+  command -v gcc >/dev/null && [[ "$(gcc -print-file-name=libc.a)" == /* ]] || missing+=("libc.a")
   printf '%s' "${missing[*]}"
 }
 install_node_packages() {
@@ -440,7 +442,7 @@ install_node_packages() {
   # System packages only when asked by name (`build.sh node-packages`, as .ci/run, `npm test`'s
   # pretest:integration and the demo do), never as a side effect of building everything; and only as root with apt-get.
   if [[ "$NAMED" != 1 || "$(id -u)" != 0 ]] || ! command -v apt-get >/dev/null; then
-    log "node-packages: real node unavailable (lab:up --node real): missing $missing; as root on Debian bookworm: bash lab/toolchain/build.sh node-packages (apt-get install $NODE_DEBIAN_PACKAGES)"
+    log "node-packages: real node unavailable (the lab's simulator runs on it): missing $missing; as root on Debian bookworm: bash lab/toolchain/build.sh node-packages (apt-get install $NODE_DEBIAN_PACKAGES)"
     SUMMARY+=("node-packages|missing|skipped")
     return 0
   fi
@@ -455,7 +457,7 @@ install_node_packages() {
     missing="$(node_runtime_missing)"
   fi
   if [[ -n "$missing" ]]; then
-    log "node-packages: real node unavailable (lab:up --node real): apt-get could not install $NODE_DEBIAN_PACKAGES (still missing: $missing)"
+    log "node-packages: real node unavailable (the lab's simulator runs on it): apt-get could not install $NODE_DEBIAN_PACKAGES (still missing: $missing)"
     SUMMARY+=("node-packages|failed|$((SECONDS - t0))")
     return 0
   fi
@@ -490,15 +492,15 @@ for t in "${TOOLS[@]}"; do
     llm-d-inference-sim) run_step llm-d-inference-sim "$LLMD_SIM_VERSION" tool build_llmd_sim llm-d-inference-sim ;;
     actionlint) run_step actionlint "$ACTIONLINT_VERSION" tool build_actionlint actionlint ;;
     k8s-node)
-      # Optional: only lab:up --node real needs it; a failed build leaves the rest of the toolchain as it is.
+      # Only the real node needs it; a failed build leaves the rest of the toolchain as it is.
       run_step kubernetes-node "$K8S_VERSION" tool build_k8s_node kubelet kube-proxy || {
-        log "kubernetes-node: build failed; real node unavailable (lab:up --node real): bash lab/toolchain/build.sh k8s-node shows why"
+        log "kubernetes-node: build failed; real node unavailable (the lab's simulator runs on it): bash lab/toolchain/build.sh k8s-node shows why"
         SUMMARY+=("kubernetes-node|$K8S_VERSION|failed")
       } ;;
     local-path-provisioner)
-      # Optional: only lab:up --node real needs it (its claims).
+      # Only the real node needs it (its claims).
       run_step local-path-provisioner "$LOCAL_PATH_PROVISIONER_VERSION" tool build_local_path_provisioner local-path-provisioner || {
-        log "local-path-provisioner: build failed; real node unavailable (lab:up --node real): bash lab/toolchain/build.sh local-path-provisioner shows why"
+        log "local-path-provisioner: build failed; real node unavailable (the lab's simulator runs on it): bash lab/toolchain/build.sh local-path-provisioner shows why"
         SUMMARY+=("local-path-provisioner|$LOCAL_PATH_PROVISIONER_VERSION|failed")
       } ;;
     node-packages) install_node_packages ;;

@@ -106,7 +106,7 @@ describe("lab/toolchain/build.sh without the real node's parts", () => {
     assert.deepEqual(
       r.stdout.split("\n").filter((l) => l.startsWith("[toolchain]")),
       [
-        "[toolchain] kubernetes-node: build failed; real node unavailable (lab:up --node real): bash lab/toolchain/build.sh k8s-node shows why",
+        "[toolchain] kubernetes-node: build failed; real node unavailable (the lab's simulator runs on it): bash lab/toolchain/build.sh k8s-node shows why",
       ],
     );
     assert.deepEqual(fs.readdirSync(path.join(tmp, "home", "bin")), []);
@@ -119,7 +119,7 @@ describe("lab/toolchain/build.sh without the real node's parts", () => {
     assert.deepEqual(
       r.stdout.split("\n").filter((l) => l.startsWith("[toolchain]")),
       [
-        "[toolchain] local-path-provisioner: build failed; real node unavailable (lab:up --node real): bash lab/toolchain/build.sh local-path-provisioner shows why",
+        "[toolchain] local-path-provisioner: build failed; real node unavailable (the lab's simulator runs on it): bash lab/toolchain/build.sh local-path-provisioner shows why",
       ],
     );
     assert.deepEqual(fs.readdirSync(path.join(tmp, "home", "bin")), []);
@@ -132,7 +132,7 @@ describe("lab/toolchain/build.sh without the real node's parts", () => {
     assert.equal(said.length, 1);
     assert.ok(
       said[0]!.startsWith(
-        "[toolchain] node-packages: real node unavailable (lab:up --node real): missing containerd containerd-shim-runc-v2 ctr runc iptables iptables-save iptables-restore",
+        "[toolchain] node-packages: real node unavailable (the lab's simulator runs on it): missing containerd containerd-shim-runc-v2 ctr runc iptables iptables-save iptables-restore busybox gcc libc.a;",
       ),
       said[0],
     );

@@ -26,7 +26,7 @@ function sha256(file: string): string {
 
 /**
  * The offline bundle for real, without the vLLM wheels: `npm run bundle` here, the documented
- * unpack command into a fresh directory, and the lab (simulator engine) started from the unpacked
+ * unpack command into a fresh directory, and the lab (the process engine, a fake vLLM) started from the unpacked
  * copy with nothing of this checkout on the way: its own Node, node_modules, toolchain and plugins.
  */
 describe("offline bundle: built, unpacked and the lab started from the unpacked copy", function () {
@@ -92,7 +92,19 @@ describe("offline bundle: built, unpacked and the lab started from the unpacked 
   });
 
   it("starts the lab from the unpacked copy, which answers, and stops it", () => {
-    const up = bash(`source ${host}/env.sh && npm run lab:up -- --cold-start-seconds 2 --warm-start-seconds 1`, repo);
+    // The process engine, as on the air-gapped GPU host the bundle is for (docs/lab.md: the simulator
+    // engine runs on the real node, whose kubelet and Debian packages the bundle does not carry), with
+    // the unpacked copy's own fake vLLM for Python. This machine has no GPU, so the copy's startLab is
+    // told there is one (what lab:up would refuse here), as test/integration/lab/gpus.test.ts does.
+    const fakeVllm = path.join(repo, "test", "integration", "lab", "fake-vllm.cjs");
+    const start = [
+      'const { startLab } = require("./lab/cluster");',
+      'const { hostProbes } = require("./lab/preflight");',
+      `startLab({ engine: "vllm", vllmPython: ${JSON.stringify(fakeVllm)}, coldStartSeconds: 2, warmStartSeconds: 1 },`,
+      "  { hasGpu: () => true, importVllm: hostProbes.importVllm })",
+      "  .then(() => process.exit(0), (e) => { console.error(e.message); process.exit(1); });",
+    ].join("\n");
+    const up = bash(`source ${host}/env.sh && node --import tsx -e '${start}'`, repo);
     assert.equal(up.rc, 0, up.out);
     const state = LabStateSchema.parse(JSON.parse(fs.readFileSync(path.join(repo, ".lab", "state.json"), "utf8")));
     assert.equal(state.kubeconfig, path.join(repo, ".lab", "kubeconfig"));
