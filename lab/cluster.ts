@@ -14,6 +14,7 @@ import { kwokConfig, kwokPkiDir } from "./kwok-config";
 import { labNode, localPathStorageClass } from "./manifests";
 import { type RealNodeSpec, realNodeProblem, startRealNode, waitForRealNode } from "./node";
 import {
+  ENGINE_NODE,
   KUBECONFIG_FILE,
   LAB_DIR,
   type LabOptions,
@@ -261,7 +262,8 @@ function sameEngine(running: Partial<LabOptions>, wanted: LabOptions): boolean {
     JSON.stringify([
       o.gpus ?? 1,
       o.nodes ?? 1,
-      o.node ?? "real",
+      // A state written before the node was recorded ran the node its engine runs under.
+      o.node ?? ENGINE_NODE[o.engine ?? "simulator"],
       o.nodeImages ?? [],
       ...((o.engine ?? "simulator") === "simulator"
         ? ["simulator", o.emulateGpuMemoryGib, o.simKvEmulation ?? true, o.simTiming ?? "fitted"]

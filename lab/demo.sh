@@ -127,9 +127,8 @@ For a shell with a running lab: lab/isolated.sh bash, then npm run lab:up (npm r
 MSG
   exit "$status"
 fi
-# Where baseline answers: with --engine vllm the lab's loopback URL, on the real node its Service's ClusterIP.
-ENDPOINT="$(node -p 'require("./.lab/state.json").endpoint ?? ""' 2>/dev/null || true)"
-[[ -n "$ENDPOINT" ]] || ENDPOINT="$(node --import tsx lab/cli.ts endpoint gemmaforge gemma4-12b 2>/dev/null || echo "(no endpoint: npx tsx lab/cli.ts endpoint gemmaforge gemma4-12b says why)")"
+# Where baseline answers, as the lab says (labServiceUrl): with --engine vllm its loopback URL, on the real node its ClusterIP.
+ENDPOINT="$(node --import tsx lab/cli.ts endpoint gemmaforge gemma4-12b 2>/dev/null || echo "(no endpoint: npx tsx lab/cli.ts endpoint gemmaforge gemma4-12b says why)")"
 if [[ $verified == 1 ]]; then
   echo "The lab is still running, back on baseline (verified):" >&2
 else

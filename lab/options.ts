@@ -31,7 +31,7 @@ export type LabNode = (typeof LAB_NODES)[number];
 export const LAB_NODE_ENV = "VLLM_LAB_NODE";
 
 /** The node each engine runs under (docs/lab.md, "Which engine runs under which node"). */
-const ENGINE_NODE: Readonly<Record<LabEngine, LabNode>> = { simulator: "real", vllm: "simulated" };
+export const ENGINE_NODE: Readonly<Record<LabEngine, LabNode>> = { simulator: "real", vllm: "simulated" };
 
 /**
  * The node of a lab whose options name none: `VLLM_LAB_NODE`'s, else the one its engine runs
