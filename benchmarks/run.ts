@@ -87,16 +87,12 @@ async function waitHealthy(client: ApiClient, seconds: number, signal: AbortSign
   }
 }
 
+/** How the phase loop ended, and the pod before and after it. */
+type RunEnd = { aborted: boolean; stoppedReason: string | null; pod0: Pod; pod1: Pod };
+type Pod = Measured<PodIdentity>;
+
 /** Why a run is not valid: an interruption, a stop, failed phases and levels, a pod that changed under the load. Pure. */
-function invalidReasonsOf(
-  phases: BenchmarkResult["phases"],
-  run: {
-    readonly aborted: boolean;
-    readonly stoppedReason: string | null;
-    readonly pod0: Measured<PodIdentity>;
-    readonly pod1: Measured<PodIdentity>;
-  },
-): string[] {
+function invalidReasonsOf(phases: BenchmarkResult["phases"], run: RunEnd): string[] {
   const { pod0, pod1, stoppedReason } = run;
   const invalidReasons: string[] = [];
   if (run.aborted) invalidReasons.push("interrupted (SIGINT): partial result");
@@ -114,155 +110,157 @@ function invalidReasonsOf(
         `load rate ${level.openLoop.targetRatePerSecond.toFixed(3)}/s invalid: ${level.invalidReasons.join("; ")}`,
       );
   }
-  if (
-    pod0.value &&
-    pod1.value &&
-    (pod0.value.uid !== pod1.value.uid || pod0.value.restartCount !== pod1.value.restartCount)
-  ) {
+  const [before, after] = [pod0.value, pod1.value];
+  if (before && after && (before.uid !== after.uid || before.restartCount !== after.restartCount))
     invalidReasons.push(
-      `pod changed or restarted during the run (${pod0.value.name}/${pod0.value.restartCount} -> ${pod1.value.name}/${pod1.value.restartCount})`,
+      `pod changed or restarted during the run (${before.name}/${before.restartCount} -> ${after.name}/${after.restartCount})`,
     );
-  }
   return invalidReasons;
+}
+
+/** Sockets enough that the open loop's in-flight cap binds before the client's pool (else arrivals queue unseen). */
+function clientConnections(load: Scenario["load"]): number {
+  const inFlight = load.mode === "rate" ? load.openLoop.maxInFlight : 0;
+  const sweep = load.openLoop.sweep?.throughputConcurrency ?? 0;
+  return Math.max(16, ...load.concurrency, inFlight, sweep) + 4;
+}
+
+/** The candidate's pod as the run sees it: through the cluster when reachable, else each figure's reason why not. */
+type PodAccess = Awaited<ReturnType<typeof podAccess>>;
+
+async function podAccess(opts: RunOptions, progress: Progress) {
+  let cluster: Measured<Cluster>;
+  if (opts.noCluster) cluster = missing("cluster access disabled (--no-cluster)");
+  else {
+    const { namespace, deploymentName, cacheClaimName } = opts.outputs;
+    try {
+      cluster = measured(await Cluster.connect({ namespace, deploymentName, cacheClaimName }, opts.kubeconfig));
+    } catch (err) {
+      if (opts.requireCluster) throw err;
+      cluster = missing(apiErrorMessage(err));
+      progress.log(`cluster: unavailable (${cluster.reason}); API-based figures will be null`);
+    }
+  }
+  const identity = async (): Promise<Measured<PodIdentity>> => {
+    if (cluster.value === null) return missing(`no cluster access: ${cluster.reason}`);
+    try {
+      return measured(await cluster.value.podIdentity());
+    } catch (err) {
+      return missing(apiErrorMessage(err));
+    }
+  };
+  const log = async (): Promise<Measured<string>> => {
+    if (cluster.value === null) return missing(`no cluster access: ${cluster.reason}`);
+    const pod = await identity();
+    if (pod.value === null) return missing(pod.reason);
+    try {
+      return measured(await cluster.value.podLog(pod.value));
+    } catch (err) {
+      return missing(`pod log unavailable (${apiErrorMessage(err)}); kwok pods run no containers`);
+    }
+  };
+  return { cluster, identity, log };
+}
+
+/** What a phase may read: the run's inputs, the pod, and the phases measured before it. */
+interface PhaseRun {
+  readonly ctx: PhaseContext;
+  readonly opts: RunOptions;
+  readonly metricsUrl: string;
+  readonly pod: PodAccess;
+  readonly phases: BenchmarkResult["phases"];
+}
+
+/** Runs one phase and records it in `run.phases`. */
+async function runPhase(phase: (typeof PHASES)[number], run: PhaseRun): Promise<void> {
+  const { ctx, opts, metricsUrl, pod, phases } = run;
+  switch (phase) {
+    case "readiness":
+      phases.readiness = await readinessPhase(pod.cluster, opts.waitReadySeconds ?? 0, ctx.signal);
+      break;
+    case "identity":
+      phases.identity = await identityPhase(ctx, { metricsUrl, podLog: pod.log });
+      break;
+    case "sequential":
+      phases.sequential = await sequentialPhase(ctx);
+      break;
+    case "context":
+      phases.context = await contextPhase(ctx, phases.identity?.servedModel?.maxModelLen ?? null);
+      break;
+    case "load":
+      phases.load = await loadPhase(ctx, {
+        metricsUrl,
+        gpu: opts.gpu ?? {},
+        namespace: opts.outputs.namespace,
+        podIdentity: pod.identity,
+        kvCapacity: phases.identity?.kvCapacity ?? missing("the identity phase did not run"),
+        maxNumSeqs: maxNumSeqsOf(opts.outputs),
+      });
+      break;
+    case "inputLength":
+      phases.inputLength = await inputLengthPhase(ctx, metricsUrl);
+      break;
+    default: {
+      const never: never = phase;
+      throw new Error(`unknown phase ${String(never)}`);
+    }
+  }
+}
+
+/** Runs the selected phases in order; returns why the run stopped before the end, or null. */
+async function runPhases(selected: readonly (typeof PHASES)[number][], run: PhaseRun): Promise<string | null> {
+  const { client, signal, progress } = run.ctx;
+  const stopped = (reason: string): string => {
+    progress.log(reason);
+    return reason;
+  };
+  for (const phase of selected) {
+    if (signal.aborted) break;
+    progress.log(`phase ${phase}`);
+    try {
+      await runPhase(phase, run);
+    } catch (err) {
+      // A bug or an unforeseen failure must not lose what the earlier phases measured.
+      return stopped(`phase ${phase} stopped: ${(err as Error).message}`);
+    }
+    if (signal.aborted) break;
+    // A dead endpoint fails every later phase the same way: stop and say so once.
+    try {
+      await waitHealthy(client, 0, signal);
+    } catch (err) {
+      return stopped(`endpoint lost after phase ${phase}: ${(err as Error).message}`);
+    }
+  }
+  return null;
 }
 
 /** Runs the selected phases against one candidate; resolves with a (possibly partial) result. */
 export async function runBenchmark(opts: RunOptions): Promise<BenchmarkResult> {
   const startedAt = nowIso();
-  const cwd = opts.cwd ?? process.cwd();
   const progress = opts.progress ?? silentProgress;
   const signal = opts.signal ?? new AbortController().signal;
-  const scenario: Scenario = opts.scenario;
+  const { scenario } = opts;
   const selected = PHASES.filter((p) => scenario.phases.includes(p));
   const model = opts.outputs.servedModelName;
   const metricsUrl = opts.metricsUrl ?? `${opts.endpoint}/metrics`;
-  const client = new ApiClient({
-    endpoint: opts.endpoint,
-    apiKey: opts.apiKey,
-    // Enough sockets that no request waits in the client's pool: the open loop's in-flight cap
-    // must bind before the pool does, or arrivals would queue silently in the client.
-    connections:
-      Math.max(
-        16,
-        ...scenario.load.concurrency,
-        scenario.load.mode === "rate" ? scenario.load.openLoop.maxInFlight : 0,
-        scenario.load.openLoop.sweep?.throughputConcurrency ?? 0,
-      ) + 4,
-  });
+  const connections = clientConnections(scenario.load);
+  const client = new ApiClient({ endpoint: opts.endpoint, apiKey: opts.apiKey, connections });
   const ctx: PhaseContext = { client, model, scenario, signal, progress };
   const phases: BenchmarkResult["phases"] = {};
-
   try {
-    let cluster: Measured<Cluster>;
-    if (opts.noCluster) cluster = missing("cluster access disabled (--no-cluster)");
-    else {
-      try {
-        cluster = measured(
-          await Cluster.connect(
-            {
-              namespace: opts.outputs.namespace,
-              deploymentName: opts.outputs.deploymentName,
-              cacheClaimName: opts.outputs.cacheClaimName,
-            },
-            opts.kubeconfig,
-          ),
-        );
-      } catch (err) {
-        if (opts.requireCluster) throw err;
-        cluster = missing(apiErrorMessage(err));
-        progress.log(`cluster: unavailable (${cluster.reason}); API-based figures will be null`);
-      }
-    }
-    const podIdentity = async (): Promise<Measured<PodIdentity>> => {
-      if (cluster.value === null) return missing(`no cluster access: ${cluster.reason}`);
-      try {
-        return measured(await cluster.value.podIdentity());
-      } catch (err) {
-        return missing(apiErrorMessage(err));
-      }
-    };
-
+    const pod = await podAccess(opts, progress);
     progress.log(`benchmark ${opts.stack}: ${opts.endpoint} model ${model}, phases ${selected.join(", ")}`);
     await waitHealthy(client, opts.waitReadySeconds ?? 0, signal);
-    const pod0 = await podIdentity();
-
-    const runPhase = async (phase: (typeof PHASES)[number]): Promise<void> => {
-      switch (phase) {
-        case "readiness":
-          phases.readiness = await readinessPhase(cluster, opts.waitReadySeconds ?? 0, signal);
-          break;
-        case "identity":
-          phases.identity = await identityPhase(ctx, {
-            metricsUrl,
-            podLog: async () => {
-              if (cluster.value === null) return missing(`no cluster access: ${cluster.reason}`);
-              const pod = await podIdentity();
-              if (pod.value === null) return missing(pod.reason);
-              try {
-                return measured(await cluster.value.podLog(pod.value));
-              } catch (err) {
-                return missing(`pod log unavailable (${apiErrorMessage(err)}); kwok pods run no containers`);
-              }
-            },
-          });
-          break;
-        case "sequential":
-          phases.sequential = await sequentialPhase(ctx);
-          break;
-        case "context":
-          phases.context = await contextPhase(ctx, phases.identity?.servedModel?.maxModelLen ?? null);
-          break;
-        case "load":
-          phases.load = await loadPhase(ctx, {
-            metricsUrl,
-            gpu: opts.gpu ?? {},
-            namespace: opts.outputs.namespace,
-            podIdentity,
-            kvCapacity: phases.identity?.kvCapacity ?? missing("the identity phase did not run"),
-            maxNumSeqs: maxNumSeqsOf(opts.outputs),
-          });
-          break;
-        case "inputLength":
-          phases.inputLength = await inputLengthPhase(ctx, metricsUrl);
-          break;
-        default: {
-          const never: never = phase;
-          throw new Error(`unknown phase ${String(never)}`);
-        }
-      }
-    };
-
-    let stoppedReason: string | null = null;
-    for (const phase of selected) {
-      if (signal.aborted) break;
-      progress.log(`phase ${phase}`);
-      try {
-        await runPhase(phase);
-      } catch (err) {
-        // A bug or an unforeseen failure must not lose what the earlier phases measured.
-        stoppedReason = `phase ${phase} stopped: ${(err as Error).message}`;
-        progress.log(stoppedReason);
-        break;
-      }
-      if (signal.aborted) break;
-      // A dead endpoint fails every later phase the same way: stop and say so once.
-      try {
-        await waitHealthy(client, 0, signal);
-      } catch (err) {
-        stoppedReason = `endpoint lost after phase ${phase}: ${(err as Error).message}`;
-        progress.log(stoppedReason);
-        break;
-      }
-    }
-
-    const pod1 = await podIdentity();
+    const pod0 = await pod.identity();
+    const stoppedReason = await runPhases(selected, { ctx, opts, metricsUrl, pod, phases });
+    const pod1 = await pod.identity();
     const invalidReasons = invalidReasonsOf(phases, { aborted: signal.aborted, stoppedReason, pod0, pod1 });
     const complete = !signal.aborted && stoppedReason === null && selected.every((p) => phases[p] !== undefined);
-    const pod = pod1.value ?? pod0.value;
+    const podNow = pod1.value ?? pod0.value;
     return {
       schemaVersion: SCHEMA_VERSION,
       kind: RESULT_KIND,
-      tool: toolInfo(cwd),
+      tool: toolInfo(opts.cwd ?? process.cwd()),
       environment: {
         node: process.version,
         platform: process.platform,
@@ -282,13 +280,13 @@ export async function runBenchmark(opts: RunOptions): Promise<BenchmarkResult> {
         endpoint: opts.endpoint,
         metricsUrl,
         servedModelName: model,
-        kubernetesServer: cluster.value?.server ?? null,
+        kubernetesServer: pod.cluster.value?.server ?? null,
       },
-      cluster: cluster.value ? measured({ server: cluster.value.server }) : missing(cluster.reason),
+      cluster: pod.cluster.value ? measured({ server: pod.cluster.value.server }) : missing(pod.cluster.reason),
       image: opts.outputs.image ?? null,
       vllmVersion: phases.identity?.vllmVersion.value ?? null,
-      pod,
-      node: pod?.nodeName ?? null,
+      pod: podNow,
+      node: podNow?.nodeName ?? null,
       outputs: redactSecrets(opts.outputs) as Record<string, unknown>,
       scenario,
       phases,

@@ -1,4 +1,4 @@
-import { measured, missing, parseStackOutputs, resolveEndpoint } from "../benchmarks";
+import { measured, missing, parseStackOutputs, resolveEndpoint, type StackOutputs } from "../benchmarks";
 import { servingName } from "../components/render";
 import type { BenchmarkResult } from "../result";
 import { changeText, knobChanges } from "../verdict";
@@ -8,6 +8,7 @@ import { type CandidateRecord, type FailureStep, failureText } from "./record";
 import { resumeDecision } from "./resume";
 import type { RolloutRef } from "./rollout-watch";
 import { startOf } from "./starts";
+import { type CandidateOutcome, candidateRecord, GPU_UNKNOWN, type RecordFields, slotFields, type Turn } from "./turn";
 import { deployMeasurement, viaDeployOverrides } from "./via-deploy";
 
 /**
@@ -51,65 +52,19 @@ async function upWithWatchdog(
   }
 }
 
-/** What one candidate's turn produced: its record and, when complete, the result the verdict reads. */
-interface CandidateOutcome {
-  readonly record: CandidateRecord;
-  readonly result: { readonly result: BenchmarkResult; readonly file: string } | null;
-  /** Its `up` ran (whether or not it succeeded): a slot's stack then has objects to remove. */
-  readonly deployed: boolean;
-  /** It was deployed as a cold candidate: its stack (and claim) is destroyed once baseline is back. */
-  readonly deployedCold: boolean;
+/** How far a turn got: the step it is in (what a failure names) and the seconds each finished part took. */
+interface TurnClock {
+  step: FailureStep;
+  upSeconds: number | null;
+  waitSeconds: number | null;
+  benchSeconds: number | null;
 }
 
-type RecordFields = Partial<CandidateRecord> & Pick<CandidateRecord, "status">;
-
-/**
- * A candidate's turn: `stack` is its stack file, `runStack` the Pulumi stack it runs under (the same
- * for slot 0; `<stack>.s<slot>` in a parallel slot, campaign/slots.ts). `total` is for the progress line.
- */
-interface Turn {
-  readonly stack: string;
-  readonly runStack: string;
-  readonly slot: number;
-  readonly position: number;
-  readonly total: number;
+/** A deployed candidate's measurement, and where its ready pod was placed (parallel slots record it). */
+interface Measurement {
+  readonly result: BenchmarkResult;
+  readonly placed: Partial<CandidateRecord>;
 }
-
-/** The record's slot fields, only in a parallel campaign, so a sequential summary stays as it was. */
-const slotFields = (settings: CampaignSettings, turn: Omit<Turn, "total">): Partial<CandidateRecord> =>
-  settings.parallel === undefined || settings.parallel.slots === 1
-    ? {}
-    : { candidate: turn.stack, slot: turn.slot, node: missing("not deployed"), gpu: missing(GPU_UNKNOWN) };
-
-/**
- * A candidate's record with nothing measured, the fields `r` fills in: the one shape of a turn's
- * record, whether it ran, failed early or never ran (campaign/commands/run.ts's not-run turns).
- */
-export const candidateRecord = (
-  settings: CampaignSettings,
-  turn: Omit<Turn, "total">,
-  r: RecordFields,
-): CandidateRecord => ({
-  stack: turn.runStack,
-  position: turn.position,
-  detail: null,
-  changes: [],
-  knobChanges: [],
-  failure: null,
-  args: null,
-  cacheRunId: null,
-  resultFile: null,
-  resultValid: null,
-  upSeconds: null,
-  waitSeconds: null,
-  benchSeconds: null,
-  ...slotFields(settings, turn),
-  ...r,
-});
-
-/** Why a result names no GPU: the API server does not say which device the plugin gave a pod. */
-const GPU_UNKNOWN =
-  "the Kubernetes API does not say which device a pod was given (the kubelet's pod-resources API does; not read)";
 
 /**
  * One candidate's turn: prepare its config, skip it when an earlier result stands for it (resume),
@@ -125,7 +80,6 @@ export async function runCandidate(
 ): Promise<CandidateOutcome> {
   const { runStack: stack, position, total } = turn;
   const p = deps.progress;
-  const seconds = (from: number) => (deps.now() - from) / 1000;
   const record = (r: RecordFields): CandidateRecord => candidateRecord(settings, turn, r);
   p.begin(position, total, stack);
   deps.pulumiLog(`\n===== [${position}/${total}] ${stack} =====\n`);
@@ -170,71 +124,9 @@ export async function runCandidate(
     }
   }
 
-  let upSeconds: number | null = null;
-  let waitSeconds: number | null = null;
-  let benchSeconds: number | null = null;
-  let step: FailureStep = "up";
-  const via = settings.viaDeploy;
+  const clock: TurnClock = { step: "up", upSeconds: null, waitSeconds: null, benchSeconds: null };
   try {
-    // With --via-deploy the benchmark runs inside this up (campaign/via-deploy.ts).
-    p.phase(via === undefined ? "up" : "up+bench");
-    const t0 = deps.now();
-    const ref = {
-      namespace: String(prep.config["namespace"]),
-      deploymentName: servingName({
-        deploymentName: String(prep.config["deploymentName"]),
-        slot: Number(prep.config["slot"] ?? 0),
-      }),
-      container: "vllm",
-    };
-    const config = {
-      ...prep.overrides,
-      ...(via === undefined ? {} : viaDeployOverrides(settings.endpoint, via.scenarioFile)),
-    };
-    const rawOutputs = await upWithWatchdog(deps, turn, prep, config, ref, control.cancel);
-    upSeconds = seconds(t0);
-    p.took(upSeconds);
-    const outputs = parseStackOutputs(rawOutputs, `stack ${stack}`);
-    let placed: Partial<CandidateRecord> = {};
-    if (deps.rollout !== undefined) {
-      step = "rollout";
-      const state = await deps.rollout(ref, prep.args, "ready", control.stop);
-      if (state.kind === "failed") throw new Error(`rollout failed: ${state.reason}`);
-      if (state.kind !== "ready")
-        throw new Error(`the serving pod does not run ${stack}'s args (${state.detail}); nothing was measured`);
-      placed = {
-        node: state.node ? measured(state.node) : missing("the ready pod names no node"),
-        gpu: state.gpu ? measured(state.gpu) : missing(GPU_UNKNOWN),
-      };
-    }
-    let result: BenchmarkResult;
-    if (via !== undefined) {
-      step = "reading measured";
-      const m = deployMeasurement(rawOutputs, {
-        stack,
-        workDir: settings.workDir,
-        upStartedMs: t0,
-        scenario: settings.scenario,
-      });
-      result = m.result;
-      // The up held the deploy and the benchmark: each is recorded as its own part (the readiness wait is the benchmark's).
-      upSeconds = m.deploySeconds;
-      benchSeconds = m.benchSeconds;
-    } else {
-      const endpoint =
-        settings.endpoint ?? (await deps.endpointOf?.(outputs, control.stop)) ?? resolveEndpoint(outputs, undefined);
-      if (control.stop.aborted) throw new Error("campaign stopped (Ctrl-C) after deploying, before the benchmark");
-      step = "wait";
-      const t1 = deps.now();
-      waitSeconds = await deps.waitServing(endpoint, prep.serving, control.stop);
-      step = "bench";
-      p.phase("bench");
-      const t2 = deps.now();
-      result = await deps.benchmark({ stack, outputs, endpoint, signal: control.stop });
-      benchSeconds = seconds(t2);
-      p.took(benchSeconds);
-      waitSeconds = waitSeconds ?? seconds(t1);
-    }
+    const { result, placed } = await deployAndMeasure(settings, deps, control, turn, prep, clock);
     const file = deps.writeResult(result);
     const detail = !result.complete
       ? "incomplete: stopped"
@@ -242,6 +134,7 @@ export async function runCandidate(
         ? null
         : result.invalidReasons.slice(0, 3).join("; ");
     p.end(result.valid ? "ok" : result.complete ? "invalid" : "incomplete", detail ?? undefined);
+    const { upSeconds, waitSeconds, benchSeconds } = clock;
     return {
       record: record({
         ...common,
@@ -260,6 +153,7 @@ export async function runCandidate(
       deployedCold: prep.cold,
     };
   } catch (err) {
+    const { step, upSeconds, waitSeconds, benchSeconds } = clock;
     const failure = { step, message: errorLine(err) };
     const detail = control.cancel.aborted ? `${step} cancelled (Ctrl-C twice)` : failureText(failure);
     p.end("FAILED", `${detail}; Pulumi log: ${settings.logFile}`);
@@ -279,4 +173,103 @@ export async function runCandidate(
       deployedCold: prep.cold,
     };
   }
+}
+
+/**
+ * The deployed part of a turn: `pulumi up`, the rollout check, then the measurement (read from the `up`'s
+ * outputs with --via-deploy, else benchmarked here). Throws; `clock` says in which step and what it timed.
+ */
+async function deployAndMeasure(
+  settings: CampaignSettings,
+  deps: CampaignDeps,
+  control: CampaignControl,
+  turn: Turn,
+  prep: Prepared,
+  clock: TurnClock,
+): Promise<Measurement> {
+  const { runStack: stack } = turn;
+  const p = deps.progress;
+  const via = settings.viaDeploy;
+  // With --via-deploy the benchmark runs inside this up (campaign/via-deploy.ts).
+  p.phase(via === undefined ? "up" : "up+bench");
+  const t0 = deps.now();
+  const ref = {
+    namespace: String(prep.config["namespace"]),
+    deploymentName: servingName({
+      deploymentName: String(prep.config["deploymentName"]),
+      slot: Number(prep.config["slot"] ?? 0),
+    }),
+    container: "vllm",
+  };
+  const config = {
+    ...prep.overrides,
+    ...(via === undefined ? {} : viaDeployOverrides(settings.endpoint, via.scenarioFile)),
+  };
+  const rawOutputs = await upWithWatchdog(deps, turn, prep, config, ref, control.cancel);
+  clock.upSeconds = (deps.now() - t0) / 1000;
+  p.took(clock.upSeconds);
+  const outputs = parseStackOutputs(rawOutputs, `stack ${stack}`);
+  const placed = await rolloutPlacement(deps, control, stack, prep, ref, clock);
+  if (via === undefined)
+    return { result: await benchmarkServing(settings, deps, control, stack, prep, outputs, clock), placed };
+  clock.step = "reading measured";
+  const m = deployMeasurement(rawOutputs, {
+    stack,
+    workDir: settings.workDir,
+    upStartedMs: t0,
+    scenario: settings.scenario,
+  });
+  // The up held the deploy and the benchmark: each is recorded as its own part (the readiness wait is the benchmark's).
+  clock.upSeconds = m.deploySeconds;
+  clock.benchSeconds = m.benchSeconds;
+  return { result: m.result, placed };
+}
+
+/** The rollout check: the serving pod runs this candidate's args and is ready; where it was placed. */
+async function rolloutPlacement(
+  deps: CampaignDeps,
+  control: CampaignControl,
+  stack: string,
+  prep: Prepared,
+  ref: RolloutRef,
+  clock: TurnClock,
+): Promise<Partial<CandidateRecord>> {
+  if (deps.rollout === undefined) return {};
+  clock.step = "rollout";
+  const state = await deps.rollout(ref, prep.args, "ready", control.stop);
+  if (state.kind === "failed") throw new Error(`rollout failed: ${state.reason}`);
+  if (state.kind !== "ready")
+    throw new Error(`the serving pod does not run ${stack}'s args (${state.detail}); nothing was measured`);
+  return {
+    node: state.node ? measured(state.node) : missing("the ready pod names no node"),
+    gpu: state.gpu ? measured(state.gpu) : missing(GPU_UNKNOWN),
+  };
+}
+
+/** The benchmark from outside the cluster: find the endpoint, wait until it serves, run the benchmark. */
+async function benchmarkServing(
+  settings: CampaignSettings,
+  deps: CampaignDeps,
+  control: CampaignControl,
+  stack: string,
+  prep: Prepared,
+  outputs: StackOutputs,
+  clock: TurnClock,
+): Promise<BenchmarkResult> {
+  const p = deps.progress;
+  const seconds = (from: number) => (deps.now() - from) / 1000;
+  const endpoint =
+    settings.endpoint ?? (await deps.endpointOf?.(outputs, control.stop)) ?? resolveEndpoint(outputs, undefined);
+  if (control.stop.aborted) throw new Error("campaign stopped (Ctrl-C) after deploying, before the benchmark");
+  clock.step = "wait";
+  const t1 = deps.now();
+  clock.waitSeconds = await deps.waitServing(endpoint, prep.serving, control.stop);
+  clock.step = "bench";
+  p.phase("bench");
+  const t2 = deps.now();
+  const result = await deps.benchmark({ stack, outputs, endpoint, signal: control.stop });
+  clock.benchSeconds = seconds(t2);
+  p.took(clock.benchSeconds);
+  clock.waitSeconds = clock.waitSeconds ?? seconds(t1);
+  return result;
 }

@@ -58,6 +58,21 @@ function log(message: string): void {
   process.stderr.write(`[lab] ${message}\n`);
 }
 
+/** Options that contradict each other, or a machine that cannot run the real engine or the real node, are
+ * refused before anything starts. */
+function refuseUnfitMachine(options: LabOptions, probes: VllmProbes): void {
+  const mismatch = nodeEngineProblem(options.node, options.engine, options.nodes);
+  if (mismatch !== undefined) throw new Error(mismatch);
+  if (options.engine === "vllm") {
+    checkVllmEngine(options.vllmPython, probes);
+    if (options.modelDir !== undefined) checkModelDir(options.modelDir);
+  }
+  if (options.node === "real") {
+    const problem = realNodeProblem(options.nodeImages);
+    if (problem !== undefined) throw new Error(problem);
+  }
+}
+
 /**
  * Starts the lab: a kwokctl cluster on loopback built from local binaries, the local-path storage
  * class, and the GPU node: the real node (lab/node/) for the simulator engine, or, for engine vllm,
@@ -67,17 +82,7 @@ function log(message: string): void {
 export async function startLab(input: Partial<LabOptions> = {}, probes: VllmProbes = hostProbes): Promise<LabState> {
   // Options that name no node get VLLM_LAB_NODE's, else their engine's (real for the simulator): one switch for the whole lab.
   const options = LabOptionsSchema.parse({ ...input, node: input.node ?? labNodeFromEnv(input.engine ?? "simulator") });
-  const mismatch = nodeEngineProblem(options.node, options.engine, options.nodes);
-  if (mismatch !== undefined) throw new Error(mismatch);
-  // A machine that cannot run the real engine, or the real node, is refused before anything starts.
-  if (options.engine === "vllm") {
-    checkVllmEngine(options.vllmPython, probes);
-    if (options.modelDir !== undefined) checkModelDir(options.modelDir);
-  }
-  if (options.node === "real") {
-    const problem = realNodeProblem(options.nodeImages);
-    if (problem !== undefined) throw new Error(problem);
-  }
+  refuseUnfitMachine(options, probes);
   // The real node's pause and engine images (built, or found unchanged), before anything starts.
   const nodeImages = options.node === "real" ? labImageTarballs(options) : [];
   const existing = readLabState();

@@ -24,6 +24,53 @@ export function expectedStatus(promptTokens: number, maxTokens: number, maxModel
 }
 
 /**
+ * The largest word count whose tokens stay within `target`, by /tokenize alone (galloping, then bisection);
+ * null when no prompt of up to `maxWords` words goes over it.
+ */
+async function lastFittingWordCount(
+  tokens: (words: number) => Promise<number>,
+  target: number,
+  maxWords: number,
+): Promise<number | null> {
+  let hiW = 1;
+  while ((await tokens(hiW)) <= target) {
+    hiW *= 2;
+    if (hiW > maxWords) return null;
+  }
+  let loW = 0;
+  while (hiW - loW > 1) {
+    const mid = Math.floor((loW + hiW) / 2);
+    if ((await tokens(mid)) <= target) loW = mid;
+    else hiW = mid;
+  }
+  return loW;
+}
+
+/** The server's own bracket `hi = lo + 1` words, `lo` accepted and `hi` rejected: gallop from `start`, then bisect. */
+async function acceptedBracket(
+  accepts: (words: number) => Promise<boolean>,
+  start: number,
+): Promise<{ lo: number; hi: number }> {
+  let lo = start;
+  let hi = lo + 1;
+  for (let step = 1; !(await accepts(lo)); step *= 2) {
+    hi = lo;
+    lo = Math.max(1, lo - step);
+    if (hi === 1) throw new Error("even a one-word prompt is rejected");
+  }
+  for (let step = 1; await accepts(hi); step *= 2) {
+    lo = hi;
+    hi = hi + step;
+  }
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (await accepts(mid)) lo = mid;
+    else hi = mid;
+  }
+  return { lo, hi };
+}
+
+/**
  * The seed's step 4, finished: its payloads with the expected status each, then the exact
  * largest accepted prompt found by the server's own answers (galloping + bisection over
  * words, then over the characters of the boundary word).
@@ -86,18 +133,8 @@ export async function contextPhase(ctx: PhaseContext, maxModelLenFromModels: num
 
     // Cheap part first: the word count whose tokenization is the last to fit, by /tokenize only.
     const target = L - maxTokens;
-    const tok = (w: number) => tokenizer.count(wordsPrompt(sentence, w));
-    let hiW = 1;
-    while ((await tok(hiW)) <= target) {
-      hiW *= 2;
-      if (hiW > 4 * L + 8) return fail(`could not build a prompt over ${target} tokens`, L);
-    }
-    let loW = 0;
-    while (hiW - loW > 1) {
-      const mid = Math.floor((loW + hiW) / 2);
-      if ((await tok(mid)) <= target) loW = mid;
-      else hiW = mid;
-    }
+    const loW = await lastFittingWordCount((w) => tokenizer.count(wordsPrompt(sentence, w)), target, 4 * L + 8);
+    if (loW === null) return fail(`could not build a prompt over ${target} tokens`, L);
 
     // Then the server decides: gallop until the bracket is [accepted, rejected], then bisect.
     let requests = 0;
@@ -110,22 +147,7 @@ export async function contextPhase(ctx: PhaseContext, maxModelLenFromModels: num
       if (p.status === 400 && p.mentionsContextLength) return false;
       throw new Error(`boundary probe of ${p.promptTokens} tokens got HTTP ${p.status ?? "none"}: ${p.message ?? ""}`);
     };
-    let lo = Math.max(loW, 1);
-    let hi = lo + 1;
-    for (let step = 1; !(await accepts(lo)); step *= 2) {
-      hi = lo;
-      lo = Math.max(1, lo - step);
-      if (hi === 1) throw new Error("even a one-word prompt is rejected");
-    }
-    for (let step = 1; await accepts(hi); step *= 2) {
-      lo = hi;
-      hi = hi + step;
-    }
-    while (hi - lo > 1) {
-      const mid = Math.floor((lo + hi) / 2);
-      if (await accepts(mid)) lo = mid;
-      else hi = mid;
-    }
+    const { lo, hi } = await acceptedBracket(accepts, Math.max(loW, 1));
     // Between the last accepted and first rejected word, grow the next word a character at a time.
     const loText = wordsPrompt(sentence, lo);
     const hiText = wordsPrompt(sentence, hi);

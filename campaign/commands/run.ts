@@ -2,35 +2,21 @@ import * as path from "node:path";
 import type { Io } from "../../common/io";
 import { UsageError } from "../../common/usage-error";
 import { SUMMARY_DIR } from "../../result";
-import {
-  type CompareRule,
-  compareRule,
-  compareVerdicts,
-  type JudgedResult,
-  judgeResult,
-  rankNoise,
-  recommend,
-  writeCandidateSummaries,
-} from "../../verdict";
-import { candidateRecord, runCandidate } from "../candidate";
+import { type CompareRule, compareRule, type JudgedResult, judgeResult, writeCandidateSummaries } from "../../verdict";
+import { runCandidate } from "../candidate";
 import type { CampaignControl, CampaignDeps, CampaignSettings } from "../deps";
 import { writeSummary } from "../files";
 import { destroyRunStacks, restoreBaseline } from "../finish";
+import { type Ledger, newLedger, summaryOf } from "../ledger";
 import type { CliOptions } from "../options";
-import { BASELINE, prepare } from "../prepare";
+import { BASELINE, type Prepared, prepare } from "../prepare";
 import { lineAtEnd } from "../progress";
-import {
-  CAMPAIGN_KIND,
-  CAMPAIGN_SCHEMA_VERSION,
-  type CampaignSummary,
-  type CandidateRecord,
-  type CleanupRecord,
-  type RestoreRecord,
-} from "../record";
+import type { CampaignSummary, CleanupRecord } from "../record";
 import { recoveryCommand } from "../recover";
 import { standingSlot } from "../slot-resume";
-import { ownedStacks, parseSlotStack, planSlots, type SlotTurn, slotQueue, slotsRecord, turnIn } from "../slots";
+import { ownedStacks, parseSlotStack, planSlots, type SlotTurn, slotQueue, turnIn } from "../slots";
 import { exitCodeOf, recommendationLine } from "../summary";
+import { candidateRecord } from "../turn";
 import { renderVerification } from "../verify";
 import { measuringPath, writeViaDeployScenario } from "../via-deploy";
 import { openCampaignWorld, resolveSettings } from "../world";
@@ -46,78 +32,26 @@ export interface CampaignRun {
   readonly judged: readonly JudgedResult[];
 }
 
+/** A parallel slot's stack, removed with its objects: it existed for this campaign only. */
+const slotCleanup = (settings: CampaignSettings, stack: string) => ({
+  stack,
+  keep: settings.parallel?.keepSlots ? "--keep-slots" : null,
+  what: `slot ${parseSlotStack(stack).slot}'s server and stack removed`,
+  remove: true,
+});
+
 /** Every candidate in turn, then baseline restored and verified, then the run's own stacks destroyed. */
 export async function runCampaign(
   settings: CampaignSettings,
   deps: CampaignDeps,
   control: CampaignControl,
 ): Promise<CampaignRun> {
-  const startMs = deps.now();
-  const startedAt = new Date(startMs).toISOString();
   const p = deps.progress;
-
   const base = prepare(deps, settings, BASELINE);
   if ("problems" in base)
     throw new Error(
       `baseline's config is invalid, so nothing can be restored; fix it first (npm run check:stacks):\n${base.problems}`,
     );
-
-  const candidates: CandidateRecord[] = [];
-  const judged: JudgedResult[] = [];
-  const deployedCold = new Set<string>();
-  let restore: RestoreRecord | null = null;
-  const cleanup: CleanupRecord[] = [];
-  let interrupted = false;
-  let fatal: string | null = null;
-
-  const rule = compareRule(settings);
-  const summary = (): CampaignSummary => {
-    const comparison =
-      judged.length > 0
-        ? compareVerdicts(
-            judged.map((j) => j.verdict),
-            rule,
-          )
-        : null;
-    return {
-      schemaVersion: CAMPAIGN_SCHEMA_VERSION,
-      kind: CAMPAIGN_KIND,
-      id: settings.id,
-      startedAt,
-      finishedAt: new Date(deps.now()).toISOString(),
-      wallSeconds: (deps.now() - startMs) / 1000,
-      tool: settings.tool,
-      mode: settings.mode,
-      ...(settings.labEngine ? { labEngine: settings.labEngine } : {}),
-      workDir: settings.workDir,
-      backend: settings.backend ?? null,
-      kubeconfig: settings.kubeconfig ?? null,
-      kubernetesServer: settings.kubernetesServer,
-      endpoint: settings.endpoint ?? null,
-      order: { ...settings.order, stacks: [...settings.stacks] },
-      scenario: { source: settings.scenarioSource, scenario: settings.scenario },
-      fresh: settings.fresh,
-      interrupted,
-      labLost: fatal,
-      candidates: [...candidates].sort((a, b) => a.position - b.position),
-      ...(plan.parallel > 1 ? { parallel: slotsRecord(plan, ran) } : {}),
-      restore,
-      cleanup: [...cleanup],
-      comparison,
-      recommendation: recommend(comparison, candidates, base.args, (stack) => {
-        const r = judged.find((x) => x.result.stack === stack)?.result;
-        return r === undefined ? null : rankNoise(r, rule);
-      }),
-      logFile: settings.logFile,
-      pulumi: settings.pulumi,
-    };
-  };
-  const finish = (): CampaignRun => {
-    const s = summary();
-    deps.checkpoint(s);
-    return { summary: s, rule, judged: [...judged] };
-  };
-
   const plan = planSlots(
     settings.stacks,
     settings.parallel?.slots ?? 1,
@@ -125,51 +59,46 @@ export async function runCampaign(
   );
   const total = plan.controls.length + plan.queue.length;
   const queue = slotQueue(plan);
-  /** Every turn taken so far, in the slot it ran in: the summary's record of the assignment. */
-  const ran: SlotTurn[] = [];
-  const slotStacks = new Set<string>();
+  const ledger = newLedger(deps.now());
+  const rule = compareRule(settings);
+  const summary = (): CampaignSummary => summaryOf(settings, ledger, plan, rule, base.args, deps.now());
   const take = async (turn: SlotTurn): Promise<void> => {
-    ran.push(turn);
-    const stack = turn.runStack;
+    ledger.ran.push(turn);
     const notRun = (detail: string) => {
-      candidates.push(candidateRecord(settings, turn, { status: "not-run", detail }));
+      ledger.candidates.push(candidateRecord(settings, turn, { status: "not-run", detail }));
       deps.checkpoint(summary());
     };
     if (control.stop.aborted) {
-      interrupted = true;
+      ledger.interrupted = true;
       notRun("campaign stopped (Ctrl-C)");
       return;
     }
-    fatal ??= deps.preflight?.() ?? null;
-    if (fatal !== null) {
-      if (!candidates.some((c) => c.detail === fatal)) p.note(`stopping: ${fatal}`);
+    ledger.fatal ??= deps.preflight?.() ?? null;
+    if (ledger.fatal !== null) {
+      const fatal = ledger.fatal;
+      if (!ledger.candidates.some((c) => c.detail === fatal)) p.note(`stopping: ${fatal}`);
       notRun(fatal);
       return;
     }
     // Slots at once: each candidate's line is written whole when it ends, so lines do not interleave.
     const own = plan.parallel > 1 ? { ...deps, progress: lineAtEnd(deps.progress) } : deps;
     const outcome = await runCandidate(settings, own, control, { ...turn, total }, base.config);
-    if (outcome.deployed && turn.slot > 0) slotStacks.add(stack);
-    else if (outcome.deployedCold) deployedCold.add(stack);
-    if (outcome.result !== null) judged.push(judgeResult(outcome.result, rule));
-    candidates.push(outcome.record);
+    if (outcome.deployed && turn.slot > 0) ledger.slotStacks.add(turn.runStack);
+    else if (outcome.deployedCold) ledger.deployedCold.add(turn.runStack);
+    if (outcome.result !== null) ledger.judged.push(judgeResult(outcome.result, rule));
+    ledger.candidates.push(outcome.record);
     deps.checkpoint(summary());
-    if (control.stop.aborted) interrupted = true;
+    if (control.stop.aborted) ledger.interrupted = true;
   };
-  const slotCleanup = (stack: string) => ({
-    stack,
-    keep: settings.parallel?.keepSlots ? "--keep-slots" : null,
-    what: `slot ${parseSlotStack(stack).slot}'s server and stack removed`,
-    remove: true,
-  });
   // A slot beside the real server is done once the queue is empty: its stacks go now, while the
   // other slots still measure, unless the run was cancelled or lost its lab (then the end decides).
   const removeSlot = async (slot: number): Promise<CleanupRecord[]> => {
-    if (control.cancel.aborted || fatal !== null) return [];
-    const own = [...slotStacks].filter((s) => parseSlotStack(s).slot === slot);
-    for (const s of own) slotStacks.delete(s);
+    if (control.cancel.aborted || ledger.fatal !== null) return [];
+    const own = [...ledger.slotStacks].filter((s) => parseSlotStack(s).slot === slot);
+    for (const s of own) ledger.slotStacks.delete(s);
     const quiet = { ...deps, progress: lineAtEnd(deps.progress) };
-    return destroyRunStacks(quiet, own.map(slotCleanup), { error: null }, control.cancel, total);
+    const stacks = own.map((stack) => slotCleanup(settings, stack));
+    return destroyRunStacks(quiet, stacks, { error: null }, control.cancel, total);
   };
   // A queued candidate an earlier run measured in another slot is resumed from that slot's result.
   const resumed = (turn: SlotTurn): SlotTurn => {
@@ -183,36 +112,51 @@ export async function runCampaign(
       const own = plan.controls[slot];
       if (own !== undefined) await take(own);
       for (let turn = queue.take(slot); turn !== null; turn = queue.take(slot)) await take(resumed(turn));
-      if (slot > 0) cleanup.push(...(await removeSlot(slot)));
+      if (slot > 0) ledger.cleanup.push(...(await removeSlot(slot)));
     }),
   );
+  await endCampaign(settings, deps, control, { base, ledger, total, summary });
+  const s = summary();
+  deps.checkpoint(s);
+  return { summary: s, rule, judged: [...ledger.judged] };
+}
 
+/**
+ * The campaign's end once the turns are over: baseline restored and verified, then the cold claims and the
+ * slots' stacks destroyed; neither when it was cancelled (the recovery command is named) or lost its lab.
+ */
+async function endCampaign(
+  settings: CampaignSettings,
+  deps: CampaignDeps,
+  control: CampaignControl,
+  run: { base: Prepared; ledger: Ledger; total: number; summary: () => CampaignSummary },
+): Promise<void> {
+  const { base, ledger, total } = run;
+  const p = deps.progress;
   if (control.cancel.aborted) {
     p.note(`cancelled: baseline NOT restored. Restore it with: ${recoveryCommand(settings)}`);
-    return finish();
+    return;
   }
-
-  fatal ??= deps.preflight?.() ?? null;
-  if (fatal !== null) {
-    restore = { upSeconds: null, error: fatal, verification: null };
-    for (const stack of [...deployedCold, ...slotStacks])
-      cleanup.push({ stack, action: "kept", detail: `not destroyed: ${fatal}`, seconds: null });
-    p.note(`baseline not restored: ${fatal}`);
-    return finish();
+  ledger.fatal ??= deps.preflight?.() ?? null;
+  if (ledger.fatal !== null) {
+    ledger.restore = { upSeconds: null, error: ledger.fatal, verification: null };
+    for (const stack of [...ledger.deployedCold, ...ledger.slotStacks])
+      ledger.cleanup.push({ stack, action: "kept", detail: `not destroyed: ${ledger.fatal}`, seconds: null });
+    p.note(`baseline not restored: ${ledger.fatal}`);
+    return;
   }
-
-  restore = await restoreBaseline(settings, deps, base, control.cancel, total);
-  deps.checkpoint(summary());
-  const cold = [...deployedCold].map((stack) => ({
+  const restore = await restoreBaseline(settings, deps, base, control.cancel, total);
+  ledger.restore = restore;
+  deps.checkpoint(run.summary());
+  const cold = [...ledger.deployedCold].map((stack) => ({
     stack,
     keep: settings.keepCold ? "--keep-cold" : null,
     what: `cold claim of run ${settings.coldRunId} deleted`,
     remove: false,
   }));
   // A slot beside the real server existed for this campaign only: its stack goes with its objects.
-  const slots = [...slotStacks].map(slotCleanup);
-  cleanup.push(...(await destroyRunStacks(deps, [...cold, ...slots], restore, control.cancel, total)));
-  return finish();
+  const slots = [...ledger.slotStacks].map((stack) => slotCleanup(settings, stack));
+  ledger.cleanup.push(...(await destroyRunStacks(deps, [...cold, ...slots], restore, control.cancel, total)));
 }
 
 /** `--via-deploy` on a lab whose engine records what the benchmark inside `up` does not: refused, naming why. */

@@ -91,7 +91,6 @@ export async function runTune(
         restore: null,
       };
   const runStart = deps.now();
-  const budgetMs = settings.maxMinutes * 60_000;
   const elapsedMs = () => spentMs(prior?.steps ?? []) + (deps.now() - runStart);
   const measuredCount = () => state.steps.reduce((n, s) => n + (s.campaignId === null ? 0 : s.proposals.length), 0);
   const save = () => deps.saveState(state);
@@ -104,17 +103,10 @@ export async function runTune(
   };
   while (state.stopped === null) {
     const n = state.steps.length + 1;
-    if (control.stop.aborted) {
-      stop("interrupted (Ctrl-C); run the same command again to resume from the last recorded step");
-      break;
-    }
     const left = settings.maxCandidates - measuredCount();
-    if (left <= 0) {
-      stop(`budget spent: --max-candidates ${settings.maxCandidates} proposals measured`);
-      break;
-    }
-    if (elapsedMs() >= budgetMs) {
-      stop(`budget spent: --max-minutes ${settings.maxMinutes}`);
+    const spent = stopBeforeStep(settings, control, left, elapsedMs());
+    if (spent !== null) {
+      stop(spent);
       break;
     }
     const startedAt = iso();
@@ -189,17 +181,40 @@ export async function runTune(
     );
   }
 
-  if (control.cancel.aborted) state.restore = "not restored (cancelled with a second Ctrl-C); run campaign recover";
-  else if (settings.apply) {
-    const ok = last?.restore?.verification?.ok === true;
-    state.restore = `--apply: the promoted baseline stays deployed (${ok ? "verified" : "NOT verified: see the last campaign's report"})`;
-  } else {
-    deps.progress("tune: restoring the original baseline");
-    state.restore = await deps.restoreOriginal(control, last);
-  }
+  state.restore = await restoreAtEnd(settings, deps, control, last);
   deps.progress(`tune: ${state.restore}`);
   save();
   return state;
+}
+
+/** Why no further step may start: an interruption, or a budget spent; null while one may. */
+function stopBeforeStep(
+  settings: TuneSettings,
+  control: CampaignControl,
+  candidatesLeft: number,
+  elapsedMs: number,
+): string | null {
+  if (control.stop.aborted)
+    return "interrupted (Ctrl-C); run the same command again to resume from the last recorded step";
+  if (candidatesLeft <= 0) return `budget spent: --max-candidates ${settings.maxCandidates} proposals measured`;
+  if (elapsedMs >= settings.maxMinutes * 60_000) return `budget spent: --max-minutes ${settings.maxMinutes}`;
+  return null;
+}
+
+/** The tune's end: the original baseline restored, unless --apply keeps the promoted one or it was cancelled. */
+async function restoreAtEnd(
+  settings: TuneSettings,
+  deps: TuneDeps,
+  control: CampaignControl,
+  last: CampaignSummary | null,
+): Promise<string> {
+  if (control.cancel.aborted) return "not restored (cancelled with a second Ctrl-C); run campaign recover";
+  if (settings.apply) {
+    const ok = last?.restore?.verification?.ok === true;
+    return `--apply: the promoted baseline stays deployed (${ok ? "verified" : "NOT verified: see the last campaign's report"})`;
+  }
+  deps.progress("tune: restoring the original baseline");
+  return deps.restoreOriginal(control, last);
 }
 
 function empty(run: CampaignRun) {
