@@ -6,7 +6,14 @@ import { EXIT } from "../common/exit-codes";
 import { type Io, processIo } from "../common/io";
 import { UsageError } from "../common/usage-error";
 import { comparisonChartFile, RESULTS_DIR, readResult, writeChart } from "../result";
-import { compareResults, compareRule, RULE_OPTIONS, RULE_OPTIONS_USAGE, ruleFromOptions } from "../verdict";
+import {
+  compareResults,
+  compareRule,
+  objectiveOf,
+  RULE_OPTIONS,
+  RULE_OPTIONS_USAGE,
+  ruleFromOptions,
+} from "../verdict";
 import { exportCommand } from "./export/command";
 import { buildScenario, PHASES, PRESETS, type PresetName, readScenarioFile, type Scenario } from "./inputs/scenario";
 import { SLO_ARG_OPTIONS, SLO_USAGE, type Slo, sloFlagText, sloFromArgValues } from "./inputs/slo";
@@ -199,8 +206,8 @@ async function compareCommand(argv: string[], cwd: string, io: Io): Promise<numb
   });
   if (positionals.length === 0) throw new UsageError("compare needs result files, e.g. results/*/*.json");
   const options = ruleFromOptions(values, (line) => io.stderr(`warning: ${line}\n`));
-  if (options.objective === "goodput" && options.slo === undefined)
-    throw new UsageError("--objective goodput needs --slo (the SLO the capacity was searched under)");
+  if (objectiveOf(options).needsSlo && options.slo === undefined)
+    throw new UsageError(`--objective ${options.objective} needs --slo (the SLO the capacity was searched under)`);
   const rule = compareRule(options);
   const loaded = positionals.map((f) => ({ file: f, result: readResult(resolve(cwd, f)) }));
   const comparison = compareResults(loaded, rule);

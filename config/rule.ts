@@ -24,6 +24,9 @@ export const RuleSettingsSchema = z.strictObject({
   objective: ObjectiveSchema.default("throughput"),
 });
 
+/** The objective a rule has when none is given (throughput), the one documents leave out. */
+const DEFAULT_OBJECTIVE: Objective = RuleSettingsSchema.shape.objective.parse(undefined);
+
 export type RuleSettings = z.infer<typeof RuleSettingsSchema>;
 export type RuleField = keyof RuleSettings;
 
@@ -121,12 +124,12 @@ export function ruleSettingsOf(o: Readonly<Partial<RuleSettings>>): RuleSettings
 
 /**
  * Pure: the settings as documents record them (a candidate summary's rule, the post-deploy input): the
- * throughput objective is left out, as in every document written before the goodput objective existed,
+ * default objective (throughput) is left out, as in every document written before the goodput objective existed,
  * so those documents and new ones read alike.
  */
 export function recordedRuleSettings(o: Readonly<Partial<RuleSettings>>): RecordedRuleSettings {
   const { objective, ...rest } = ruleSettingsOf(o);
-  return objective === "goodput" ? { ...rest, objective } : rest;
+  return objective === DEFAULT_OBJECTIVE ? rest : { ...rest, objective };
 }
 
-export type RecordedRuleSettings = Omit<RuleSettings, "objective"> & { readonly objective?: "goodput" };
+export type RecordedRuleSettings = Omit<RuleSettings, "objective"> & { readonly objective?: Objective };

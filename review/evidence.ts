@@ -5,6 +5,7 @@ import {
   type Comparison,
   compareVerdicts,
   type Recommendation,
+  rankedFigure,
   recommend,
   sameRule,
 } from "../verdict";
@@ -57,7 +58,7 @@ function summaryRef(f: FoundSummary): SummaryRef {
     mode: s.mode,
     measuredAt: s.measuredAt,
     gitCommit: s.tool.gitCommit,
-    requestsPerSecond: s.verdict.requestsPerSecond,
+    requestsPerSecond: rankedFigure(s.verdict),
     e2eP95Ms: s.verdict.e2eP95Ms,
     ttftP95Ms: s.verdict.ttftP95Ms,
     eligible: s.verdict.eligible,

@@ -3,10 +3,11 @@ import * as path from "node:path";
 import { redactSecrets } from "../benchmarks/inputs/stack-outputs";
 import { type BenchmarkResult, readSummaryFile, writeSummaryFile } from "../result";
 import { canonicalJson, RUN_IDENTITY_KEYS } from "./canonical";
+import { type JudgedResult, judge } from "./compare";
 import type { Mode } from "./mode";
 import { throughputNoise } from "./noise";
 import { type CandidateEvidence, candidateEvidence } from "./propose/evidence";
-import { type CandidateVerdict, type CompareRule, type JudgedResult, judge, ruleSlo } from "./rule";
+import { type CandidateVerdict, type CompareRule, ruleSlo } from "./rule";
 import { compareRule } from "./rule-options";
 import {
   CANDIDATE_SUMMARY_KIND,

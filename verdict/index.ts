@@ -12,8 +12,17 @@ export {
   writeCandidateSummaries,
 } from "./candidate-summary";
 export { canonicalJson, changeText, configChanges, type KnobChange, KnobChangeSchema, knobChanges } from "./canonical";
+export {
+  type Comparison,
+  compareResults,
+  compareVerdicts,
+  describeRule,
+  type JudgedResult,
+  judge,
+  judgeResult,
+} from "./compare";
 export { type Mode, ModeSchema } from "./mode";
-export { rankNoise } from "./noise";
+export { type Objective, objectiveOf, rankedFigure, rankNoise } from "./objectives";
 export {
   type CandidateEvidence,
   candidateEvidence,
@@ -27,16 +36,7 @@ export {
   type StartFailure,
 } from "./propose";
 export { type Recommendation, recommend } from "./recommend";
-export {
-  type CompareRule,
-  type Comparison,
-  compareResults,
-  compareVerdicts,
-  describeRule,
-  type JudgedResult,
-  judge,
-  judgeResult,
-} from "./rule";
+export type { CompareRule } from "./rule";
 export {
   compareRule,
   RULE_OPTIONS,

@@ -1,6 +1,4 @@
 import type { BenchmarkResult } from "../result";
-import { capacityNoise } from "./goodput";
-import type { CompareRule } from "./schema";
 import { levelThroughput } from "./throughput";
 
 /**
@@ -24,10 +22,6 @@ export function throughputNoise(result: BenchmarkResult, concurrency: number): n
   const cv = Math.sqrt(variance) / mean;
   return Math.sqrt((cv * cv) / n + 1 / (n * n));
 }
-
-/** The noise of the figure the rule ranks by: the capacity's (goodput), else the throughput's at the target. Pure. */
-export const rankNoise = (result: BenchmarkResult, rule: CompareRule): number | null =>
-  rule.objective === "goodput" ? capacityNoise(result) : throughputNoise(result, rule.targetConcurrency);
 
 /** Relative gap between two throughputs (of the larger). */
 const relativeGap = (a: number, b: number): number => (Math.max(a, b) === 0 ? 0 : Math.abs(a - b) / Math.max(a, b));

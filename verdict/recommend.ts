@@ -1,6 +1,7 @@
 import { num } from "../common/format";
+import type { Comparison } from "./compare";
 import { type ControlSpread, controlSpread } from "./noise";
-import type { Comparison } from "./rule";
+import { objectiveOf, rankedFigure } from "./objectives";
 
 /**
  * The campaign's recommendation, on top of the benchmark's rule (`compareResults`). The rule picks
@@ -73,8 +74,10 @@ export function recommend(
   });
   if (comparison === null) return none("no comparable results");
   const rps = new Map<string, number>();
-  for (const c of comparison.candidates)
-    if (c.eligible && c.requestsPerSecond !== null) rps.set(c.stack, c.requestsPerSecond);
+  for (const c of comparison.candidates) {
+    const figure = rankedFigure(c);
+    if (c.eligible && figure !== null) rps.set(c.stack, figure);
+  }
   const highest = comparison.recommended;
   if (highest === null || rps.size === 0)
     return none(comparison.reasons[0] ?? "no candidate satisfies the rule", highest);
@@ -118,6 +121,7 @@ export function recommend(
     )
     .map((r) => r.stack);
   const pct = (x: number) => `${num(x * 100, 1)} %`;
+  const objective = objectiveOf(comparison.rule);
   const estimated = (stack: string) =>
     comparison.candidates.find((c) => c.stack === stack)?.requestsPerSecondBasis === "estimate";
   const sampleNoise = noiseOf(highest);
@@ -126,18 +130,13 @@ export function recommend(
     ...(slotted
       ? [slotNoise === null ? "no slot-to-slot spread measured" : `slot-to-slot spread ${pct(slotNoise)}`]
       : []),
-    // The error is the estimate's own where the throughput was read from it; a bare one is the count's.
-    ...(sampleNoise === null
-      ? []
-      : comparison.rule.objective === "goodput"
-        ? [`capacity bracket ${pct(2 * sampleNoise)} wide`]
-        : [`sampling error ${pct(sampleNoise)} per run${estimated(highest) ? " (throughput estimate's)" : ""}`]),
+    ...(sampleNoise === null ? [] : [objective.noiseText(sampleNoise, pct, estimated(highest))]),
     `tolerance at least ${pct(tolerance)}`,
   ].join(", ");
-  const unit = comparison.rule.objective === "goodput" ? " SLO capacity" : "";
+  const { unit } = objective;
   const reason =
     chosen === highest
-      ? `${chosen} has the highest ${comparison.rule.objective === "goodput" ? `SLO capacity (${num(best, 3)} req/s)` : `throughput (${num(best, 3)} req/s at concurrency ${comparison.rule.targetConcurrency})`}` +
+      ? `${chosen} has the highest ${objective.figureName} (${num(best, 3)} req/s${objective.where(comparison.rule.targetConcurrency)})` +
         (equivalent.length > 1
           ? `; within noise: ${equivalent.filter((s) => s !== chosen).join(", ")} (${noiseText})`
           : `; no other candidate within noise (${noiseText})`)

@@ -1,4 +1,4 @@
-import { DEFAULT_SLO_ATTAINMENT, describeBound, describeSlo, type Slo, type SloBound } from "../benchmarks/inputs/slo";
+import { DEFAULT_SLO_ATTAINMENT, type Slo, type SloBound } from "../benchmarks/inputs/slo";
 import { boundFigure } from "../benchmarks/phases/slo-figures";
 import { num } from "../common/format";
 import type { BenchmarkResult, LoadLevel } from "../result";
@@ -7,14 +7,6 @@ import type { CandidateVerdict, CompareRule } from "./schema";
 import { levelThroughput } from "./throughput";
 
 export type { CandidateVerdict, CompareRule } from "./schema";
-
-export interface Comparison {
-  readonly rule: CompareRule;
-  readonly ruleText: string;
-  readonly candidates: CandidateVerdict[];
-  readonly recommended: string | null;
-  readonly reasons: string[];
-}
 
 /** The rule's SLO: `slo`, or the p95 bounds of a summary written before it existed; undefined: none. */
 export function ruleSlo(rule: CompareRule): Slo | undefined {
@@ -26,29 +18,6 @@ export function ruleSlo(rule: CompareRule): Slo | undefined {
 }
 
 const LABEL = { ttft: "TTFT", tpot: "TPOT", itl: "ITL", e2e: "e2e" } as const;
-
-export function describeRule(rule: CompareRule): string {
-  if (rule.objective === "goodput") {
-    const slo = ruleSlo(rule);
-    return (
-      `highest SLO capacity (the highest Poisson request rate at which ${slo ? describeSlo(slo) : "the SLO (none given)"} held, the bracket's passing end)` +
-      " among candidates whose run is complete, whose capacity search bracketed under that SLO, with zero preemptions at the capacity and zero container restarts" +
-      "; within noise (the brackets' widths and the controls' gap) the candidate that changes least wins"
-    );
-  }
-  return [
-    `highest sustained requests/s at concurrency ${rule.targetConcurrency}`,
-    "(the throughput estimate where the result has one, else the count of requests completed in the window)",
-    "among candidates whose run is complete and valid (no pod change, no failed requests),",
-    `with no waiting requests at any concurrency below ${rule.targetConcurrency},`,
-    "zero preemptions and zero container restarts",
-    ...(ruleSlo(rule)?.bounds.map((b) => `, ${describeBound(b)}`) ?? []),
-    "; ties broken by the lower end-to-end p95",
-  ]
-    .join(" ")
-    .replace(/\s+([,;])/g, "$1")
-    .replace(/\s{2,}/g, " ");
-}
 
 /** Container restarts over the run disqualify; without cluster access they are unverified. */
 function checkRestarts(result: BenchmarkResult, out: string[], unverified: string[]): void {
@@ -66,6 +35,7 @@ function peakOver(result: BenchmarkResult, f: (l: LoadLevel) => number | null): 
 /** The figures each objective reads its own way; the rest of a verdict is read alike (`verdictOf`). */
 type RankedFigures = Pick<
   CandidateVerdict,
+  | "rankedBy"
   | "requestsPerSecond"
   | "requestsPerSecondBasis"
   | "e2eP95Ms"
@@ -90,6 +60,7 @@ function verdictOf(
     eligible: checks.out.length === 0,
     disqualified: [...new Set(checks.out)],
     unverified: [...new Set(checks.unverified)],
+    rankedBy: ranked.rankedBy,
     requestsPerSecond: ranked.requestsPerSecond,
     requestsPerSecondBasis: ranked.requestsPerSecondBasis,
     countRequestsPerSecond: at?.requestsPerSecond ?? null,
@@ -108,12 +79,14 @@ function verdictOf(
 }
 
 /** Pure: the goodput objective's verdict (`goodput.ts`): ranked by the SLO capacity. */
-function judgeGoodput(result: BenchmarkResult, rule: CompareRule, file: string | null): CandidateVerdict {
+export function judgeGoodput(result: BenchmarkResult, rule: CompareRule, file: string | null): CandidateVerdict {
   const g = goodputChecks(result, ruleSlo(rule));
   checkRestarts(result, g.out, g.unverified);
   return verdictOf(result, file, g.at, g, {
-    requestsPerSecond: g.capacity,
-    requestsPerSecondBasis: g.capacity === null ? null : "slo-capacity",
+    rankedBy: "sloCapacity",
+    // Ranked by `sloCapacity.ratePerSecond`; there is no target concurrency to read a throughput at.
+    requestsPerSecond: null,
+    requestsPerSecondBasis: null,
     e2eP95Ms: g.e2eP95Ms,
     ttftP95Ms: g.ttftP95Ms,
     peakKvCacheUsagePercent: g.at?.server.peakKvCacheUsagePercent.value ?? null,
@@ -121,9 +94,8 @@ function judgeGoodput(result: BenchmarkResult, rule: CompareRule, file: string |
   });
 }
 
-/** Pure: applies the rule to one result. */
-export function judge(result: BenchmarkResult, rule: CompareRule, file: string | null = null): CandidateVerdict {
-  if (rule.objective === "goodput") return judgeGoodput(result, rule, file);
+/** Pure: the throughput objective's verdict: ranked by the requests/s at the target concurrency. */
+export function judgeThroughput(result: BenchmarkResult, rule: CompareRule, file: string | null): CandidateVerdict {
   const out: string[] = [];
   const unverified: string[] = [];
   const unverifiedPreemptions = new Map<string, number[]>();
@@ -165,6 +137,7 @@ export function judge(result: BenchmarkResult, rule: CompareRule, file: string |
     at,
     { out, unverified },
     {
+      rankedBy: "requestsPerSecond",
       requestsPerSecond: throughput?.requestsPerSecond ?? null,
       requestsPerSecondBasis: throughput?.basis ?? null,
       e2eP95Ms: at?.e2eMs?.p95 ?? null,
@@ -173,64 +146,4 @@ export function judge(result: BenchmarkResult, rule: CompareRule, file: string |
       peakGpuMemoryMiB: peakOver(result, (l) => l.gpu.peakMemoryUsedMiB.value),
     },
   );
-}
-
-/** A result with its verdict under one rule, judged once where it was measured (a campaign) and read from there on. */
-export interface JudgedResult {
-  readonly result: BenchmarkResult;
-  readonly file: string;
-  readonly verdict: CandidateVerdict;
-}
-
-/** Pure: `judge` kept beside the result and the file it judged. */
-export const judgeResult = (
-  r: { readonly result: BenchmarkResult; readonly file: string },
-  rule: CompareRule,
-): JudgedResult => ({
-  result: r.result,
-  file: r.file,
-  verdict: judge(r.result, rule, r.file),
-});
-
-/** Pure: judges every result and picks one by the rule, with the reasons. */
-export function compareResults(
-  results: ReadonlyArray<{ result: BenchmarkResult; file?: string }>,
-  rule: CompareRule,
-): Comparison {
-  return compareVerdicts(
-    results.map((r) => judge(r.result, rule, r.file ?? null)),
-    rule,
-  );
-}
-
-/** " (estimate)" beside a figure read from the estimate; a bare figure is the count, as the rule's text says. */
-const basisNote = (c: CandidateVerdict) =>
-  c.requestsPerSecondBasis === "estimate"
-    ? " (estimate)"
-    : c.requestsPerSecondBasis === "slo-capacity"
-      ? ` SLO capacity, bracket [${num(c.sloCapacity?.highestPassingRatePerSecond ?? null, 3)}, ${num(c.sloCapacity?.lowestFailingRatePerSecond ?? null, 3)}]`
-      : "";
-
-/** Pure: picks among verdicts already judged under `rule` (e.g. read back from candidate summaries). */
-export function compareVerdicts(candidates: CandidateVerdict[], rule: CompareRule): Comparison {
-  const eligible = candidates
-    .filter((c) => c.eligible && c.requestsPerSecond !== null)
-    .sort((a, b) => b.requestsPerSecond! - a.requestsPerSecond! || (a.e2eP95Ms ?? Infinity) - (b.e2eP95Ms ?? Infinity));
-  const best = eligible[0] ?? null;
-  const reasons: string[] = [];
-  if (best === null) reasons.push("no candidate satisfies the rule; see the disqualifications");
-  else {
-    reasons.push(
-      `${best.stack}: ${num(best.requestsPerSecond, 3)} req/s${basisNote(best)}${rule.objective === "goodput" ? "" : ` at concurrency ${rule.targetConcurrency}`}, e2e p95 ${num(best.e2eP95Ms, 1)} ms`,
-    );
-    for (const other of eligible.slice(1)) {
-      reasons.push(
-        `beats ${other.stack} (${num(other.requestsPerSecond, 3)} req/s${basisNote(other)}, e2e p95 ${num(other.e2eP95Ms, 1)} ms)`,
-      );
-    }
-    for (const out of candidates.filter((c) => !c.eligible))
-      reasons.push(`${out.stack} excluded: ${out.disqualified.join("; ")}`);
-    if (best.unverified.length > 0) reasons.push(`not verifiable for ${best.stack}: ${best.unverified.join("; ")}`);
-  }
-  return { rule, ruleText: describeRule(rule), candidates, recommended: best?.stack ?? null, reasons };
 }

@@ -39,7 +39,15 @@ const CandidateVerdictSchema = z.strictObject({
   disqualified: z.array(z.string()),
   /** Figures the rule could not check (null metrics): reported, not disqualifying. */
   unverified: z.array(z.string()),
-  /** Throughput at the target, as the rule reads it: the estimate where the result has one, else the count. */
+  /**
+   * The field holding the figure the objective ranks by (verdict/objectives.ts): `requestsPerSecond` (throughput)
+   * or `sloCapacity` (its `ratePerSecond`, goodput). Absent in verdicts written before it: read by `rankedByOf`.
+   */
+  rankedBy: z.enum(["requestsPerSecond", "sloCapacity"]).optional(),
+  /**
+   * Throughput at the target, as the rule reads it: the estimate where the result has one, else the count. Null
+   * under goodput (no target); verdicts written before `rankedBy` held the SLO capacity here (basis "slo-capacity").
+   */
   requestsPerSecond: figure,
   /** Which figure `requestsPerSecond` is (`verdict/throughput.ts`); null without a level at the target. */
   requestsPerSecondBasis: ThroughputBasisSchema.nullable(),
@@ -58,8 +66,8 @@ const CandidateVerdictSchema = z.strictObject({
   /** The open-loop sweep's highest rate meeting its SLOs (`--preset sweep`), req/s; null when none ran. */
   sweepHighestRatePerSecond: figure,
   /**
-   * The SLO capacity search's outcome (`load.capacity`); under the goodput objective `requestsPerSecond` is its
-   * rate. Null: the result has no search. Absent in verdicts written before it existed.
+   * The SLO capacity search's outcome (`load.capacity`); the goodput objective ranks by its `ratePerSecond`.
+   * Null: the result has no search. Absent in verdicts written before it existed.
    */
   sloCapacity: z
     .strictObject({

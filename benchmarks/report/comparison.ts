@@ -1,6 +1,6 @@
 import { num } from "../../common/format";
 import { markdownTableLines } from "../../common/markdown-table";
-import type { Comparison } from "../../verdict";
+import { type Comparison, objectiveOf, rankedFigure } from "../../verdict";
 
 /** Pure renderer of a comparison for the terminal or a PR comment. */
 export function renderComparison(c: Comparison): string {
@@ -8,14 +8,14 @@ export function renderComparison(c: Comparison): string {
   const sweep = c.candidates.some((x) => x.sweepHighestRatePerSecond !== null);
   // Shown only when some candidate ran the SLO capacity search.
   const capacity = c.candidates.some((x) => x.sloCapacity != null);
-  const goodput = c.rule.objective === "goodput";
+  const objective = objectiveOf(c.rule);
   const lines = [
     `Rule: ${c.ruleText}.`,
     "",
     ...markdownTableLines(
       [
         "stack",
-        goodput ? "SLO capacity req/s" : `req/s @c=${c.rule.targetConcurrency}`,
+        objective.column(c.rule.targetConcurrency),
         // Which figure the rule read (docs/throughput.md), and the count beside it.
         "req/s from",
         "count req/s",
@@ -32,8 +32,8 @@ export function renderComparison(c: Comparison): string {
       ],
       c.candidates.map((x) => [
         x.stack,
-        num(x.requestsPerSecond, 3),
-        x.requestsPerSecondBasis ?? "n/a",
+        num(rankedFigure(x), 3),
+        objective.basis(x),
         num(x.countRequestsPerSecond, 3),
         num(x.outputTokensPerSecond, 1),
         num(x.e2eP95Ms, 1),

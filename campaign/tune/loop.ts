@@ -1,3 +1,4 @@
+import type { Objective } from "../../config";
 import type { JudgedResult } from "../../verdict";
 import { BASELINE, type CampaignControl, type CampaignRun } from "../campaign";
 import type { CampaignSummary } from "../record";
@@ -53,7 +54,7 @@ export interface TuneDeps {
 export interface TuneSettings {
   readonly branch: string;
   readonly baseCommit: string | null;
-  readonly objective: string;
+  readonly objective: Objective;
   readonly targetConcurrency: number;
   /** Proposals measured over the whole tune (baseline and controls not counted). */
   readonly maxCandidates: number;

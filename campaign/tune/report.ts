@@ -1,5 +1,6 @@
 import { num } from "../../common/format";
 import { markdownTableLines } from "../../common/markdown-table";
+import { objectiveOf } from "../../verdict";
 import type { TuneState } from "./state";
 
 /** Pure renderer of the report's "Tuning" section: per step the proposal, its evidence, the figures and the verdict. */
@@ -8,7 +9,7 @@ export function renderTuning(s: TuneState): string {
   const lines = [
     "## Tuning",
     "",
-    `Branch \`${s.branch}\` from ${s.baseCommit?.slice(0, 12) ?? "an unknown commit"}; objective ${s.objective === "goodput" ? "goodput (SLO capacity)" : `${s.objective} at concurrency ${s.targetConcurrency}`}; ` +
+    `Branch \`${s.branch}\` from ${s.baseCommit?.slice(0, 12) ?? "an unknown commit"}; objective ${objectiveOf(s).title(s.targetConcurrency)}; ` +
       `${promoted.length} promotion${promoted.length === 1 ? "" : "s"}${promoted.length > 0 ? ` (${promoted.map((x) => `${x.promoted?.knob} ${x.promoted?.from} -> ${x.promoted?.to}`).join(", ")})` : ""}.`,
     "",
     `- stopped: ${s.stopped ?? "still running, or killed (run the same command to resume)"}`,

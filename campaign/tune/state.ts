@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import { z } from "zod";
 import { writeFileAtomic } from "../../common/atomic-write";
+import { ObjectiveSchema } from "../../config";
 
 /**
  * The tune's record, one file per branch under the campaign's results directory, rewritten
@@ -55,7 +56,8 @@ const TuneStateSchema = z.object({
   /** The commit the branch started from: the original config, restored at the end unless --apply. */
   baseCommit: z.string().nullable(),
   startedAt: z.string(),
-  objective: z.string(),
+  /** The rule's objective (config/rule.ts); tunes only ever recorded these names. */
+  objective: ObjectiveSchema,
   targetConcurrency: z.number().int().positive(),
   steps: z.array(StepSchema),
   /** Why the tune ended; null while it is still going (or was killed). */

@@ -1,4 +1,4 @@
-import type { CompareRule, JudgedResult, Mode, Proposal } from "../../verdict";
+import { type CompareRule, type JudgedResult, type Mode, type Proposal, rankedFigure } from "../../verdict";
 import { BASELINE, type CampaignRun } from "../campaign";
 import { measuredCandidate } from "../record";
 import type { StepFigure } from "./state";
@@ -61,7 +61,7 @@ export function stepWinner(run: CampaignRun, written: readonly WrittenProposal[]
 export const stepFigures = (run: CampaignRun): StepFigure[] =>
   run.judged.map(({ verdict: v, file }) => ({
     stack: v.stack,
-    requestsPerSecond: v.requestsPerSecond,
+    requestsPerSecond: rankedFigure(v),
     e2eP95Ms: v.e2eP95Ms,
     eligible: v.eligible,
     disqualified: [...v.disqualified],

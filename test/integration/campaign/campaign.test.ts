@@ -9,7 +9,7 @@ import { mergedStackConfig, parseCandidateConfig, stackNames } from "../../../co
 import { startLab, stopLab } from "../../../lab";
 import { readResult } from "../../../result/store";
 import { writeCandidateSummaries } from "../../../verdict/candidate-summary";
-import { judgeResult } from "../../../verdict/rule";
+import { judgeResult } from "../../../verdict/compare";
 import { commandPluginMissing, requireCommandPlugin } from "../command-plugin";
 import {
   type KeyProxy,

@@ -6,9 +6,9 @@ import { searchCapacity } from "../../../benchmarks/phases/capacity-search";
 import { renderComparison } from "../../../benchmarks/report/comparison";
 import { capacityComparisonSvg } from "../../../benchmarks/report/slo-svg";
 import type { BenchmarkResult, RateLevel } from "../../../result/types";
-import { rankNoise } from "../../../verdict/noise";
+import { compareResults, describeRule } from "../../../verdict/compare";
+import { rankNoise } from "../../../verdict/objectives";
 import { recommend } from "../../../verdict/recommend";
-import { compareResults, describeRule } from "../../../verdict/rule";
 import { level, result } from "./sample-result";
 
 const SLO: Slo = { bounds: parseSloBounds("ttft:p99:1000,tpot:p99:30"), attainment: 0.99 };
@@ -64,10 +64,10 @@ describe("goodput objective: the rule ranks by the SLO capacity", () => {
     const c = compareResults([{ result: base }, { result: seqs8 }], goodput);
     assert.equal(c.recommended, "seqs8");
     assert.deepEqual(
-      c.candidates.map((x) => [x.stack, x.requestsPerSecond, x.requestsPerSecondBasis]),
+      c.candidates.map((x) => [x.stack, x.rankedBy, x.sloCapacity?.ratePerSecond, x.requestsPerSecond]),
       [
-        ["baseline", 3, "slo-capacity"],
-        ["seqs8", 6, "slo-capacity"],
+        ["baseline", "sloCapacity", 3, null],
+        ["seqs8", "sloCapacity", 6, null],
       ],
     );
     assert.equal(c.reasons[0], "seqs8: 6.000 req/s SLO capacity, bracket [6.000, 6.500], e2e p95 900.0 ms");

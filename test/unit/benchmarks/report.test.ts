@@ -2,7 +2,7 @@ import { strict as assert } from "node:assert";
 import { renderComparison } from "../../../benchmarks/report/comparison";
 import { renderMarkdown } from "../../../benchmarks/report/markdown";
 import { chartFromResults, niceMax } from "../../../benchmarks/report/svg";
-import { compareResults, judge } from "../../../verdict/rule";
+import { compareResults, judge } from "../../../verdict/compare";
 import { level, result } from "./sample-result";
 
 // The seed's max-num-seqs table: seqs1 flat at 0.59 req/s, seqs2 1.14, seqs4 2.2.

@@ -4,7 +4,7 @@ import * as path from "node:path";
 import { closedLoopThroughput } from "../../../benchmarks/phases/throughput-estimate";
 import { readResult } from "../../../result/store";
 import type { BenchmarkResult } from "../../../result/types";
-import { judge } from "../../../verdict/rule";
+import { judge } from "../../../verdict/compare";
 
 /**
  * The estimate on the real vLLM 0.24 campaign's recorded samples (examples/gpu-campaign-2026-11-30,

@@ -2,9 +2,9 @@ import { strict as assert } from "node:assert";
 import type { RequestSample } from "../../../benchmarks/http/chat";
 import { measured, missing } from "../../../benchmarks/measured";
 import { BATCHES, closedLoopThroughput, progressCurve } from "../../../benchmarks/phases/throughput-estimate";
+import { compareResults, judge } from "../../../verdict/compare";
 import { throughputNoise } from "../../../verdict/noise";
 import { recommend } from "../../../verdict/recommend";
-import { compareResults, judge } from "../../../verdict/rule";
 import { levelThroughput } from "../../../verdict/throughput";
 import { level, result } from "./sample-result";
 

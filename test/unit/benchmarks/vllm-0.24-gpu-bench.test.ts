@@ -4,7 +4,7 @@ import * as path from "node:path";
 import { clientMeanBetween } from "../../../benchmarks/phases/server-latency";
 import { renderComparison } from "../../../benchmarks/report/comparison";
 import { readResult } from "../../../result/store";
-import { compareResults, judge } from "../../../verdict/rule";
+import { compareResults, judge } from "../../../verdict/compare";
 
 /**
  * Real vLLM 0.24.0 on an H200 (examples/gpu-bench-2026-11-30: lab/bundle/bench.sh), closed loop at

@@ -1,8 +1,8 @@
 import { strict as assert } from "node:assert";
 import type { LoadLevel } from "../../../result/types";
+import { compareResults } from "../../../verdict/compare";
 import { throughputNoise } from "../../../verdict/noise";
 import { recommend } from "../../../verdict/recommend";
-import { compareResults } from "../../../verdict/rule";
 import { level, result } from "../benchmarks/sample-result";
 
 const BASE_ARGS = ["m", "--max-num-seqs", "4", "--gpu-memory-utilization", "0.80"];

@@ -16,9 +16,9 @@ import { serviceSpec } from "../../../components/render/service";
 import { diffKnobs, mergedStackConfig, parseCandidateConfig } from "../../../config";
 import { configHash as candidateConfigHash } from "../../../verdict/candidate-summary";
 import { configChanges } from "../../../verdict/canonical";
+import { compareResults } from "../../../verdict/compare";
 import { controlSpread } from "../../../verdict/noise";
 import { recommend } from "../../../verdict/recommend";
-import { compareResults } from "../../../verdict/rule";
 import { level, result } from "../benchmarks/sample-result";
 import { PROJECT_DIR } from "../helpers/program";
 

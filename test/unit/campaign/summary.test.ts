@@ -9,7 +9,7 @@ import { recoveryCommand } from "../../../campaign/recover";
 import type { CandidateStart } from "../../../campaign/starts";
 import { exitCodeOf, recommendationLine, renderCampaignMarkdown } from "../../../campaign/summary";
 import { EXIT } from "../../../common/exit-codes";
-import { compareResults } from "../../../verdict/rule";
+import { compareResults } from "../../../verdict/compare";
 import { level, result } from "../benchmarks/sample-result";
 
 const seqs1 = result("seqs1", [level(1, 0.59, 1670, 0, 0), level(2, 0.59, 3300, 1, 0), level(4, 0.59, 6700, 3, 0)]);

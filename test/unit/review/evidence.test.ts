@@ -20,7 +20,7 @@ import {
   readCandidateSummary,
   writeCandidateSummaries,
 } from "../../../verdict/candidate-summary";
-import { judgeResult } from "../../../verdict/rule";
+import { judgeResult } from "../../../verdict/compare";
 import { level, result } from "../benchmarks/sample-result";
 import { PROJECT_DIR } from "./fixture-repo";
 

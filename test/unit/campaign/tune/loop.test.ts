@@ -3,8 +3,8 @@ import type { CampaignControl } from "../../../../campaign/campaign";
 import type { CampaignSummary } from "../../../../campaign/record";
 import { runTune, type TuneDeps, type TuneSettings, type TuneWinner } from "../../../../campaign/tune/loop";
 import type { TuneState } from "../../../../campaign/tune/state";
+import { compareVerdicts, judgeResult } from "../../../../verdict/compare";
 import { recommend } from "../../../../verdict/recommend";
-import { compareVerdicts, judgeResult } from "../../../../verdict/rule";
 import { level, result } from "../../benchmarks/sample-result";
 
 const TARGET = 8;

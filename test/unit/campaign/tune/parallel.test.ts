@@ -4,8 +4,8 @@ import type { CampaignSummary } from "../../../../campaign/record";
 import { assignQueue, planSlots } from "../../../../campaign/slots";
 import { runTune, type TuneDeps, type TuneSettings, type TuneWinner } from "../../../../campaign/tune/loop";
 import { type StepSlots, slotsLine, stepSlots, stepStacks } from "../../../../campaign/tune/parallel";
+import { compareVerdicts, judgeResult } from "../../../../verdict/compare";
 import { recommend } from "../../../../verdict/recommend";
-import { compareVerdicts, judgeResult } from "../../../../verdict/rule";
 import { level, result } from "../../benchmarks/sample-result";
 
 const TARGET = 8;
