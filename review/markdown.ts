@@ -1,6 +1,7 @@
 import { num } from "../common/format";
 import { markdownTable as table } from "../common/markdown-table";
 import { BASELINE_STACK } from "../config";
+import { objectiveOf } from "../verdict";
 
 /** The shared table builder, without its final newline (sections add their own spacing). */
 const markdownTable = (...a: Parameters<typeof table>) => table(...a).trimEnd();
@@ -112,7 +113,15 @@ function evidenceSection(stack: string, e: Evidence): string[] {
     `**Measured** (rule: ${e.comparison.ruleText}):`,
     "",
     markdownTable(
-      ["stack", `req/s @c=${target}`, "e2e p95 ms", "TTFT p95 ms", "change → Ready s", "eligible", "measured"],
+      [
+        "stack",
+        objectiveOf(e.comparison.rule).column(target),
+        "e2e p95 ms",
+        "TTFT p95 ms",
+        "change → Ready s",
+        "eligible",
+        "measured",
+      ],
       rows.map(([name, s]) => [
         name,
         num(s.requestsPerSecond, 3),
