@@ -18,4 +18,5 @@ export * from "./stack-files";
 export * from "./stack-order";
 export * from "./stack-outputs";
 export * from "./vllm-argv";
+export * from "./vllm-defaults";
 export * from "./vllm-knobs";

@@ -71,7 +71,7 @@ describe("lab KV proxy with the engine timing: the simulator's answer paced by t
   const start = async (maxNumSeqs: number) => {
     sim = instantSim();
     const simPort = await listen(sim);
-    const config = { pool: kvPoolFor(0.8, 8192, 24), maxNumSeqs, modelName: "m" };
+    const config = { pool: kvPoolFor(0.8, 8192, 24, 8192), maxNumSeqs, modelName: "m" };
     proxy = new KvProxy(simPort, { ...config, timing: { params: H200_TIMING, maxNumBatchedTokens: 0 } }, () => {});
     url = `http://127.0.0.1:${await proxy.listen({ port: 0 })}`;
   };
