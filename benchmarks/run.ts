@@ -9,6 +9,7 @@ import { probeHealth } from "./http/probes";
 import { PHASES, type Scenario } from "./inputs/scenario";
 import { maxNumSeqsOf, redactSecrets, type StackOutputs } from "./inputs/stack-outputs";
 import { apiErrorMessage, Cluster } from "./kube/cluster";
+import { podReaders } from "./kube/pod-readers";
 import type { PodIdentity } from "./kube/readiness";
 import { type Measured, measured, missing } from "./measured";
 import type { GpuSourceOptions } from "./metrics/gpu";
@@ -194,16 +195,8 @@ export async function runBenchmark(opts: RunOptions): Promise<BenchmarkResult> {
         case "identity":
           phases.identity = await identityPhase(ctx, {
             metricsUrl,
-            podLog: async () => {
-              if (cluster.value === null) return missing(`no cluster access: ${cluster.reason}`);
-              const pod = await podIdentity();
-              if (pod.value === null) return missing(pod.reason);
-              try {
-                return measured(await cluster.value.podLog(pod.value));
-              } catch (err) {
-                return missing(`pod log unavailable (${apiErrorMessage(err)}); kwok pods run no containers`);
-              }
-            },
+            ...podReaders(cluster, podIdentity),
+            maxNumBatchedTokens: opts.outputs.config["maxNumBatchedTokens"],
           });
           break;
         case "sequential":

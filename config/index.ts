@@ -9,6 +9,7 @@
 export * from "./check";
 export * from "./extra-args";
 export * from "./keys";
+export * from "./knob-values";
 export * from "./one-knob";
 export * from "./parse";
 export * from "./post-deploy-input";
