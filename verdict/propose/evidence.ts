@@ -186,7 +186,9 @@ export function candidateEvidence(result: BenchmarkResult): CandidateEvidence {
   return {
     stack: result.stack,
     knobs: knobsOf(config),
-    batchBudget: result.phases.identity?.batchBudget ?? missing("no identity phase recorded it"),
+    batchBudget: result.phases.identity
+      ? (result.phases.identity.batchBudget ?? missing("the result was written before the batch budget was recorded"))
+      : missing("no identity phase ran"),
     levels,
     kvCacheTokens:
       capacity.value !== null
