@@ -1,4 +1,5 @@
 import * as assert from "node:assert/strict";
+import { parseBatchBudgetLog } from "../../../benchmarks/metrics/batch-budget";
 import { parseExposition } from "../../../benchmarks/metrics/exposition";
 import {
   cacheConfigInfo,
@@ -231,6 +232,12 @@ describe("lab KV pool: the pod log's start-up lines", () => {
       },
       { tokens: 22081, per: 8192, conc: 2.7 },
     );
+    // The budget the pod runs at, where the benchmark reads it (identity.batchBudget): the pod's flag or the lab's default.
+    const budgets = [
+      ["m", "--max-model-len", "4096"],
+      ["m", "--max-model-len", "4096", "--max-num-batched-tokens", "512"],
+    ].map((args) => parseBatchBudgetLog(kvPoolLogLines(kvProxyConfigFor(args, 24, true).pool).join("\n"))?.tokens);
+    assert.deepEqual(budgets, [8192, 512]);
   });
 });
 
