@@ -7,8 +7,9 @@ import { type Card, cardRuleText, onCard, type VllmDefault } from "./vllm-defaul
  * writes (components/render/vllm-args.ts), the flags `extraArgs` may not repeat
  * (config/extra-args.ts), which flags take no value when argv is read back (config/vllm-argv.ts),
  * how the key is written in YAML (campaign propose/tune) and, for the knobs the proposer moves, the
- * stack-file names (`seqs8`, `mem085`). Adding a knob is one row here, its default and description
- * in Pulumi.yaml, `npm run docs:config`, and its tests.
+ * stack-file names (`seqs8`, `mem085`), and what vLLM runs with when no flag is rendered
+ * (`vllmDefault`, resolved once by `knobOnServer`). Adding a knob is one row here, its default and
+ * description in Pulumi.yaml, `npm run docs:config`, and its tests.
  */
 
 /** What a knob's value is, with its bounds; the kind decides parsing, rendering and YAML form. */
