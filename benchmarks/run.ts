@@ -9,6 +9,7 @@ import { probeHealth } from "./http/probes";
 import { PHASES, type Scenario } from "./inputs/scenario";
 import { maxNumSeqsOf, redactSecrets, type StackOutputs } from "./inputs/stack-outputs";
 import { apiErrorMessage, Cluster } from "./kube/cluster";
+import { podReaders } from "./kube/pod-readers";
 import type { PodIdentity } from "./kube/readiness";
 import { type Measured, measured, missing } from "./measured";
 import type { GpuSourceOptions } from "./metrics/gpu";
@@ -149,17 +150,7 @@ async function podAccess(opts: RunOptions, progress: Progress) {
       return missing(apiErrorMessage(err));
     }
   };
-  const log = async (): Promise<Measured<string>> => {
-    if (cluster.value === null) return missing(`no cluster access: ${cluster.reason}`);
-    const pod = await identity();
-    if (pod.value === null) return missing(pod.reason);
-    try {
-      return measured(await cluster.value.podLog(pod.value));
-    } catch (err) {
-      return missing(`pod log unavailable (${apiErrorMessage(err)}); kwok pods run no containers`);
-    }
-  };
-  return { cluster, identity, log };
+  return { cluster, identity, ...podReaders(cluster, identity) };
 }
 
 /** What a phase may read: the run's inputs, the pod, and the phases measured before it. */
@@ -179,7 +170,12 @@ async function runPhase(phase: (typeof PHASES)[number], run: PhaseRun): Promise<
       phases.readiness = await readinessPhase(pod.cluster, opts.waitReadySeconds ?? 0, ctx.signal);
       break;
     case "identity":
-      phases.identity = await identityPhase(ctx, { metricsUrl, podLog: pod.log });
+      phases.identity = await identityPhase(ctx, {
+        metricsUrl,
+        podLog: pod.podLog,
+        card: pod.card,
+        maxNumBatchedTokens: opts.outputs.config["maxNumBatchedTokens"],
+      });
       break;
     case "sequential":
       phases.sequential = await sequentialPhase(ctx);

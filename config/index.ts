@@ -9,6 +9,7 @@
 export * from "./check";
 export * from "./extra-args";
 export * from "./keys";
+export * from "./knob-values";
 export * from "./one-knob";
 export * from "./parse";
 export * from "./post-deploy-input";
@@ -18,4 +19,5 @@ export * from "./stack-files";
 export * from "./stack-order";
 export * from "./stack-outputs";
 export * from "./vllm-argv";
+export * from "./vllm-defaults";
 export * from "./vllm-knobs";

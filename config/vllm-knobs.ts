@@ -1,4 +1,5 @@
 import { booleanString, decimalString, type Field, field, integer, oneOf } from "./config-strings";
+import { type Card, cardRuleText, onCard, type VllmDefault } from "./vllm-defaults";
 
 /**
  * The knob table: every config key that sets one `vllm serve` flag by value, one row each. From a
@@ -6,19 +7,20 @@ import { booleanString, decimalString, type Field, field, integer, oneOf } from 
  * writes (components/render/vllm-args.ts), the flags `extraArgs` may not repeat
  * (config/extra-args.ts), which flags take no value when argv is read back (config/vllm-argv.ts),
  * how the key is written in YAML (campaign propose/tune) and, for the knobs the proposer moves, the
- * stack-file names (`seqs8`, `mem085`). Adding a knob is one row here, its default and description
- * in Pulumi.yaml, `npm run docs:config`, and its tests.
+ * stack-file names (`seqs8`, `mem085`), and what vLLM runs with when no flag is rendered
+ * (`vllmDefault`, resolved once by `knobOnServer`). Adding a knob is one row here, its default and
+ * description in Pulumi.yaml, `npm run docs:config`, and its tests.
  */
 
 /** What a knob's value is, with its bounds; the kind decides parsing, rendering and YAML form. */
 type KnobValue =
-  /** `off`: the value that leaves vLLM's default, so no flag is rendered. */
+  /** `off`: the value that leaves vLLM's default (the row's `vllmDefault`), so no flag is rendered. */
   | { readonly kind: "integer"; readonly min: number; readonly max: number; readonly off?: number }
   /** A decimal kept as a string, as vLLM reads it: above `above`, at most `max`, written with `places` decimals. */
   | { readonly kind: "decimal"; readonly above: number; readonly max: number; readonly places: number }
   | { readonly kind: "enum"; readonly values: readonly [string, ...string[]] }
-  /** vLLM's `--flag` / `--no-flag` pair; the value equal to vLLM's own default renders neither. */
-  | { readonly kind: "boolean"; readonly vllmDefault: boolean };
+  /** vLLM's `--flag` / `--no-flag` pair; the value equal to the row's `vllmDefault` renders neither. */
+  | { readonly kind: "boolean" };
 
 interface KnobRow {
   /** The config key (`vllm-tuner:<key>`). */
@@ -26,6 +28,8 @@ interface KnobRow {
   /** The `vllm serve` flag, long form; a boolean's `--no-` form is derived from it. */
   readonly flag: `--${string}`;
   readonly value: KnobValue;
+  /** What vLLM 0.24 runs with when the flag is not rendered (config/vllm-defaults.ts). */
+  readonly vllmDefault: VllmDefault;
   /** Said after the bounds in `allowed`, e.g. the unit: "(tokens of prompt + output)". */
   readonly note?: string;
   /** What the key means, said once (README table and Pulumi.yaml `description` are checked against it). */
@@ -42,6 +46,7 @@ export const VLLM_KNOBS = [
     key: "dtype",
     flag: "--dtype",
     value: { kind: "enum", values: ["auto", "half", "float16", "bfloat16", "float", "float32"] },
+    vllmDefault: { kind: "constant", value: "auto" },
     description: "Weight and activation dtype (--dtype) - auto, half, float16, bfloat16, float, float32.",
     tunable: false,
   },
@@ -49,6 +54,7 @@ export const VLLM_KNOBS = [
     key: "maxModelLen",
     flag: "--max-model-len",
     value: { kind: "integer", min: 256, max: 1_048_576 },
+    vllmDefault: { kind: "model" },
     note: "(tokens of prompt + output)",
     description: "Context length in tokens, prompt plus output (--max-model-len).",
     tunable: true,
@@ -58,6 +64,7 @@ export const VLLM_KNOBS = [
     key: "maxNumSeqs",
     flag: "--max-num-seqs",
     value: { kind: "integer", min: 1, max: 1024 },
+    vllmDefault: { kind: "card", large: 1024, other: 256 },
     note: "(sequences the scheduler runs at once)",
     description: "Sequences the scheduler runs at once (--max-num-seqs); more requests wait.",
     tunable: true,
@@ -67,6 +74,7 @@ export const VLLM_KNOBS = [
     key: "gpuMemoryUtilization",
     flag: "--gpu-memory-utilization",
     value: { kind: "decimal", above: 0.05, max: 1, places: 2 },
+    vllmDefault: { kind: "constant", value: 0.9 },
     description:
       "Fraction of GPU memory vLLM may take for weights, activations and KV cache (--gpu-memory-utilization), as a decimal string.",
     tunable: true,
@@ -76,6 +84,7 @@ export const VLLM_KNOBS = [
     key: "maxNumBatchedTokens",
     flag: "--max-num-batched-tokens",
     value: { kind: "integer", min: 256, max: 1_048_576, off: 0 },
+    vllmDefault: { kind: "card", large: 8192, other: 2048 },
     description: "Tokens per scheduler step (--max-num-batched-tokens); 0 leaves vLLM's default and renders no flag.",
     tunable: true,
     stackPrefix: "mbt",
@@ -83,7 +92,8 @@ export const VLLM_KNOBS = [
   {
     key: "enablePrefixCaching",
     flag: "--enable-prefix-caching",
-    value: { kind: "boolean", vllmDefault: true },
+    value: { kind: "boolean" },
+    vllmDefault: { kind: "constant", value: true },
     description:
       "Reuse the KV cache of a prompt prefix seen before (--enable-prefix-caching); true is vLLM's default and renders no flag, false renders --no-enable-prefix-caching.",
     tunable: true,
@@ -143,10 +153,51 @@ export function renderKnob(row: KnobRow, value: unknown): string[] {
     case "enum":
       return [row.flag, String(value)];
     case "boolean":
-      return value === v.vllmDefault ? [] : [value ? row.flag : negatedFlag(row.flag)];
+      return value === constantDefault(row) ? [] : [value ? row.flag : negatedFlag(row.flag)];
     default: {
       const never: never = v;
       throw new Error(`unknown knob kind ${JSON.stringify(never)}`);
+    }
+  }
+}
+
+/** A row's default that is the same on every card; throws for one that is not (a boolean's always is). */
+function constantDefault(row: KnobRow): string | number | boolean {
+  if (row.vllmDefault.kind !== "constant") throw new Error(`${row.key}: vLLM's default is not a constant`);
+  return row.vllmDefault.value;
+}
+
+/** What vLLM runs a knob at: the value the stack sets, or vLLM's default for it, with where it came from. */
+export type KnobOnServer =
+  | { readonly value: string | number | boolean; readonly from: "flag" | "vllm-default"; readonly why: string }
+  | { readonly value: null; readonly from: null; readonly why: string };
+
+/**
+ * The one resolution of a knob left at vLLM's default (`off`, or a boolean at vLLM's value): the
+ * configured value when it renders a flag, else vLLM's default (`vllmDefaultOf`). Pure.
+ */
+export function knobOnServer(key: KnobKey, configured: string | number | boolean, card: Card | null): KnobOnServer {
+  const row = knobRow(key);
+  if (renderKnob(row, configured).length > 0)
+    return { value: configured, from: "flag", why: `${row.flag} ${String(configured)}, as the stack sets it` };
+  return vllmDefaultOf(key, card);
+}
+
+/** vLLM's default for a knob, by card where vLLM's rule needs one; null with the reason when the card or the model is unknown. */
+export function vllmDefaultOf(key: KnobKey, card: Card | null): KnobOnServer {
+  const d = knobRow(key).vllmDefault;
+  switch (d.kind) {
+    case "constant":
+      return { value: d.value, from: "vllm-default", why: `vLLM's default ${String(d.value)}` };
+    case "card":
+      return card === null
+        ? { value: null, from: null, why: `vLLM's default (${cardRuleText(d)}) on a card not known` }
+        : { ...onCard(d, card), from: "vllm-default" };
+    case "model":
+      return { value: null, from: null, why: "vLLM's default is the model's own context length, not known here" };
+    default: {
+      const never: never = d;
+      throw new Error(`unknown vLLM default ${JSON.stringify(never)}`);
     }
   }
 }
@@ -200,7 +251,7 @@ function allowedOf(row: KnobRow): string {
     case "enum":
       return `one of ${v.values.join(", ")}${note}`;
     case "boolean":
-      return `true (${row.flag}) or false (${negatedFlag(row.flag)}); vLLM's default, ${v.vllmDefault}, renders no flag${note}`;
+      return `true (${row.flag}) or false (${negatedFlag(row.flag)}); vLLM's default, ${constantDefault(row)}, renders no flag${note}`;
     default: {
       const never: never = v;
       throw new Error(`unknown knob kind ${JSON.stringify(never)}`);

@@ -1,11 +1,4 @@
-import {
-  applyStep,
-  DEFAULT_MAX_NUM_BATCHED_TOKENS,
-  type EngineSeq,
-  frontendMs,
-  planStep,
-  type TimingParams,
-} from "./timing-model";
+import { applyStep, batchBudget, type EngineSeq, frontendMs, planStep, type TimingParams } from "./timing-model";
 
 /** The lab's engine timing for one pod: the fitted model and the pod's `--max-num-batched-tokens` (0: vLLM's default). */
 export interface EngineTiming {
@@ -49,7 +42,7 @@ export class StepEngine {
     private readonly timing: EngineTiming,
     private readonly now: () => number = () => performance.now(),
   ) {
-    this.budget = timing.maxNumBatchedTokens === 0 ? DEFAULT_MAX_NUM_BATCHED_TOKENS : timing.maxNumBatchedTokens;
+    this.budget = batchBudget(timing.maxNumBatchedTokens);
   }
 
   /** Requests whose answer is streaming (prefilled, not finished). */

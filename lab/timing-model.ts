@@ -1,3 +1,5 @@
+import { type Card, H200_CARD, knobOnServer } from "../config";
+
 /**
  * The lab's engine timing: how long one step of vLLM's scheduler takes and what it does, fitted to
  * the real vLLM 0.24 runs on an H200 recorded under examples/ (scripts/timing-fit/fit.ts refits it;
@@ -36,8 +38,21 @@ export const H200_TIMING: TimingParams = {
   frontendPerStreamFactor: 0.55,
 };
 
-/** vLLM 0.24's `--max-num-batched-tokens` when none is given, on a card of 70 GiB or more (the H200's log: 8192). */
-export const DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192;
+/**
+ * The card whose speed the model is. A pod that leaves `--max-num-batched-tokens` out runs at vLLM's
+ * default for this card (8192), not for the emulated 24 GiB card whose KV pool it gets (2048): every
+ * run the model was fitted to and is checked against ran at 8192, and the model's step costs are
+ * the H200's at that budget (docs/lab-timing-model.md).
+ */
+export const TIMING_CARD: Card = H200_CARD;
+
+/** The step's token budget of a pod: its `--max-num-batched-tokens`, 0 meaning vLLM's default on TIMING_CARD. */
+export function batchBudget(maxNumBatchedTokens: number): number {
+  const onServer = knobOnServer("maxNumBatchedTokens", maxNumBatchedTokens, TIMING_CARD);
+  if (typeof onServer.value !== "number")
+    throw new Error(`maxNumBatchedTokens ${maxNumBatchedTokens}: ${onServer.why}`);
+  return onServer.value;
+}
 
 /** A request the engine holds: admitted, its prompt prefilled so far, tokens sampled so far. */
 export interface EngineSeq {

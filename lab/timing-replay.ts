@@ -1,11 +1,4 @@
-import {
-  applyStep,
-  DEFAULT_MAX_NUM_BATCHED_TOKENS,
-  type EngineSeq,
-  frontendMs,
-  planStep,
-  type TimingParams,
-} from "./timing-model";
+import { applyStep, batchBudget, type EngineSeq, frontendMs, planStep, type TimingParams } from "./timing-model";
 
 /**
  * Pure: the timing model (lab/timing-model.ts) run in virtual time under the benchmark's closed
@@ -58,7 +51,7 @@ export function quantile(xs: readonly number[], q: number): number {
 const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 export function replayClosedLoop(params: TimingParams, load: ClosedLoop): ReplayFigures {
-  const budget = load.maxNumBatchedTokens === 0 ? DEFAULT_MAX_NUM_BATCHED_TOKENS : load.maxNumBatchedTokens;
+  const budget = batchBudget(load.maxNumBatchedTokens);
   const from = load.warmupSeconds * 1000;
   const to = from + load.windowSeconds * 1000;
   // The API server takes requests one at a time, in arrival order.

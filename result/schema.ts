@@ -3,6 +3,7 @@ import { ScenarioSchema } from "../benchmarks/inputs/scenario";
 import { PodIdentitySchema, ReadinessReportSchema } from "../benchmarks/kube/readiness";
 import { StartPhasesSchema } from "../benchmarks/kube/start-phases";
 import { measuredOf } from "../benchmarks/measured";
+import { BatchBudgetSchema } from "../benchmarks/metrics/batch-budget";
 import { KvCapacitySchema } from "../benchmarks/metrics/capacity";
 import { PrefixCacheWindowSchema } from "../benchmarks/metrics/prefix-cache";
 import { KvCapacityLogSchema } from "../benchmarks/metrics/vllm";
@@ -37,6 +38,11 @@ export const IdentityPhaseSchema = z.strictObject({
   cacheConfigInfo: measuredOf(z.record(z.string(), z.string())),
   /** KV capacity from `vllm:cache_config_info`, else the log line; `source` says which. */
   kvCapacity: measuredOf(KvCapacitySchema),
+  /**
+   * The step's token budget the server runs with (`max_num_batched_tokens`): from its log, else the flag,
+   * else vLLM's rule for the card; absent from results written before it was read.
+   */
+  batchBudget: measuredOf(BatchBudgetSchema).optional(),
 });
 
 /** One non-streaming request of the sequential and input-length phases. */

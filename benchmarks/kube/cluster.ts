@@ -219,6 +219,12 @@ export class Cluster {
     );
   }
 
+  /** The labels of a node (its GPU's, from NVIDIA's feature discovery, among them). */
+  async nodeLabels(nodeName: string): Promise<Record<string, string>> {
+    const node = await withTimeout(this.core.readNode({ name: nodeName }), "read Node");
+    return node.metadata?.labels ?? {};
+  }
+
   /** The current container's start in vLLM's phases, from its log with the runtime's time stamps. */
   async startPhases(): Promise<StartPhases> {
     try {

@@ -1,18 +1,23 @@
 import type { IdentityPhase, ModelInfo } from "../../result";
 import { probeHealth, probeModels } from "../http/probes";
+import type { PodReaders } from "../kube/pod-readers";
 import { type Measured, measured, missing } from "../measured";
+import { batchBudget, parseBatchBudgetLog } from "../metrics/batch-budget";
 import { kvCapacity } from "../metrics/capacity";
 import { parseExposition } from "../metrics/exposition";
 import { cacheConfigInfo, type KvCapacityLog, parseKvCapacityLog } from "../metrics/vllm";
 import { nowIso, type PhaseContext } from "./shared";
 
-interface IdentityInputs {
+interface IdentityInputs extends PodReaders {
   readonly metricsUrl: string;
-  /** The pod log, or why it cannot be read (no cluster, kwok pods run no containers, ...). */
-  readonly podLog: () => Promise<Measured<string>>;
+  /** The stack's `maxNumBatchedTokens` as its outputs record it (0: vLLM's default). */
+  readonly maxNumBatchedTokens: unknown;
 }
 
-/** `/health`, `/v1/models`, `/version`, the KV capacity log line and `vllm:cache_config_info`, and the capacity from them. */
+/**
+ * `/health`, `/v1/models`, `/version`, the KV capacity log line and `vllm:cache_config_info`, and the capacity from
+ * them; the batch budget the server runs with (metrics/batch-budget.ts).
+ */
 export async function identityPhase(ctx: PhaseContext, inputs: IdentityInputs): Promise<IdentityPhase> {
   const startedAt = nowIso();
   const { client } = ctx;
@@ -79,5 +84,11 @@ export async function identityPhase(ctx: PhaseContext, inputs: IdentityInputs): 
     kvCapacityLog,
     cacheConfigInfo: cacheInfo,
     kvCapacity: kvCapacity(cacheInfo, kvCapacityLog, servedModel?.maxModelLen ?? null),
+    batchBudget: batchBudget(
+      log,
+      inputs.maxNumBatchedTokens,
+      // The node is read only when the log does not say.
+      log.value !== null && parseBatchBudgetLog(log.value) !== null ? missing("not read") : await inputs.card(),
+    ),
   };
 }

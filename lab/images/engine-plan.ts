@@ -1,12 +1,12 @@
 import * as path from "node:path";
-import { vllmFlagValue } from "../../config";
+import { vllmDefaultOf, vllmFlagValue } from "../../config";
 import { utilizationOf } from "../emulate-memory";
 import { kvPoolFor } from "../kv-model";
 import type { KvProxyConfig } from "../kv-proxy";
 import { type LabOptions, LabOptionsSchema, simCardGib, simTimingFitted } from "../options";
 import { simArgsFor } from "../sim-args";
 import type { SimPodConfig } from "../sim-serve";
-import { H200_TIMING } from "../timing-model";
+import { batchBudget, H200_TIMING } from "../timing-model";
 
 /**
  * Pure: what the lab's engine image does with the argv the real vllm-openai image's `vllm serve`
@@ -25,24 +25,27 @@ export const ENGINE_OPTIONS_ENV = "VLLM_LAB_SIM_OPTIONS";
 /** Where the image keeps the simulator binary. */
 export const IMAGE_SIM_BINARY = "/usr/local/bin/llm-d-inference-sim";
 
-/** vLLM 0.24's defaults for what a pod's args may leave out. */
-const VLLM_DEFAULT_MAX_NUM_SEQS = 256;
 /** The gemma3-like model's own context (max_position_embeddings), vLLM's default max_model_len for it. */
 const MODEL_MAX_MODEL_LEN = 131072;
 
 /**
  * Pure: the KV layer's settings for a pod, or vLLM's start-up refusal (KvStartupError) when its
  * --max-model-len does not fit the pool its --gpu-memory-utilization leaves on the card. With
- * `fittedTiming` the layer also paces answers by the timing model, at the pod's own
- * --max-num-batched-tokens (0: vLLM's default).
+ * `fittedTiming` the layer also paces answers by the timing model. The step's token budget (which
+ * also sizes the pool's sliding-window blocks) is the pod's --max-num-batched-tokens, else vLLM's
+ * default for the card whose speed the timing is (lab/timing-model.ts `batchBudget`: 8192); a
+ * missing --max-num-seqs is vLLM's default for the emulated card (256 on 24 GiB).
  */
 export function kvProxyConfigFor(podArgs: readonly string[], cardGib: number, fittedTiming: boolean): KvProxyConfig {
   const maxModelLen = Number(vllmFlagValue(podArgs, "--max-model-len") ?? MODEL_MAX_MODEL_LEN);
-  const maxNumSeqs = Number(vllmFlagValue(podArgs, "--max-num-seqs") ?? VLLM_DEFAULT_MAX_NUM_SEQS);
+  const emulatedCard = { name: `emulated ${cardGib} GiB card`, memoryGib: cardGib };
+  const maxNumSeqs = Number(
+    vllmFlagValue(podArgs, "--max-num-seqs") ?? vllmDefaultOf("maxNumSeqs", emulatedCard).value,
+  );
   const modelName = vllmFlagValue(podArgs, "--served-model-name") ?? podArgs[0] ?? "";
   const maxNumBatchedTokens = Number(vllmFlagValue(podArgs, "--max-num-batched-tokens") ?? 0);
   return {
-    pool: kvPoolFor(utilizationOf(podArgs), maxModelLen, cardGib),
+    pool: kvPoolFor(utilizationOf(podArgs), maxModelLen, cardGib, batchBudget(maxNumBatchedTokens)),
     maxNumSeqs,
     modelName,
     ...(fittedTiming ? { timing: { params: H200_TIMING, maxNumBatchedTokens } } : {}),

@@ -50,6 +50,20 @@ describe("the knob table (config/vllm-knobs.ts)", () => {
     );
   });
 
+  it("knows what vLLM 0.24 runs with when a knob renders no flag: a constant, its rule by card, or the model's", () => {
+    assert.deepEqual(
+      VLLM_KNOBS.map((r) => [r.key, r.vllmDefault]),
+      [
+        ["dtype", { kind: "constant", value: "auto" }],
+        ["maxModelLen", { kind: "model" }],
+        ["maxNumSeqs", { kind: "card", large: 1024, other: 256 }],
+        ["gpuMemoryUtilization", { kind: "constant", value: 0.9 }],
+        ["maxNumBatchedTokens", { kind: "card", large: 8192, other: 2048 }],
+        ["enablePrefixCaching", { kind: "constant", value: true }],
+      ],
+    );
+  });
+
   it("reads each kind's config string as its value, and refuses what is out of bounds", () => {
     const read = (key: keyof typeof FIELDS, raw: string) => {
       const r = FIELDS[key].schema.safeParse(raw);

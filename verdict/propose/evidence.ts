@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { type Measured, measured, measuredOf, missing } from "../../benchmarks/measured";
+import { BatchBudgetSchema } from "../../benchmarks/metrics/batch-budget";
 import { MeasuredCeilingSchema, measureCeiling } from "../../benchmarks/metrics/capacity";
 import { keptUp } from "../../benchmarks/phases/sweep";
+import { knobJsType, TUNABLE_KNOBS, type TunableKnob, type TunableKnobValues } from "../../config";
 import type { BenchmarkResult } from "../../result";
 import { levelThroughput, ThroughputBasisSchema } from "../throughput";
 
@@ -59,16 +61,37 @@ const CapacityEvidenceSchema = z.strictObject({
 });
 export type CapacityEvidence = z.infer<typeof CapacityEvidenceSchema>;
 
+/** A knob's value schema, by the knob table's kind. */
+const knobValueSchema = (key: TunableKnob) => {
+  const type = knobJsType(key);
+  return type === "integer" ? int : type === "number" ? z.number() : type === "boolean" ? z.boolean() : z.string();
+};
+
+/** What the rules read of each knob: the knob table's tunable knobs, each as its kind reads. */
+type EvidenceKnobs = { readonly [K in TunableKnob]: Measured<TunableKnobValues[K]> };
+
+/**
+ * Every knob the one-knob rule counts (the knob table's), as `outputs.config` records it; a knob absent
+ * from a summary written before it was read reads as unknown, with that reason.
+ */
+const KnobsSchema = z.strictObject(
+  Object.fromEntries(
+    TUNABLE_KNOBS.map((k) => [
+      k,
+      measuredOf(knobValueSchema(k)).default(missing(`${k} is absent: the summary was written before it was read`)),
+    ]),
+  ),
+) as unknown as z.ZodType<EvidenceKnobs, Partial<EvidenceKnobs>>;
+
 export const CandidateEvidenceSchema = z.strictObject({
   stack: z.string().min(1),
-  /** The knobs as `outputs.config` records them. */
-  knobs: z.strictObject({
-    maxNumSeqs: measuredOf(int),
-    gpuMemoryUtilization: measuredOf(z.number()),
-    maxModelLen: measuredOf(int),
-    /** 0: vLLM's default. Absent from summaries written before it was read. */
-    maxNumBatchedTokens: measuredOf(int).optional(),
-  }),
+  /** The knobs as `outputs.config` records them (a knob left at vLLM's default as the stack sets it: 0, true). */
+  knobs: KnobsSchema,
+  /**
+   * The step's token budget the server ran with (`max_num_batched_tokens`), with where the figure came
+   * from: its log, the flag, or vLLM's rule for the card. Absent from summaries written before it was read.
+   */
+  batchBudget: measuredOf(BatchBudgetSchema).optional(),
   /** Closed-loop levels, lowest concurrency first. */
   levels: z.array(LevelEvidenceSchema),
   /** The KV pool the server reported (`vllm:cache_config_info`, else its start-up log). */
@@ -93,13 +116,21 @@ export const CandidateEvidenceSchema = z.strictObject({
 export type LevelEvidence = z.output<typeof LevelEvidenceSchema>;
 export type CandidateEvidence = z.infer<typeof CandidateEvidenceSchema>;
 
-const knob = (config: Record<string, unknown>, key: string, integer: boolean): Measured<number> => {
+/** A knob's value as `outputs.config` records it (a Pulumi config string or the value), read by the table's kind. */
+function knob<K extends TunableKnob>(config: Record<string, unknown>, key: K): Measured<TunableKnobValues[K]> {
   const raw = config[key];
-  const v = typeof raw === "string" && raw.trim() !== "" ? Number(raw) : raw;
-  if (typeof v !== "number" || !Number.isFinite(v) || (integer && !Number.isInteger(v)))
-    return missing(`outputs.config.${key} is ${raw === undefined ? "absent" : JSON.stringify(raw)}`);
-  return measured(v);
-};
+  const type = knobJsType(key);
+  const bad = () => missing(`outputs.config.${key} is ${raw === undefined ? "absent" : JSON.stringify(raw)}`);
+  let v: unknown = raw;
+  if (type === "boolean") v = raw === "true" ? true : raw === "false" ? false : raw;
+  else if (type !== "string" && typeof raw === "string" && raw.trim() !== "") v = Number(raw);
+  if (type === "boolean" || type === "string") return typeof v === type ? measured(v as TunableKnobValues[K]) : bad();
+  if (typeof v !== "number" || !Number.isFinite(v) || (type === "integer" && !Number.isInteger(v))) return bad();
+  return measured(v as TunableKnobValues[K]);
+}
+
+const knobsOf = (config: Record<string, unknown>): EvidenceKnobs =>
+  Object.fromEntries(TUNABLE_KNOBS.map((k) => [k, knob(config, k)])) as unknown as EvidenceKnobs;
 
 function largestRequest(result: BenchmarkResult): CandidateEvidence["largestRequest"] {
   const found: Array<{ tokens: number; source: string }> = [];
@@ -154,12 +185,10 @@ export function candidateEvidence(result: BenchmarkResult): CandidateEvidence {
     });
   return {
     stack: result.stack,
-    knobs: {
-      maxNumSeqs: knob(config, "maxNumSeqs", true),
-      gpuMemoryUtilization: knob(config, "gpuMemoryUtilization", false),
-      maxModelLen: knob(config, "maxModelLen", true),
-      maxNumBatchedTokens: knob(config, "maxNumBatchedTokens", true),
-    },
+    knobs: knobsOf(config),
+    batchBudget: result.phases.identity
+      ? (result.phases.identity.batchBudget ?? missing("the result was written before the batch budget was recorded"))
+      : missing("no identity phase ran"),
     levels,
     kvCacheTokens:
       capacity.value !== null

@@ -1,4 +1,5 @@
 import { num } from "../../common/format";
+import { knobOnServer, TUNABLE_KNOBS } from "../../config";
 import type { CandidateEvidence, LevelEvidence } from "./evidence";
 import { knobValue, proposalStackName } from "./names";
 import type { Knob, Proposal, ProposeOptions, StartBound } from "./types";
@@ -72,16 +73,15 @@ export function proposal(
 }
 
 /**
- * What another measured candidate with `knob` at `value` (every other knob as baseline's) had as its
- * KV pool, as a sentence against baseline's; null when none was measured.
+ * What another measured candidate with `knob` at `value` (every other knob of the knob table as
+ * baseline's) had as its KV pool, as a sentence against baseline's; null when none was measured.
  */
 export function measuredKv(input: RuleInput, knob: Knob, value: number): string | null {
   const base = input.baseline;
-  const keys = ["maxNumSeqs", "gpuMemoryUtilization", "maxModelLen"] as const;
   const match = input.others.find(
     (o) =>
-      o.knobs[knob]?.value === value &&
-      keys.every((k) => k === knob || o.knobs[k].value === base.knobs[k].value) &&
+      o.knobs[knob].value === value &&
+      TUNABLE_KNOBS.every((k) => k === knob || o.knobs[k].value === base.knobs[k].value) &&
       o.kvCacheTokens.value !== null,
   );
   if (match === undefined || base.kvCacheTokens.value === null || match.kvCacheTokens.value === null) return null;
@@ -91,4 +91,31 @@ export function measuredKv(input: RuleInput, knob: Knob, value: number): string 
     `${match.stack} (${knob} ${knobValue(knob, value)}) was measured: ${match.kvCacheTokens.value} KV tokens against ` +
     `baseline's ${base.kvCacheTokens.value} (${diff >= 0 ? "+" : ""}${diff}, ${share >= 0 ? "+" : ""}${num(share, 1)} %)`
   );
+}
+
+/** The step's token budget a candidate ran with, in words for the evidence; null with the reason when unknown. */
+export type BatchBudgetOf =
+  | { readonly tokens: number; readonly text: string }
+  | { readonly tokens: null; readonly why: string };
+
+/**
+ * The batch budget as the benchmark recorded it (the server's log, its flag, or vLLM's rule for its card),
+ * else the stack's flag; a stack at vLLM's default without a record leaves it unknown: vLLM's default
+ * follows the card (config/vllm-defaults.ts).
+ */
+export function batchBudgetOf(e: CandidateEvidence): BatchBudgetOf {
+  const recorded = e.batchBudget?.value;
+  if (recorded) {
+    const from = { log: "its log", flag: "its flag", "card rule": "vLLM's default for its card" }[recorded.source];
+    return { tokens: recorded.tokens, text: `${recorded.tokens} batched tokens (${from})` };
+  }
+  const configured = e.knobs.maxNumBatchedTokens.value;
+  const onServer = configured === null ? null : knobOnServer("maxNumBatchedTokens", configured, null);
+  if (onServer !== null && typeof onServer.value === "number")
+    return { tokens: onServer.value, text: `maxNumBatchedTokens ${onServer.value}` };
+  const recordedWhy = e.batchBudget?.reason ?? "not recorded";
+  return {
+    tokens: null,
+    why: `the batch budget ${e.stack} ran with is unknown (${recordedWhy}; ${onServer?.why ?? e.knobs.maxNumBatchedTokens.reason})`,
+  };
 }

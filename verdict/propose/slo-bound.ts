@@ -1,6 +1,15 @@
 import { num } from "../../common/format";
 import type { CapacityEvidence } from "./evidence";
-import { boundText, crosses, kvCeilingText, notFired, proposal, type RuleInput, type RuleResult } from "./rule-kit";
+import {
+  batchBudgetOf,
+  boundText,
+  crosses,
+  kvCeilingText,
+  notFired,
+  proposal,
+  type RuleInput,
+  type RuleResult,
+} from "./rule-kit";
 import type { Knob } from "./types";
 
 /**
@@ -20,8 +29,6 @@ import type { Knob } from "./types";
  * - anything else: nothing proposed, with the reason. Pure.
  */
 
-/** vLLM 0.24's `max_num_batched_tokens` when the flag is not given (its engine log: `max_num_batched_tokens=8192`). */
-export const VLLM_DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192;
 /** At or above this KV cache usage the pool is full for this rule. */
 const KV_FULL_PERCENT = 95;
 /** Below this KV cache usage the pool has room for more running requests. */
@@ -90,9 +97,9 @@ export function sloBound(input: RuleInput): SloFinding | null {
   }
   const latency = f.keptUp === false || failed.some((x) => x.startsWith("ttft:") || x.startsWith("e2e:"));
   const decode = failed.some((x) => x.startsWith("tpot:") || x.startsWith("itl:"));
-  const batched = b.knobs.maxNumBatchedTokens?.value ?? null;
-  const budget = batched === null || batched === 0 ? VLLM_DEFAULT_MAX_NUM_BATCHED_TOKENS : batched;
-  const budgetText = batched ? `maxNumBatchedTokens ${batched}` : `vLLM's default ${budget} batched tokens`;
+  // The budget the server ran with (recorded, or its flag), never a card's constant.
+  const batch = batchBudgetOf(b);
+  const budgetText = batch.tokens === null ? "token budget (unknown)" : batch.text;
   if (latency && seqs !== null && running !== null) {
     const ceiling = b.kvCeiling.value?.requests ?? null;
     if (running >= seqs && (kv === null || kv < KV_ROOM_PERCENT) && (ceiling === null || ceiling > seqs)) {
@@ -103,6 +110,8 @@ export function sloBound(input: RuleInput): SloFinding | null {
     }
     if (running < seqs && waiting > 0) {
       const why = `TTFT lost to prefill under load: ${waiting} requests waited ${at(f)} while only ${running} of maxNumSeqs ${seqs} ran, so the step's ${budgetText} admits prompts slower than they arrive`;
+      if (batch.tokens === null) return fired(notFired(`slo-bound: ${why}; ${batch.why}`), why);
+      const budget = batch.tokens;
       const to = Math.min(2 * budget, 1_048_576);
       return fired(
         move(input, "maxNumBatchedTokens", budget, to, [
@@ -116,6 +125,8 @@ export function sloBound(input: RuleInput): SloFinding | null {
   }
   if (decode) {
     const why = `TPOT/ITL lost to prefill chunks: decode steps ${at(f)} share the ${budgetText} with chunked prefills of arriving prompts`;
+    if (batch.tokens === null) return fired(notFired(`slo-bound: ${why}; ${batch.why}`), why);
+    const budget = batch.tokens;
     const to = Math.max(Math.floor(budget / 2), MIN_BATCHED_TOKENS, seqs ?? 0);
     return fired(
       move(input, "maxNumBatchedTokens", budget, Math.min(to, budget), [

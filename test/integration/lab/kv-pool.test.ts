@@ -84,7 +84,7 @@ describe("lab KV pool: the knobs bind on the simulator lab", function () {
 
   it("baseline reports kv_cache_size_tokens by the formula (0.80, 8192 on 24 GiB: 22081)", async () => {
     const { info } = await scrape(endpoint);
-    const pool = kvPoolFor(0.8, 8192, 24);
+    const pool = kvPoolFor(0.8, 8192, 24, 8192);
     assert.deepEqual(
       info && [
         info["kv_cache_size_tokens"],
@@ -143,9 +143,9 @@ describe("lab KV pool: the knobs bind on the simulator lab", function () {
     assert.equal((await (await sandbox.stack("mem070")).up()).summary.result, "succeeded");
     const { info } = await scrape(endpoint);
     assert.deepEqual(info && [info["kv_cache_size_tokens"], info["gpu_memory_utilization"]], [
-      String(kvPoolFor(0.7, 8192, 24).kvCacheSizeTokens),
+      String(kvPoolFor(0.7, 8192, 24, 8192).kvCacheSizeTokens),
       "0.7",
     ]);
-    assert.equal(kvPoolFor(0.7, 8192, 24).kvCacheSizeTokens, 15537);
+    assert.equal(kvPoolFor(0.7, 8192, 24, 8192).kvCacheSizeTokens, 15537);
   });
 });

@@ -15,7 +15,13 @@ describe("propose: context headroom", () => {
   it("proposes the smallest power of two above the largest request and the minimum, with the KV it frees when measured", () => {
     const ctx4096 = baseline({
       stack: "ctx4096",
-      knobs: { maxNumSeqs: measured(4), gpuMemoryUtilization: measured(0.8), maxModelLen: measured(4096) },
+      knobs: {
+        maxNumSeqs: measured(4),
+        gpuMemoryUtilization: measured(0.8),
+        maxModelLen: measured(4096),
+        maxNumBatchedTokens: measured(0),
+        enablePrefixCaching: measured(true),
+      },
       kvCacheTokens: measured(22045),
     });
     assert.deepEqual(run(baseline(), opts({ minContext: 2000 }), [ctx4096]).proposals, [

@@ -1,6 +1,7 @@
 import * as assert from "node:assert/strict";
 import * as path from "node:path";
-import { measured } from "../../../benchmarks/measured";
+import { measured, missing } from "../../../benchmarks/measured";
+import { TUNABLE_KNOBS } from "../../../config";
 import { readResult } from "../../../result/store";
 import type { BenchmarkResult, ThroughputEstimate } from "../../../result/types";
 import { candidateEvidence, DEFAULT_PROPOSE_OPTIONS, propose } from "../../../verdict/propose";
@@ -94,5 +95,29 @@ describe("propose's evidence reads the throughput the recommendation reads", () 
       e.measuredCeiling,
       measured({ concurrency: 4, atLeast: false, firstWaitingAt: 8, firstFlatAt: null }),
     );
+  });
+});
+
+describe("propose's evidence: the knob table's knobs and the batch budget the server ran with", () => {
+  it("reads every knob the one-knob rule counts from the result's config, and the budget from its identity phase", () => {
+    const r = readResult(GPU_BASELINE);
+    const e = candidateEvidence(r);
+    assert.deepEqual(Object.keys(e.knobs), TUNABLE_KNOBS);
+    // Recorded before enablePrefixCaching was a key: unknown, with the reason.
+    assert.deepEqual(e.knobs, {
+      gpuMemoryUtilization: measured(0.8),
+      maxModelLen: measured(8192),
+      maxNumSeqs: measured(4),
+      maxNumBatchedTokens: measured(0),
+      enablePrefixCaching: missing("outputs.config.enablePrefixCaching is absent"),
+    });
+    assert.deepEqual(
+      e.batchBudget,
+      missing("the result was written before the batch budget was recorded"),
+      "a result written before it was read",
+    );
+    const logged = { tokens: 8192, source: "log" as const, detail: "max_num_batched_tokens=8192" };
+    const identity = { ...r.phases.identity!, batchBudget: measured(logged) };
+    assert.deepEqual(candidateEvidence({ ...r, phases: { ...r.phases, identity } }).batchBudget, measured(logged));
   });
 });

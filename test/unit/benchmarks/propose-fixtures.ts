@@ -29,7 +29,13 @@ export const level = (
 export function baseline(o: Partial<CandidateEvidence> = {}): CandidateEvidence {
   return {
     stack: "baseline",
-    knobs: { maxNumSeqs: measured(4), gpuMemoryUtilization: measured(0.8), maxModelLen: measured(8192) },
+    knobs: {
+      maxNumSeqs: measured(4),
+      gpuMemoryUtilization: measured(0.8),
+      maxModelLen: measured(8192),
+      maxNumBatchedTokens: measured(0),
+      enablePrefixCaching: measured(true),
+    },
     levels: [level(1, 1), level(2, 2), level(4, 3.33)],
     kvCacheTokens: measured(22081),
     kvCeiling: measured({ requests: 13, tokensPerRequest: 1692, kvCacheTokens: 22081 }),

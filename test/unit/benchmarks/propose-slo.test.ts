@@ -66,13 +66,26 @@ describe("propose under an SLO: which bound binds first, why, and the knob that 
     const old = run(underSlo([], { misses: [backlog], peakRunning: measured(4) }));
     assert.equal(old.proposals.filter((p) => p.rule === "slo-bound").length, 0);
   });
-  it("TTFT lost to prefill under load (requests wait with free slots): maxNumBatchedTokens up from vLLM's default", () => {
-    const out = run(underSlo(["ttft:p99"], { peakWaiting: measured(3), peakRunning: measured(2) }));
+  it("TTFT lost to prefill under load (requests wait with free slots): maxNumBatchedTokens up from the budget the server ran", () => {
+    const waited = { peakWaiting: measured(3), peakRunning: measured(2) };
+    const logged = { tokens: 8192, source: "log" as const, detail: "max_num_batched_tokens=8192" };
+    const out = run(underSlo(["ttft:p99"], waited, { batchBudget: measured(logged) }));
     const p = out.proposals[0]!;
     assert.deepEqual([p.stack, p.knob, p.from, p.to], ["mbt16384", "maxNumBatchedTokens", 8192, 16384]);
     assert.match(
       out.slo!.why,
-      /^TTFT lost to prefill under load: 3 requests waited at 2\.500\/s while only 2 of maxNumSeqs 4 ran/,
+      /^TTFT lost to prefill under load: 3 requests waited at 2\.500\/s while only 2 of maxNumSeqs 4 ran, so the step's 8192 batched tokens \(its log\) admits/,
+    );
+    // On a 24 GiB card vLLM's default is 2048: up from there, not from the H200's 8192.
+    const small = { tokens: 2048, source: "card rule" as const, detail: "vLLM 0.24's default on a 24 GiB card" };
+    const onCard = run(underSlo(["ttft:p99"], waited, { batchBudget: measured(small) })).proposals[0]!;
+    assert.deepEqual([onCard.stack, onCard.from, onCard.to], ["mbt4096", 2048, 4096]);
+    // At vLLM's default with no record of the budget: unknown, so nothing moves it.
+    const unknown = run(underSlo(["ttft:p99"], waited));
+    assert.equal(unknown.proposals.filter((x) => x.rule === "slo-bound").length, 0);
+    assert.equal(
+      unknown.notFired[0],
+      "slo-bound: TTFT lost to prefill under load: 3 requests waited at 2.500/s while only 2 of maxNumSeqs 4 ran, so the step's token budget (unknown) admits prompts slower than they arrive; the batch budget baseline ran with is unknown (not recorded; vLLM's default (8192 on a card of ≥ 70 GiB that is not an A100, else 2048) on a card not known)",
     );
   });
   it("TPOT/ITL lost to prefill chunks: maxNumBatchedTokens down, never more", () => {

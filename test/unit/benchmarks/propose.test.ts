@@ -114,7 +114,13 @@ describe("propose: kv-bound", () => {
 
   it("stops at the memory cap, then turns maxNumSeqs down to the KV ceiling", () => {
     const b = preempting({
-      knobs: { maxNumSeqs: measured(4), gpuMemoryUtilization: measured(0.9), maxModelLen: measured(8192) },
+      knobs: {
+        maxNumSeqs: measured(4),
+        gpuMemoryUtilization: measured(0.9),
+        maxModelLen: measured(8192),
+        maxNumBatchedTokens: measured(0),
+        enablePrefixCaching: measured(true),
+      },
       kvCeiling: measured({ requests: 3, tokensPerRequest: 1692, kvCacheTokens: 5076 }),
     });
     const [p] = run(b).proposals;
@@ -149,7 +155,13 @@ describe("propose: kv-bound", () => {
   it("says what the proposed memory value did when it was measured", () => {
     const mem085 = baseline({
       stack: "mem085",
-      knobs: { maxNumSeqs: measured(4), gpuMemoryUtilization: measured(0.85), maxModelLen: measured(8192) },
+      knobs: {
+        maxNumSeqs: measured(4),
+        gpuMemoryUtilization: measured(0.85),
+        maxModelLen: measured(8192),
+        maxNumBatchedTokens: measured(0),
+        enablePrefixCaching: measured(true),
+      },
       kvCacheTokens: measured(28000),
     });
     const [p] = run(preempting(), opts(), [mem085]).proposals;

@@ -351,6 +351,10 @@ describe("vLLM 0.24 captures: plain endpoints", () => {
       const id = await identityPhase(ctxFor(client), {
         metricsUrl: "/metrics",
         podLog: async () => measured(readCaptureFile("vllm.log")),
+        maxNumBatchedTokens: 0,
+        card: async () => {
+          throw new Error("the card is read only when the log does not say the budget");
+        },
       });
       assert.equal(id.status, "ok");
       assert.equal(id.health.status, 200);
@@ -366,6 +370,12 @@ describe("vLLM 0.24 captures: plain endpoints", () => {
         maxConcurrencyTokensPerRequest: 8192,
         source: "metrics",
         crossCheck: "the start-up log line agrees",
+      });
+      assert.deepEqual(id.batchBudget?.value, {
+        tokens: 8192,
+        source: "log",
+        detail:
+          "(APIServer pid=920) INFO 11-30 03:39:44 [scheduler.py:252] Chunked prefill is enabled with max_num_batched_tokens=8192.",
       });
     } finally {
       await client.destroy();

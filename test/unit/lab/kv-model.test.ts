@@ -1,4 +1,5 @@
 import * as assert from "node:assert/strict";
+import { parseBatchBudgetLog } from "../../../benchmarks/metrics/batch-budget";
 import { parseExposition } from "../../../benchmarks/metrics/exposition";
 import {
   cacheConfigInfo,
@@ -25,13 +26,13 @@ describe("lab KV model: the pool vLLM 0.24 reports for the gemma3-like model", (
       [0.8, 16384, 34763],
     ];
     assert.deepEqual(
-      cases.map(([u, len]) => kvPoolFor(u, len, 24).kvCacheSizeTokens),
+      cases.map(([u, len]) => kvPoolFor(u, len, 24, 8192).kvCacheSizeTokens),
       cases.map(([, , tokens]) => tokens),
     );
   });
 
   it("baseline: 8294 blocks of 16, concurrency 2.695x, and vLLM's own figure for a whole 141 GiB card from 91747 blocks", () => {
-    assert.deepEqual(kvPoolFor(0.8, 8192, 24), {
+    assert.deepEqual(kvPoolFor(0.8, 8192, 24, 8192), {
       kvCacheBytes: 8697308774,
       numGpuBlocks: 8294,
       blockSize: 16,
@@ -39,22 +40,23 @@ describe("lab KV model: the pool vLLM 0.24 reports for the gemma3-like model", (
       gpuMemoryUtilization: 0.8,
       kvCacheSizeTokens: 22081,
       maxConcurrency: 8294 / 3077,
+      maxNumBatchedTokens: 8192,
     });
-    assert.equal(blocksForTokens(8192), 3077);
+    assert.equal(blocksForTokens(8192, 8192), 3077);
     // g12 on a whole 141 GiB card (vLLM's /metrics, recorded): num_gpu_blocks="91747" kv_cache_max_concurrency="29.817029574260644" kv_cache_size_tokens="244261"
-    assert.equal(91747 / blocksForTokens(8192), 29.817029574260644);
-    assert.equal(Math.floor((91747 / blocksForTokens(8192)) * 8192), 244261);
+    assert.equal(91747 / blocksForTokens(8192, 8192), 29.817029574260644);
+    assert.equal(Math.floor((91747 / blocksForTokens(8192, 8192)) * 8192), 244261);
   });
 
   it("refuses to start as vLLM does when max_model_len needs more KV than the pool has", () => {
-    assert.throws(() => kvPoolFor(0.5, 8192, 24), {
+    assert.throws(() => kvPoolFor(0.5, 8192, 24, 8192), {
       name: "Error",
       message:
         "ValueError: To serve at least one request with the models's max seq len (8192), (3.00 GiB KV cache is needed, which is larger than the available KV cache memory (0.90 GiB). Based on the available memory, the estimated maximum model length is 2432. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
     });
-    assert.throws(() => kvPoolFor(0.5, 8192, 24), KvStartupError);
-    assert.equal(kvPoolFor(0.5, 2432, 24).maxModelLen, 2432);
-    assert.throws(() => kvPoolFor(0.4, 8192, 24), {
+    assert.throws(() => kvPoolFor(0.5, 8192, 24, 8192), KvStartupError);
+    assert.equal(kvPoolFor(0.5, 2432, 24, 8192).maxModelLen, 2432);
+    assert.throws(() => kvPoolFor(0.4, 8192, 24, 8192), {
       message:
         "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.",
     });
@@ -79,17 +81,28 @@ describe("lab KV model: the pool vLLM 0.24 reports for the gemma3-like model", (
         seqs: config.maxNumSeqs,
         name: config.modelName,
         tokens: config.pool.kvCacheSizeTokens,
+        poolBudget: config.pool.maxNumBatchedTokens,
         timing: config.timing,
       },
       {
         seqs: 8,
         name: "gemma-4-12b-q4",
-        tokens: kvPoolFor(0.85, 4096, 24).kvCacheSizeTokens,
+        // A sliding-window layer holds window − 1 + the pod's budget: a smaller budget, a larger pool.
+        tokens: 52639,
+        poolBudget: 512,
         timing: { params: H200_TIMING, maxNumBatchedTokens: 512 },
       },
     );
+    assert.equal(kvPoolFor(0.85, 4096, 24, 8192).kvCacheSizeTokens, 25312);
     assert.equal(kvProxyConfigFor(args, 24, false).timing, undefined, "fixed timing: the simulator's own latencies");
-    assert.equal(kvProxyConfigFor(args.slice(0, -2), 24, true).timing?.maxNumBatchedTokens, 0, "0: vLLM's default");
+    const unset = kvProxyConfigFor(args.slice(0, -2), 24, true);
+    assert.deepEqual(
+      [unset.timing?.maxNumBatchedTokens, unset.pool.maxNumBatchedTokens, unset.pool.kvCacheSizeTokens],
+      [0, 8192, 25312],
+      "0: vLLM's default on the H200 whose speed the lab runs at",
+    );
+    const noSeqs = kvProxyConfigFor(["m", "--max-model-len", "4096"], 24, true);
+    assert.equal(noSeqs.maxNumSeqs, 256, "vLLM's default max_num_seqs on a 24 GiB card");
   });
 });
 
@@ -176,7 +189,7 @@ describe("lab KV metrics: the pool through vLLM's own names", () => {
     'vllm:num_preemptions_total{model_name="gemma-4-12b-q4"} 0',
     "",
   ].join("\n");
-  const pool = kvPoolFor(0.8, 8192, 24);
+  const pool = kvPoolFor(0.8, 8192, 24, 8192);
   const text = rewriteMetrics(sim, "gemma-4-12b-q4", pool, { running: 4, waiting: 4, usedTokens: 4 * 1679 });
 
   it("writes the families as vLLM 0.24 does and keeps the simulator's others", () => {
@@ -210,7 +223,7 @@ describe("lab KV metrics: the pool through vLLM's own names", () => {
 
 describe("lab KV pool: the pod log's start-up lines", () => {
   it("reads as vLLM's for the benchmark's log parser", () => {
-    const parsed = parseKvCapacityLog(kvPoolLogLines(kvPoolFor(0.8, 8192, 24)).join("\n"));
+    const parsed = parseKvCapacityLog(kvPoolLogLines(kvPoolFor(0.8, 8192, 24, 8192)).join("\n"));
     assert.deepEqual(
       parsed && {
         tokens: parsed.kvCacheTokens,
@@ -219,6 +232,12 @@ describe("lab KV pool: the pod log's start-up lines", () => {
       },
       { tokens: 22081, per: 8192, conc: 2.7 },
     );
+    // The budget the pod runs at, where the benchmark reads it (identity.batchBudget): the pod's flag or the lab's default.
+    const budgets = [
+      ["m", "--max-model-len", "4096"],
+      ["m", "--max-model-len", "4096", "--max-num-batched-tokens", "512"],
+    ].map((args) => parseBatchBudgetLog(kvPoolLogLines(kvProxyConfigFor(args, 24, true).pool).join("\n"))?.tokens);
+    assert.deepEqual(budgets, [8192, 512]);
   });
 });
 

@@ -19,7 +19,7 @@ for (const front of ["direct", "behind the lab endpoint"] as const) {
     let endpoint: LoopbackEndpoint | undefined;
     let url: string;
     // 22081 tokens: two requests of 100 + 8000 fit (16200), a third does not (24300).
-    const pool = kvPoolFor(0.8, 8192, 24);
+    const pool = kvPoolFor(0.8, 8192, 24, 8192);
 
     beforeEach(async () => {
       sim = fakeSim();

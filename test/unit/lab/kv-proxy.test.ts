@@ -9,7 +9,7 @@ describe("lab KV proxy: admission in front of a simulator", () => {
   let proxy: KvProxy;
   let url: string;
   // 22081 tokens: two requests of 100 + 8000 fit (16200), a third does not (24300).
-  const pool = kvPoolFor(0.8, 8192, 24);
+  const pool = kvPoolFor(0.8, 8192, 24, 8192);
 
   beforeEach(async () => {
     sim = fakeSim();

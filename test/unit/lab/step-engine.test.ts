@@ -11,17 +11,18 @@ const TOKENS = 20;
 const PROMPT = 1564;
 const chunk = (delta: object, extra: object = {}) =>
   `data: ${JSON.stringify({ object: "chat.completion.chunk", choices: [{ index: 0, delta, ...extra }] })}\n\n`;
-/** What the simulator streams with no latency of its own: role chunk, TOKENS tokens, finish, usage, [DONE]. */
-const STREAM = [
+/** What the simulator streams with no latency of its own: role chunk, `tokens` tokens, finish, usage, [DONE]. */
+const streamOf = (tokens: number) => [
   chunk({ role: "assistant", content: "" }),
-  ...Array.from({ length: TOKENS }, (_, i) => chunk({ content: `t${i} ` })),
+  ...Array.from({ length: tokens }, (_, i) => chunk({ content: `t${i} ` })),
   chunk({}, { finish_reason: "length" }),
-  `data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: PROMPT, completion_tokens: TOKENS } })}\n\n`,
+  `data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: PROMPT, completion_tokens: tokens } })}\n\n`,
   "data: [DONE]\n\n",
 ];
+const STREAM = streamOf(TOKENS);
 
-/** A simulator that answers at once: /tokenize counts PROMPT tokens; a chat streams STREAM in one write, or answers whole. */
-function instantSim() {
+/** A simulator that answers at once: /tokenize counts PROMPT tokens; a chat streams `stream` in one write, or answers whole. */
+function instantSim(stream = STREAM) {
   return http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -34,7 +35,7 @@ function instantSim() {
       const body = JSON.parse(Buffer.concat(chunks).toString()) as { stream?: boolean };
       if (body.stream) {
         res.writeHead(200, { "content-type": "text/event-stream" });
-        res.end(STREAM.join(""));
+        res.end(stream.join(""));
       } else res.end(JSON.stringify({ choices: [{ text: "x" }], usage: { completion_tokens: TOKENS } }));
     });
   });
@@ -68,10 +69,10 @@ describe("lab KV proxy with the engine timing: the simulator's answer paced by t
   let proxy: KvProxy;
   let url: string;
 
-  const start = async (maxNumSeqs: number) => {
-    sim = instantSim();
+  const start = async (maxNumSeqs: number, stream = STREAM) => {
+    sim = instantSim(stream);
     const simPort = await listen(sim);
-    const config = { pool: kvPoolFor(0.8, 8192, 24), maxNumSeqs, modelName: "m" };
+    const config = { pool: kvPoolFor(0.8, 8192, 24, 8192), maxNumSeqs, modelName: "m" };
     proxy = new KvProxy(simPort, { ...config, timing: { params: H200_TIMING, maxNumBatchedTokens: 0 } }, () => {});
     url = `http://127.0.0.1:${await proxy.listen({ port: 0 })}`;
   };
@@ -152,6 +153,29 @@ describe("lab KV proxy with the engine timing: the simulator's answer paced by t
     assert.deepEqual([a!.text, b!.text], [STREAM.join(""), STREAM.join("")]);
     const ends = [a!, b!].map((x) => x.arrivals[x.arrivals.length - 1]!.ms).sort((x, y) => x - y);
     assert.ok(ends[1]! >= ends[0]! + TOKENS * decodeMs, `ends ${ends}`);
+  });
+
+  it("holds requests beyond maxNumSeqs in vLLM's waiting queue, where /metrics shows them", async () => {
+    // 200 tokens keep the first two running (~1.7 s) long after the other three have passed the API server.
+    const long = streamOf(200);
+    await start(2, long);
+    const five = Array.from({ length: 5 }, () => chat(true));
+    await until("three wait", () => proxy.scheduler.counts().waiting === 3);
+    const metrics = (await (await request(`${url}/metrics`)).body.text()).split("\n");
+    const gauge = (family: string) => metrics.filter((l) => l.startsWith(`${family}{`));
+    assert.deepEqual(
+      [gauge("vllm:num_requests_running"), gauge("vllm:num_requests_waiting")],
+      [
+        ['vllm:num_requests_running{engine="0",model_name="m"} 2.0'],
+        ['vllm:num_requests_waiting{engine="0",model_name="m"} 3.0'],
+      ],
+    );
+    const answers = await Promise.all(five);
+    assert.deepEqual(
+      answers.map((a) => a.text === long.join("")),
+      [true, true, true, true, true],
+    );
+    assert.deepEqual(proxy.scheduler.counts(), { running: 0, waiting: 0, usedTokens: 0 });
   });
 
   it("a client that leaves mid-stream leaves the engine and frees its slot at once (vLLM aborts it)", async () => {
