@@ -11,7 +11,9 @@
 #   5. a short campaign: each candidate deployed with pulumi up, benchmarked with short load
 #      windows, then baseline restored and verified; report and recommendation printed
 #   6. the tuner's next step: `campaign propose --target-concurrency 8` on the campaign's results
-#      (deploys nothing): the one-knob change it would measure next, and the figures why
+#      (deploys nothing): the one-knob change it would measure next, and the figures why; then the
+#      command that measures and promotes it (`campaign tune` with the demo's scenario, one proposal,
+#      a branch of its own, the demo's extra arguments), to run on a running lab
 # In a namespace of its own the demo stops the lab at the end (nothing outside it can reach the
 # lab) and says how to get a shell with one; started inside one (`lab/isolated.sh bash`), or with
 # --engine vllm, it leaves the lab running on baseline: stop it with `npm run lab:down`.
@@ -108,7 +110,12 @@ if [[ $status == 0 || $status == 6 ]]; then
   set +e
   node --import tsx campaign/cli.ts propose --results "$RESULTS" --target-concurrency 8 >&2
   set -e
-  echo "To measure and promote it: npm run campaign -- tune --lab --short --target-concurrency 8 --branch tune/demo (docs/tune.md)" >&2
+  # The tune measures what the demo measured (its scenario, so baseline runs at the target c=8) and
+  # promotes the proposal the demo just printed: one candidate, on a branch of this run's own.
+  NEXT=(npm run campaign -- tune --lab --short --scenario campaign/demo-scenario.yaml --target-concurrency 8
+    --max-candidates 1 --branch "tune/demo-$(date -u +%Y%m%d-%H%M%S)" "${CAMPAIGN_ARGS[@]}")
+  printf -v next '%q ' "${NEXT[@]}"
+  echo "To measure and promote it (docs/tune.md), on a running lab: ${next% }" >&2
 fi
 # Exit codes: common/exit-codes.ts (0 ok, 6 some candidate invalid: baseline is verified either way).
 verified=0
