@@ -9,9 +9,12 @@
 #   4. npm run lab:up (a local API server and a real node: kubelet, containerd, kube-proxy; vLLM
 #      pods run the lab's simulator image)
 #   5. a short campaign: each candidate deployed with pulumi up, benchmarked with short load
-#      windows, then baseline restored and verified; report and recommendation printed
+#      windows, two at a time in the campaign's slots (baseline in each as its control), then
+#      baseline restored and verified; report and recommendation printed
 #   6. the tuner's next step: `campaign propose --target-concurrency 8` on the campaign's results
-#      (deploys nothing): the one-knob change it would measure next, and the figures why
+#      (deploys nothing): the one-knob change it would measure next, and the figures why; then the
+#      command that measures and promotes it (`campaign tune` with the demo's scenario, one proposal,
+#      a branch of its own, the demo's extra arguments), to run on a running lab
 # In a namespace of its own the demo stops the lab at the end (nothing outside it can reach the
 # lab) and says how to get a shell with one; started inside one (`lab/isolated.sh bash`), or with
 # --engine vllm, it leaves the lab running on baseline: stop it with `npm run lab:down`.
@@ -20,6 +23,8 @@
 #   DEMO_STACKS   candidates (default: the seed's ten)
 #   DEMO_ORDER    fixed | shuffle | alternate (default alternate: consecutive demos run in opposite orders)
 #   DEMO_RESUME=1 keep earlier demo results whose config is unchanged instead of measuring again
+#   DEMO_SLOTS    candidates measured at once, one lab GPU each (campaign --parallel; default 2 with
+#                 the simulator, 1 with --engine vllm, which has this machine's GPUs only)
 # Extra arguments go to the campaign, e.g. `npm run demo -- --verbose`, except the lab's engine
 # options, which go to lab:up: `npm run demo -- --engine vllm [--vllm-python PATH] [--model-dir DIR]
 # [--emulate-gpu-memory-gib N]` runs every candidate on a real vLLM on this machine's GPU (kwok's
@@ -83,6 +88,10 @@ if [[ "$ENGINE" != vllm ]]; then
   fi
 fi
 
+SLOTS="${DEMO_SLOTS:-$([[ "$ENGINE" == vllm ]] && echo 1 || echo 2)}"
+[[ "$SLOTS" =~ ^[1-9][0-9]*$ ]] || { echo "demo: DEMO_SLOTS must be a positive integer, got \"$SLOTS\"" >&2; exit 2; }
+# Each slot is one more Deployment beside baseline's, one GPU each: the simulator's lab gets that many.
+if [[ "$ENGINE" != vllm && "$SLOTS" -gt 1 ]]; then LAB_ARGS+=(--gpus "$SLOTS"); fi
 say "starting the lab (npm run lab:up -- ${LAB_ARGS[*]:-}; engine $ENGINE)"
 npm run --silent lab:up -- "${LAB_ARGS[@]}" >/dev/null
 
@@ -90,10 +99,10 @@ STACKS="${DEMO_STACKS:-baseline,mem070,mem075,mem085,ctx4096,ctx16384,seqs1,seqs
 ORDER="${DEMO_ORDER:-alternate}"
 FRESH=(--fresh)
 [[ "${DEMO_RESUME:-0}" == 1 ]] && FRESH=()
-say "running the campaign on the lab: $STACKS (order $ORDER, short load windows)"
+say "running the campaign on the lab: $STACKS (order $ORDER, short load windows, $SLOTS at once)"
 set +e
 # node --import tsx, not the tsx CLI: its signal relay turns one Ctrl-C into two (campaign/detach.ts).
-node --import tsx campaign/cli.ts run --lab --engine "$ENGINE" --short --scenario campaign/demo-scenario.yaml --stacks "$STACKS" --order "$ORDER" "${FRESH[@]}" "${CAMPAIGN_ARGS[@]}"
+node --import tsx campaign/cli.ts run --lab --engine "$ENGINE" --short --scenario campaign/demo-scenario.yaml --stacks "$STACKS" --order "$ORDER" --parallel "$SLOTS" "${FRESH[@]}" "${CAMPAIGN_ARGS[@]}"
 status=$?
 set -e
 
@@ -108,7 +117,12 @@ if [[ $status == 0 || $status == 6 ]]; then
   set +e
   node --import tsx campaign/cli.ts propose --results "$RESULTS" --target-concurrency 8 >&2
   set -e
-  echo "To measure and promote it: npm run campaign -- tune --lab --short --target-concurrency 8 --branch tune/demo (docs/tune.md)" >&2
+  # The tune measures what the demo measured (its scenario, so baseline runs at the target c=8) and
+  # promotes the proposal the demo just printed: one candidate, on a branch of this run's own.
+  NEXT=(npm run campaign -- tune --lab --short --scenario campaign/demo-scenario.yaml --target-concurrency 8
+    --max-candidates 1 --branch "tune/demo-$(date -u +%Y%m%d-%H%M%S)" "${CAMPAIGN_ARGS[@]}")
+  printf -v next '%q ' "${NEXT[@]}"
+  echo "To measure and promote it (docs/tune.md), on a running lab: ${next% }" >&2
 fi
 # Exit codes: common/exit-codes.ts (0 ok, 6 some candidate invalid: baseline is verified either way).
 verified=0

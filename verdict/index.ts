@@ -34,6 +34,7 @@ export {
   type ProposeOutcome,
   propose,
   type StartFailure,
+  unmeasuredTarget,
 } from "./propose";
 export { type Recommendation, recommend } from "./recommend";
 export type { CompareRule } from "./rule";

@@ -5,6 +5,7 @@ import type { RuleInput, RuleResult } from "./propose/rule-kit";
 import { kvCeilingText } from "./propose/rule-kit";
 import { schedulerBound } from "./propose/scheduler-bound";
 import { sloBound } from "./propose/slo-bound";
+import { unmeasuredTarget } from "./propose/target-level";
 import {
   KNOBS,
   type Knob,
@@ -25,6 +26,7 @@ import {
 export type { CandidateEvidence, LevelEvidence, StartFailure } from "./propose/evidence";
 export { CandidateEvidenceSchema, candidateEvidence } from "./propose/evidence";
 export { knobValue, proposalStackName } from "./propose/names";
+export { unmeasuredTarget } from "./propose/target-level";
 export type { Knob, Proposal, ProposeEvidence, ProposeOptions, ProposeOutcome, StartBound } from "./propose/types";
 export { DEFAULT_PROPOSE_OPTIONS, KNOBS } from "./propose/types";
 
@@ -89,10 +91,13 @@ export function propose(evidence: ProposeEvidence, opts: ProposeOptions): Propos
   const target = opts.targetConcurrency;
   // Under an SLO its finding comes first: it reads the capacity search, the figure the goodput objective ranks by.
   const slo = sloBound(input);
+  // The rules that judge the closed loop at the target read nothing when no valid level ran at it.
+  const unmeasured = unmeasuredTarget(evidence.baseline, target);
   const results: RuleResult[] = [
     ...(slo ? [slo.result] : []),
-    schedulerBound(input, target),
-    kvBound(input, target),
+    ...(unmeasured === null
+      ? [schedulerBound(input, target), kvBound(input, target)]
+      : [{ fired: false as const, why: unmeasured }]),
     contextHeadroom(input),
   ];
   const proposals: Proposal[] = [];
@@ -112,7 +117,9 @@ export function propose(evidence: ProposeEvidence, opts: ProposeOptions): Propos
         ? null
         : noValid
           ? `${name} has no valid closed-loop level to read`
-          : `nothing binds at c ≤ ${target} on ${name}: ${notFired.join("; ")}`,
+          : unmeasured !== null
+            ? notFired.join("; ")
+            : `nothing binds at c ≤ ${target} on ${name}: ${notFired.join("; ")}`,
     aboveTarget: aboveTarget(input, target),
     notFired,
     ...(slo ? { slo: { binds: slo.binds, why: slo.why } } : {}),

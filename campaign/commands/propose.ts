@@ -6,7 +6,13 @@ import type { Io } from "../../common/io";
 import { UsageError } from "../../common/usage-error";
 import { RULE_ARG_OPTIONS, RULE_USAGE, RuleError, ruleSettingsFromFlags } from "../../config";
 import { RESULTS_DIR } from "../../result";
-import { DEFAULT_PROPOSE_OPTIONS, type ProposeOptions, propose } from "../../verdict";
+import {
+  DEFAULT_PROPOSE_OPTIONS,
+  type ProposeEvidence,
+  type ProposeOptions,
+  propose,
+  unmeasuredTarget,
+} from "../../verdict";
 import { loadProposeEvidence, writeProposalStackFiles } from "./propose-files";
 
 const PROPOSE_USAGE = `Usage: campaign propose [options]
@@ -100,10 +106,23 @@ function parseProposeOptions(argv: readonly string[], repoDir: string): ProposeC
   };
 }
 
+/** What fixes an unmeasured target: judge at a level that ran, or measure the target first. Pure. */
+function measureTargetHint(target: number, baseline: ProposeEvidence["baseline"]): string {
+  const valid = baseline.levels.filter((l) => l.valid).map((l) => l.concurrency);
+  return (
+    (valid.length > 0 ? `pass --target-concurrency ${Math.max(...valid)} (or another level measured), or ` : "") +
+    `measure c=${target} first: npm run campaign -- run with --scenario FILE whose load.concurrency includes ${target}`
+  );
+}
+
 /** `campaign propose`: exit 0 with or without proposals (none is an answer); 1 when a stack file was refused. */
 function proposeCommand(opts: ProposeCliOptions, io: Io): number {
   const warn = (m: string) => io.stderr(`warning: ${m}\n`);
   const evidence = loadProposeEvidence({ resultsDir: opts.resultsDir, summariesDir: opts.summariesDir }, warn);
+  const target = opts.propose.targetConcurrency;
+  const unmeasured = unmeasuredTarget(evidence.baseline, target);
+  // Refused rather than judged: the rules would read levels below the target as if they were it.
+  if (unmeasured !== null) throw new UsageError(`${unmeasured}; ${measureTargetHint(target, evidence.baseline)}`);
   const outcome = propose(evidence, opts.propose);
   const written = opts.write
     ? writeProposalStackFiles(opts.workDir, outcome.proposals, opts.propose.targetConcurrency, opts.overwrite)

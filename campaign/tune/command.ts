@@ -15,7 +15,7 @@ import { stageProject } from "../stage";
 import { openCampaignWorld, resolveSettings } from "../world";
 import { checkBranch, closeWorktree, commitFiles, openWorktree, runGit } from "./branch";
 import { runTune, type TuneWinner } from "./loop";
-import { parseTuneOptions } from "./options";
+import { parseTuneOptions, unreachedTarget } from "./options";
 import { sameBaselineProject } from "./original";
 import type { StepSlots } from "./parallel";
 import { promoteDefault } from "./pulumi-yaml";
@@ -41,6 +41,12 @@ export async function tuneMain(argv: readonly string[], repoDir: string, io: Io)
   const workDir = c.stage ? c.workDir : stateFile.replace(/\.json$/, "-project");
   const campaignOpts = { ...c, stacks: [BASELINE], workDir, stage: true };
   const resolved = resolveSettings(campaignOpts, repoDir, io);
+  const { scenario, scenarioSource } = resolved.settings;
+  const unreached =
+    scenario.load.mode === "concurrency"
+      ? unreachedTarget(scenario.load.concurrency, c.targetConcurrency, scenarioSource)
+      : null;
+  if (unreached !== null) throw new UsageError(unreached);
   const prior = readTuneState(stateFile);
   const world = await openCampaignWorld(campaignOpts, repoDir, io, resolved, ownedStacks([BASELINE], c.parallel));
   const { parallel, ...oneAtATime } = world.settings;

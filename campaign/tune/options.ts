@@ -64,6 +64,22 @@ function positive(value: string | undefined, flag: string, what: "integer" | "nu
   return Number(value);
 }
 
+/**
+ * Why the tune cannot judge `target` with these closed-loop levels, or null: every step proposes from
+ * baseline's level AT the target (verdict/propose/target-level.ts), so a scenario without it would
+ * spend a whole step on a baseline that can only say "not measured". Pure.
+ */
+export function unreachedTarget(levels: readonly number[], target: number, scenarioSource: string): string | null {
+  if (levels.includes(target)) return null;
+  const below = levels.filter((c) => c < target);
+  const highest = below.length > 0 ? Math.max(...below) : undefined;
+  return (
+    `--target-concurrency ${target}: the scenario (${scenarioSource}) measures c=${levels.join(", ")}, no level at the target; ` +
+    `add ${target} to load.concurrency with --scenario FILE (campaign/demo-scenario.yaml measures c=1, 2, 4, 8)` +
+    (highest === undefined ? "" : `, or pass --target-concurrency ${highest}`)
+  );
+}
+
 /** Pure: argv after `tune` to options; errors name the option, the value and what is allowed. */
 export function parseTuneOptions(argv: readonly string[], repoDir: string): TuneOptions {
   const { tune, apply, rest } = split(argv);

@@ -1,15 +1,20 @@
 import * as assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { LabNotRunningError, runningLabState, stopLab } from "../../lab";
-import { labCampaignPlaces, PROJECT_DIR } from "./helpers";
+import { configDefault } from "../../campaign/tune/pulumi-yaml";
+import { readTuneState, type TuneState } from "../../campaign/tune/state";
+import { LabNotRunningError, runningLabState, startLab, stopLab } from "../../lab";
+import { tuneStateFile } from "../../result/store";
+import { labCampaignPlaces, PROJECT_DIR, tuneTeardown } from "./helpers";
 
-/** Runs lab/demo.sh as `npm run demo -- ARGS` does; its exit code and both streams. */
-function demo(args: readonly string[], env: NodeJS.ProcessEnv) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn("bash", ["lab/demo.sh", ...args], { cwd: PROJECT_DIR, env, stdio: ["ignore", "pipe", "pipe"] });
+type Run = { code: number | null; stdout: string; stderr: string };
+
+/** Runs `bash ARGS` in the project as a user's shell would; its exit code and both streams. */
+function bash(args: readonly string[], env: NodeJS.ProcessEnv) {
+  return new Promise<Run>((resolve, reject) => {
+    const child = spawn("bash", [...args], { cwd: PROJECT_DIR, env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -20,6 +25,9 @@ function demo(args: readonly string[], env: NodeJS.ProcessEnv) {
 }
 
 const lines = (s: string) => s.trimEnd().split("\n");
+const git = (...args: string[]) =>
+  execFileSync("git", args, { cwd: PROJECT_DIR, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
+const NEXT_STEP = "To measure and promote it (docs/tune.md), on a running lab: ";
 
 /**
  * The newcomer's main command, `npm run demo`, end to end on the lab with the shortest run it
@@ -29,19 +37,32 @@ const lines = (s: string) => s.trimEnd().split("\n");
  * set-up, enters a network namespace of its own, starts the lab on the real node, runs the
  * campaign, asks the tuner for the next step and stops the lab, which nothing outside can reach.
  */
-describe("npm run demo (lab/demo.sh) with two candidates", function () {
-  this.timeout(20 * 60_000);
+describe("npm run demo (lab/demo.sh) with two candidates, then its next step as printed", function () {
+  this.timeout(30 * 60_000);
   let tmp: string;
-  let run: { code: number | null; stdout: string; stderr: string };
+  let run: Run;
+  /** The tune command the demo printed, run as printed on a lab started as the demo says (npm run lab:up). */
+  let next: { command: string; branch: string; run: Run; state: TuneState | null } | null = null;
+  const headBefore = git("rev-parse", "HEAD");
 
   before(async () => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), "vllm-demo-it-"));
     const env: NodeJS.ProcessEnv = { ...process.env, DEMO_STACKS: "baseline,seqs1", DEMO_ORDER: "fixed" };
     for (const k of ["DEMO_RESUME", "KUBECONFIG", "VLLM_API_KEY", "VLLM_LAB_NETNS", "DEMO_OWN_NETNS"]) delete env[k];
-    run = await demo(labCampaignPlaces(tmp), env);
+    run = await bash(["lab/demo.sh", ...labCampaignPlaces(tmp)], env);
+    const printed = lines(run.stderr).find((l) => l.startsWith(NEXT_STEP));
+    if (run.code !== 0 || printed === undefined) return;
+    const command = printed.slice(NEXT_STEP.length);
+    const branch = /--branch (\S+)/.exec(command)?.[1] ?? "";
+    // This test already runs in the lab's namespace (lab/isolated.sh): the user's `npm run lab:up` there.
+    await startLab();
+    const tuned = await bash(["-c", command], { ...env, VLLM_LAB_NETNS: "1" });
+    const stateFile = tuneStateFile(path.join(tmp, "results"), branch);
+    next = { command, branch, run: tuned, state: fs.existsSync(stateFile) ? readTuneState(stateFile) : null };
   });
   after(async () => {
     await stopLab();
+    if (next !== null) await tuneTeardown(next.branch, undefined);
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
 
@@ -69,10 +90,18 @@ describe("npm run demo (lab/demo.sh) with two candidates", function () {
     );
     assert.ok(asked >= 0, run.stderr);
     assert.equal(err[asked + 1], "Proposals against baseline at target concurrency 8:");
-    const tune = err.indexOf(
-      "To measure and promote it: npm run campaign -- tune --lab --short --target-concurrency 8 --branch tune/demo (docs/tune.md)",
-    );
+    const tune = err.findIndex((l) => l.startsWith(NEXT_STEP));
     assert.ok(tune > asked + 1, run.stderr);
+    // The demo's own scenario (so baseline runs at the target c=8), one proposal, a branch of its own,
+    // and the demo's places (its extra arguments).
+    const places = labCampaignPlaces(tmp).join(" ");
+    assert.match(
+      err[tune]!.slice(NEXT_STEP.length),
+      new RegExp(
+        "^npm run campaign -- tune --lab --short --scenario campaign/demo-scenario\\.yaml --target-concurrency 8 " +
+          `--max-candidates 1 --branch tune/demo-\\d{8}-\\d{6} ${places.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}$`,
+      ),
+    );
     // At c=8, past baseline's 4 sequences, requests wait: the tuner proposes a one-knob step.
     assert.match(err.slice(asked + 2, tune).join("\n"), /^ {2}\S+: maxNumSeqs 4 -> \d+ \(/m);
     assert.deepEqual(err.slice(tune + 1), [
@@ -81,5 +110,21 @@ describe("npm run demo (lab/demo.sh) with two candidates", function () {
       "For a shell with a running lab: lab/isolated.sh bash, then npm run lab:up (npm run lab:down before leaving that shell)",
     ]);
     assert.throws(() => runningLabState(), LabNotRunningError);
+  });
+
+  it("the printed next step, run as printed, promotes seqs8 on its branch and restores the original baseline", () => {
+    assert.ok(next !== null, "the demo printed no next step");
+    assert.equal(next.run.code, 0, next.run.stderr);
+    assert.ok(next.state !== null, next.run.stderr);
+    assert.deepEqual(
+      next.state.steps.map((s) => [s.step, s.verdict, s.proposals.map((p) => p.stack), s.promoted?.stack ?? null]),
+      [[1, "promoted", ["seqs8"], "seqs8"]],
+      JSON.stringify(next.state.steps.map((s) => [s.verdict, s.reason])),
+    );
+    assert.equal(next.state.stopped, "budget spent: --max-candidates 1 proposals measured");
+    assert.equal(next.state.restore, "original baseline restored and verified");
+    assert.equal(git("rev-list", "--count", `${headBefore}..${next.branch}`), "1");
+    assert.equal(configDefault(git("show", `${next.branch}:Pulumi.yaml`), "maxNumSeqs"), 8);
+    assert.equal(configDefault(git("show", "HEAD:Pulumi.yaml"), "maxNumSeqs"), 4);
   });
 });

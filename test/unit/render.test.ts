@@ -107,15 +107,15 @@ describe("rendered Deployment", () => {
     assert.deepEqual(c.ports, [{ name: "http", containerPort: 8000, protocol: "TCP" }]);
     assert.deepEqual(c.startupProbe, {
       httpGet: { path: "/health", port: "http" },
-      periodSeconds: 10,
+      periodSeconds: 2,
       timeoutSeconds: 5,
-      failureThreshold: 180,
+      failureThreshold: 900,
     });
     assert.deepEqual(c.readinessProbe, {
       httpGet: { path: "/health", port: "http" },
-      periodSeconds: 5,
+      periodSeconds: 2,
       timeoutSeconds: 5,
-      failureThreshold: 3,
+      failureThreshold: 8,
     });
     assert.deepEqual(c.livenessProbe, {
       httpGet: { path: "/health", port: "http" },
@@ -197,7 +197,7 @@ describe("rendered Deployment", () => {
   });
 
   it("sizes the startup probe from the budget", () => {
-    assert.equal(render.probes({ startupBudgetSeconds: 605 }).startup.failureThreshold, 61);
+    assert.equal(render.probes({ startupBudgetSeconds: 605 }).startup.failureThreshold, 303);
   });
 });
 

@@ -12,7 +12,7 @@ import { ENGINE_BANNER } from "../../../lab/images";
 import { realNodeProblem } from "../../../lab/node";
 import { kubeClients, PROJECT_DIR, type PulumiSandbox, until as pollUntil, pulumiSandbox } from "../helpers";
 
-/** Long enough that the startup probe (every 10 s) finds the engine not answering at least once. */
+/** Long enough that the startup probe (every 2 s) finds the engine not answering at least once. */
 const COLD_START_S = 12;
 const WARM_START_S = 3;
 const noSecrets = { hfToken: false, apiKey: false };
@@ -119,7 +119,7 @@ describe("lab: what only the real node shows (--node real, stacks by pulumi up)"
     assert.equal(lines[0], ENGINE_BANNER);
     assert.equal(lines[2], `lab simulator: simulated model load, cold: ${COLD_START_S} s`);
     assert.equal(container?.restartCount, 0);
-    // The startup probe (every 10 s) ran at least once during the 12 s load, and the kubelet said it failed.
+    // The startup probe (every 2 s) ran during the 12 s load, and the kubelet said it failed.
     const refused = await until("the kubelet's startup probe failure event", async () => {
       const events = await clients.core.listNamespacedEvent({
         namespace: ns,
