@@ -16,8 +16,9 @@ export {
   ScenarioSchema,
   SHORT_PRESET,
   scenarioSlo,
+  sloLayer,
 } from "./inputs/scenario";
-export { type Slo, sloFlagText } from "./inputs/slo";
+export type { Slo } from "./inputs/slo";
 export {
   loadStackOutputs,
   parseStackOutputs,

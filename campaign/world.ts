@@ -9,7 +9,7 @@ import {
   type Scenario,
   scenarioSlo,
   silentProgress,
-  sloFlagText,
+  sloLayer,
   writeResult,
 } from "../benchmarks";
 import { EXIT } from "../common/exit-codes";
@@ -18,6 +18,7 @@ import { type Io, processIo } from "../common/io";
 import { UsageError } from "../common/usage-error";
 import { mergedStackConfig, PROJECT, postDeployEnv, recordedRuleSettings, ruleSettingsOf, stackNames } from "../config";
 import { labServiceUrl, labStateFile, runningLabState } from "../lab";
+import { goodputSloProblem } from "../verdict";
 import { type ClearStaleReport, clearStaleState } from "./clear-stale";
 import type { CampaignDeps, CampaignSettings } from "./deps";
 import { detachedPulumi, pressCounter } from "./detach";
@@ -69,13 +70,14 @@ export function resolveSettings(opts: CliOptions, repoDir: string, io: Io) {
 
   const layers: unknown[] = [opts.short ? PRESETS.short : PRESETS.default];
   if (opts.scenarioFile !== undefined) layers.push(readScenarioFile(opts.scenarioFile));
-  if (opts.slo !== undefined) layers.push({ slo: sloFlagText(opts.slo), sloAttainment: opts.slo.attainment });
+  if (opts.slo !== undefined) layers.push(sloLayer(opts.slo));
   // The goodput objective ranks by the SLO capacity: the search runs (after the closed loop) with its defaults.
   if (opts.objective === "goodput") {
-    if (!layers.some((l) => (l as { slo?: unknown } | null)?.slo !== undefined))
-      throw new UsageError(
-        "--objective goodput needs an SLO: --slo METRIC:PCT:MS[,...] (e.g. --slo ttft:p99:800,tpot:p99:40) or the scenario's slo",
-      );
+    const noSlo = goodputSloProblem(
+      opts.objective,
+      layers.some((l) => (l as { slo?: unknown } | null)?.slo !== undefined),
+    );
+    if (noSlo !== null) throw new UsageError(noSlo);
     layers.push({ load: { openLoop: { capacity: {} } } });
   }
   let scenario: Scenario;

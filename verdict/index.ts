@@ -12,6 +12,7 @@ export {
   writeCandidateSummaries,
 } from "./candidate-summary";
 export { canonicalJson, changeText, configChanges, type KnobChange, KnobChangeSchema, knobChanges } from "./canonical";
+export { goodputSloProblem } from "./goodput";
 export { type Mode, ModeSchema } from "./mode";
 export { rankNoise } from "./noise";
 export {

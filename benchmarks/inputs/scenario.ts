@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { DEFAULT_SLO_ATTAINMENT, parseSloAttainment, parseSloBounds, type Slo, SloError } from "./slo";
+import { DEFAULT_SLO_ATTAINMENT, parseSloAttainment, parseSloBounds, type Slo, SloBoundSchema, SloError } from "./slo";
 
 /** The seed's short prompt ("summarise three advantages of Kubernetes"), sent verbatim. */
 const SEED_SHORT_PROMPT = "Kubernetes의 장점을 세 가지로 요약해줘.";
@@ -12,7 +12,10 @@ export const PHASES = ["readiness", "identity", "sequential", "context", "load",
 
 const positiveInt = z.number().int().positive();
 
-/** Latency bounds a rate must meet in the sweep; an absent bound is not checked. */
+/**
+ * Deprecated: p95 bounds a rate must meet in the sweep (`sweepSlo` reads them as bounds of the one SLO when
+ * the scenario sets no `slo`); an absent bound is not checked.
+ */
 const SweepSloSchema = z
   .object({
     ttftP95Ms: z.number().positive().optional(),
@@ -103,6 +106,32 @@ const checkedBy = <T extends z.ZodType>(schema: T, parse: (v: z.infer<T>) => unk
     }
   });
 
+/**
+ * The scenario's bounds, typed: the file's text (`--slo`'s form) is parsed once, here; the flags and a
+ * result's scenario give them typed. Each metric:percentile at most once in either form.
+ */
+const ScenarioSloSchema = z.preprocess(
+  (value, ctx) => {
+    if (typeof value !== "string") return value;
+    try {
+      return parseSloBounds(value, "slo");
+    } catch (err) {
+      if (!(err instanceof SloError)) throw err;
+      ctx.addIssue({ code: "custom", message: err.message });
+      return z.NEVER;
+    }
+  },
+  z
+    .array(SloBoundSchema)
+    .min(1)
+    .superRefine((bounds, ctx) => {
+      const keys = bounds.map((b) => `${b.metric}:${b.percentile}`);
+      const twice = keys.find((k, i) => keys.indexOf(k) !== i);
+      if (twice !== undefined)
+        ctx.addIssue({ code: "custom", message: `${twice} is given twice; allowed: each metric:percentile once` });
+    }),
+);
+
 /** Every knob of a benchmark run. Defaults reproduce the seed's procedure. */
 export const ScenarioSchema = z
   .object({
@@ -112,10 +141,11 @@ export const ScenarioSchema = z
       .nonempty()
       .default([...PHASES]),
     /**
-     * The SLO (`--slo`'s form, e.g. `ttft:p99:800,tpot:p99:40`): each load level then records its attainment and
-     * request goodput (`phases/slo-figures.ts`). Optional, not defaulted, so scenarios without it keep their hash.
+     * The SLO's bounds: in a file `--slo`'s form (e.g. `ttft:p99:800,tpot:p99:40`), parsed here once; from the
+     * flags, and in a result, typed. Each load level then records its judgement (`inputs/slo-judge.ts`).
+     * Optional, not defaulted, so scenarios without it keep their hash.
      */
-    slo: checkedBy(z.string(), (v) => parseSloBounds(v, "slo")).optional(),
+    slo: ScenarioSloSchema.optional(),
     /** Fraction of completed requests that must meet every bound (`--slo-attainment`); default 0.99. */
     sloAttainment: checkedBy(z.number(), (v) => parseSloAttainment(v, "sloAttainment")).optional(),
     /** Per-request timeout for non-load requests, milliseconds. */
@@ -273,11 +303,33 @@ export function buildScenario(layers: readonly unknown[], source = "scenario"): 
   return parsed.data;
 }
 
-/** The scenario's SLO, or null when it sets none. */
+/** The scenario's SLO (its bounds were parsed when it was read), or null when it sets none. */
 export function scenarioSlo(scenario: Pick<Scenario, "slo" | "sloAttainment">): Slo | null {
   if (scenario.slo === undefined) return null;
-  return { bounds: parseSloBounds(scenario.slo, "slo"), attainment: scenario.sloAttainment ?? DEFAULT_SLO_ATTAINMENT };
+  return { bounds: scenario.slo, attainment: scenario.sloAttainment ?? DEFAULT_SLO_ATTAINMENT };
 }
+
+/**
+ * The SLO a sweep's rates are judged under: the scenario's, else the sweep's deprecated `slo` keys
+ * (`ttftP95Ms`, `e2eP95Ms`) as p95 bounds of the one SLO, with the default attainment; null: neither.
+ */
+export function sweepSlo(scenario: Pick<Scenario, "slo" | "sloAttainment" | "load">): Slo | null {
+  const own = scenarioSlo(scenario);
+  const legacy = scenario.load.openLoop.sweep?.slo;
+  if (own !== null || legacy === undefined) return own;
+  const bounds = [
+    ...(legacy.ttftP95Ms === undefined
+      ? []
+      : [{ metric: "ttft" as const, percentile: "p95" as const, ms: legacy.ttftP95Ms }]),
+    ...(legacy.e2eP95Ms === undefined
+      ? []
+      : [{ metric: "e2e" as const, percentile: "p95" as const, ms: legacy.e2eP95Ms }]),
+  ];
+  return bounds.length === 0 ? null : { bounds, attainment: DEFAULT_SLO_ATTAINMENT };
+}
+
+/** Pure: the scenario layer that sets an SLO given typed (the flags'): it replaces the file's bounds and attainment. */
+export const sloLayer = (slo: Slo): ScenarioInput => ({ slo: slo.bounds, sloAttainment: slo.attainment });
 
 /** Reads a YAML or JSON scenario file (YAML is a superset of JSON). */
 export function readScenarioFile(path: string): unknown {

@@ -36,6 +36,10 @@ export const SloMissSchema = z.discriminatedUnion("kind", [
 ]);
 export type SloMiss = z.infer<typeof SloMissSchema>;
 
+/** A miss as a result file holds it: typed, or a sentence in files written before the judge (read, never parsed). */
+export const RecordedMissSchema = z.union([SloMissSchema, z.string()]);
+export type RecordedMiss = z.infer<typeof RecordedMissSchema>;
+
 /** One bound on a level: its percentile over the window's successful requests, and the share meeting it. */
 export const BoundJudgementSchema = SloBoundSchema.extend({
   /** The bound's percentile of the window's successful requests (ITL: of every gap, pooled); null: none. */
@@ -64,14 +68,15 @@ export const BACKLOG_SIGMAS = 3;
 
 /** The judgement of one level under one SLO (`judge`). */
 export const SloJudgementSchema = z.strictObject({
-  slo: SloSchema,
+  /** null: judged without an SLO (a sweep's bar without bounds): validity, drops and keep-up only. */
+  slo: SloSchema.nullable(),
   /** Successful requests that ended inside the window. */
   completed: z.number().int(),
   /** Requests cut off at the window's end that were already past a TTFT or e2e bound: misses. */
   cutOffMissed: z.number().int(),
   /** Completed requests that met every bound. */
   met: z.number().int(),
-  /** met ÷ (completed + cutOffMissed); null when none was counted. */
+  /** met ÷ (completed + cutOffMissed); null when none was counted or there is no SLO. */
   attainment: z.number().nullable(),
   /** met ÷ the window's seconds (vLLM bench's `--goodput` divides by the whole run instead). */
   goodputRequestsPerSecond: z.number(),
@@ -167,16 +172,17 @@ export function keepUp(level: Omit<JudgedLevel, keyof Distributions | "valid" | 
  * off at its end already past a bound (`cutOffPast`), as misses; other cut-off requests are unknown and
  * left out. Bound figures are percentiles over the successful requests, as `vllm bench serve` computes them.
  */
-export function judge(level: JudgedLevel, slo: Slo): SloJudgement {
+export function judge(level: JudgedLevel, slo: Slo | null): SloJudgement {
+  const bs = slo?.bounds ?? [];
   const ok = level.samples.filter((s) => s.window && s.outcome === "succeeded");
   const cut = level.samples.filter((s) => s.window && s.outcome === "incomplete");
-  const meets = ok.map((s) => slo.bounds.map((b) => requestMeets(s, b)));
-  const past = cut.map((s) => slo.bounds.map((b) => cutOffPast(s, b)));
+  const meets = ok.map((s) => bs.map((b) => requestMeets(s, b)));
+  const past = cut.map((s) => bs.map((b) => cutOffPast(s, b)));
   const met = meets.filter((row) => row.every(Boolean)).length;
   const cutOffMissed = past.filter((row) => row.some(Boolean)).length;
   const counted = ok.length + cutOffMissed;
-  const attainment = counted > 0 ? met / counted : null;
-  const bounds = slo.bounds.map((b, i) => {
+  const attainment = slo !== null && counted > 0 ? met / counted : null;
+  const bounds = bs.map((b, i) => {
     const figureMs = boundFigure(level, b);
     const pastIt = past.filter((row) => row[i]).length;
     const metIt = meets.filter((row) => row[i]).length;
@@ -213,7 +219,7 @@ export function judge(level: JudgedLevel, slo: Slo): SloJudgement {
         figureMs: b.figureMs,
         boundMs: b.ms,
       })),
-    ...(attainment === null || attainment < slo.attainment
+    ...(slo !== null && (attainment === null || attainment < slo.attainment)
       ? [{ kind: "attainment" as const, attainment, target: slo.attainment }]
       : []),
   ];
@@ -246,7 +252,8 @@ const METRIC_LABEL = { ttft: "TTFT", tpot: "TPOT", itl: "ITL", e2e: "e2e" } as c
 const pct = (f: number) => `${+(f * 100).toFixed(2)} %`;
 
 /** Pure: one miss as a person reads it (reports, progress lines, a rule's reason); never parsed back. */
-export function describeMiss(m: SloMiss): string {
+export function describeMiss(m: RecordedMiss): string {
+  if (typeof m === "string") return m;
   switch (m.kind) {
     case "bound":
       return `${METRIC_LABEL[m.metric]} ${m.percentile} ${m.boundMs} ms: ${m.figureMs === null ? "none" : `${m.figureMs.toFixed(1)} ms`}`;

@@ -126,8 +126,15 @@ export function describeSlo(slo: Slo): string {
   return `${slo.bounds.map(describeBound).join(", ")}, met by ≥ ${+(slo.attainment * 100).toFixed(3)} % of requests`;
 }
 
-/** Pure: the compact flag form (`ttft:p99:800,tpot:p99:40`), as the scenario stores it. */
-export const sloFlagText = (slo: Slo): string => slo.bounds.map((b) => `${b.metric}:${b.percentile}:${b.ms}`).join(",");
+/**
+ * Pure: the one SLO equality: the same bounds (in any order: each metric:percentile is bounded once) and
+ * the same attainment target.
+ */
+export function sameSlo(a: Slo, b: Slo): boolean {
+  const key = (x: SloBound) => `${x.metric}:${x.percentile}`;
+  const bs = new Map(b.bounds.map((x) => [key(x), x.ms]));
+  return a.attainment === b.attainment && a.bounds.length === bs.size && a.bounds.every((x) => bs.get(key(x)) === x.ms);
+}
 
 /** The SLO's flags as `node:util` parseArgs options, the same in every command that takes them. */
 export const SLO_ARG_OPTIONS = {

@@ -2,10 +2,12 @@ import type { LoadLevel, LoadPhase, RateLevel, SloCapacity, SweepResult } from "
 import { levelThroughput } from "../../verdict";
 import type { ChatRequest } from "../http/chat";
 import { streamChat } from "../http/stream";
-import { type CapacitySettings, type OpenLoop, repeatSentence, scenarioSlo } from "../inputs/scenario";
+import { type CapacitySettings, type OpenLoop, repeatSentence, scenarioSlo, sweepSlo } from "../inputs/scenario";
 import type { Slo } from "../inputs/slo";
+import { describeMiss, judge, type SloJudgement } from "../inputs/slo-judge";
 import { runClosedLoop } from "../load/closed-loop";
 import { runOpenLoop } from "../load/open-loop";
+import { type Measured, measured, missing } from "../measured";
 import { measureCeiling, predictCeiling } from "../metrics/capacity";
 import { capacityRecord, judgeProbe, minCompletedPerProbe, probeWindowSeconds } from "./capacity";
 import { searchCapacity } from "./capacity-search";
@@ -40,6 +42,10 @@ function levelLine(name: string, l: Omit<LoadLevel, "concurrency">): string {
   );
 }
 
+/** Pure: a level's record of its judgement under the scenario's SLO, or why there is none. */
+const levelSlo = (level: Parameters<typeof judge>[0], slo: Slo | null): Measured<SloJudgement> =>
+  slo === null ? missing("no SLO given (--slo, or the scenario's slo)") : measured(judge(level, slo));
+
 /** The load's plan and what it measured so far (a partial result keeps what ran). */
 class LoadRun {
   readonly levels: LoadLevel[] = [];
@@ -52,6 +58,8 @@ class LoadRun {
     private readonly req: ChatRequest,
     private readonly prompts: PromptSource,
     private readonly onLevel: (() => void) | undefined,
+    /** The scenario's SLO, read once: every level records its judgement under it. */
+    private readonly slo: Slo | null,
   ) {}
 
   private get cfg() {
@@ -98,6 +106,7 @@ class LoadRun {
     const level: LoadLevel = {
       concurrency,
       ...base,
+      slo: levelSlo(base, this.slo),
       throughputEstimate: closedLoopThroughput(base.samples, base.windowStartEpochMs, base.windowEndEpochMs),
       earlyStop: earlyStopRecord(
         cfg.targetRelativeError,
@@ -140,7 +149,7 @@ class LoadRun {
       }),
     );
     const perSecond = (n: number) => (base.windowSeconds > 0 ? n / base.windowSeconds : 0);
-    const level: RateLevel = {
+    const open: RateLevel = {
       openLoop: {
         targetRatePerSecond: ratePerSecond,
         arrival: o.arrival,
@@ -156,6 +165,7 @@ class LoadRun {
       },
       ...base,
     };
+    const level: RateLevel = { ...open, slo: levelSlo(open, this.slo) };
     this.rateLevels.push(level);
     this.onLevel?.();
     this.ctx.progress.log(
@@ -176,8 +186,10 @@ class LoadRun {
         const level = await this.open(rate, probeWindowSeconds(rate, count, this.cfg.durationSeconds));
         if (level === null || level.status !== "ok")
           return { ratePerSecond: rate, error: level?.error ?? this.error ?? "interrupted" };
-        const out = judgeProbe(level, count);
-        this.ctx.progress.log(`capacity probe ${rate}/s: ${out.holds ? "holds" : `fails: ${out.misses.join("; ")}`}`);
+        const out = judgeProbe(level, slo, count);
+        this.ctx.progress.log(
+          `capacity probe ${rate}/s: ${out.holds ? "holds" : `fails: ${out.misses.map(describeMiss).join("; ")}`}`,
+        );
         return out;
       },
       {
@@ -194,9 +206,14 @@ class LoadRun {
     this.ctx.progress.log(
       c.value === null
         ? `SLO capacity: none (${c.reason})`
-        : `SLO capacity: ${c.value}/s, bracket [${record.highestPassingRatePerSecond}, ${record.lowestFailingRatePerSecond}]/s (${+((record.relativeResolution ?? 0) * 100).toFixed(1)} %), first to fail: ${record.firstMisses.join("; ")}`,
+        : `SLO capacity: ${c.value}/s, bracket [${record.highestPassingRatePerSecond}, ${record.lowestFailingRatePerSecond}]/s (${+((record.relativeResolution ?? 0) * 100).toFixed(1)} %), first to fail: ${record.firstMisses.map(describeMiss).join("; ")}`,
     );
     return record;
+  }
+
+  /** The sweep's SLO: the scenario's, or the sweep's deprecated p95 keys as bounds (`sweepSlo`). */
+  private get sweepSlo(): Slo | null {
+    return this.slo ?? sweepSlo(this.ctx.scenario);
   }
 
   /** GuideLLM's sweep: synchronous and throughput probes (closed loop), then rates between them. */
@@ -212,7 +229,7 @@ class LoadRun {
         : sweepRates(synchronous.value, throughput.value ?? synchronous.value, sweep.steps);
     const before = this.rateLevels.length;
     for (const r of rates) await this.open(r);
-    return sweepResult(sweep, synchronous, throughput, rates, this.rateLevels.slice(before));
+    return sweepResult(sweep, this.sweepSlo, synchronous, throughput, rates, this.rateLevels.slice(before));
   }
 }
 
@@ -234,10 +251,10 @@ export async function loadPhase(
     maxTokens: cfg.maxTokens,
     ignoreEos: ctx.scenario.ignoreEos,
   };
-  const run: LoadRun = new LoadRun(ctx, inputs, req, prompts, () => onLevel?.(run.levels));
+  const slo = scenarioSlo(ctx.scenario);
+  const run: LoadRun = new LoadRun(ctx, inputs, req, prompts, () => onLevel?.(run.levels), slo);
   let sweep: SweepResult | null = null;
   let capacity: SloCapacity | null = null;
-  const slo = scenarioSlo(ctx.scenario);
   switch (cfg.mode) {
     case "concurrency":
       for (const c of cfg.concurrency) await run.closed(c);
