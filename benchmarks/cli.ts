@@ -15,16 +15,8 @@ import {
   ruleFromOptions,
 } from "../verdict";
 import { exportCommand } from "./export/command";
-import {
-  buildScenario,
-  PHASES,
-  PRESETS,
-  type PresetName,
-  readScenarioFile,
-  type Scenario,
-  sloLayer,
-} from "./inputs/scenario";
-import { SLO_ARG_OPTIONS, SLO_USAGE, type Slo, sloFromArgValues } from "./inputs/slo";
+import { buildScenario, PHASES, PRESETS, type PresetName, readScenarioFile, type Scenario } from "./inputs/scenario";
+import { SLO_ARG_OPTIONS, SLO_USAGE, type Slo, sloFromArgValues, sloLayer } from "./inputs/slo";
 import { loadStackOutputs, resolveEndpoint, type StackOutputs } from "./inputs/stack-outputs";
 import { postDeployCommand } from "./post-deploy";
 import { silentProgress, writerProgress } from "./progress";

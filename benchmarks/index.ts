@@ -15,10 +15,8 @@ export {
   type ScenarioInput,
   ScenarioSchema,
   SHORT_PRESET,
-  scenarioSlo,
-  sloLayer,
 } from "./inputs/scenario";
-export type { Slo } from "./inputs/slo";
+export { type Slo, scenarioSlo, sloLayer } from "./inputs/slo";
 export {
   loadStackOutputs,
   parseStackOutputs,

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { DEFAULT_SLO_ATTAINMENT, parseSloAttainment, parseSloBounds, type Slo, SloBoundSchema, SloError } from "./slo";
+import { DEFAULT_SLO_ATTAINMENT, type Slo, SloAttainmentSchema, SloBoundsSchema, scenarioSlo } from "./slo";
 
 /** The seed's short prompt ("summarise three advantages of Kubernetes"), sent verbatim. */
 const SEED_SHORT_PROMPT = "Kubernetes의 장점을 세 가지로 요약해줘.";
@@ -95,43 +95,6 @@ const OPEN_LOOP_DEFAULTS = {
   sweep: null,
 } as const satisfies z.input<typeof OpenLoopSchema>;
 
-/** A string or number checked by one of the SLO's parsers; its error names the key, the value and what is allowed. */
-const checkedBy = <T extends z.ZodType>(schema: T, parse: (v: z.infer<T>) => unknown) =>
-  schema.superRefine((v, ctx) => {
-    try {
-      parse(v);
-    } catch (err) {
-      if (!(err instanceof SloError)) throw err;
-      ctx.addIssue({ code: "custom", message: err.message });
-    }
-  });
-
-/**
- * The scenario's bounds, typed: the file's text (`--slo`'s form) is parsed once, here; the flags and a
- * result's scenario give them typed. Each metric:percentile at most once in either form.
- */
-const ScenarioSloSchema = z.preprocess(
-  (value, ctx) => {
-    if (typeof value !== "string") return value;
-    try {
-      return parseSloBounds(value, "slo");
-    } catch (err) {
-      if (!(err instanceof SloError)) throw err;
-      ctx.addIssue({ code: "custom", message: err.message });
-      return z.NEVER;
-    }
-  },
-  z
-    .array(SloBoundSchema)
-    .min(1)
-    .superRefine((bounds, ctx) => {
-      const keys = bounds.map((b) => `${b.metric}:${b.percentile}`);
-      const twice = keys.find((k, i) => keys.indexOf(k) !== i);
-      if (twice !== undefined)
-        ctx.addIssue({ code: "custom", message: `${twice} is given twice; allowed: each metric:percentile once` });
-    }),
-);
-
 /** Every knob of a benchmark run. Defaults reproduce the seed's procedure. */
 export const ScenarioSchema = z
   .object({
@@ -145,9 +108,9 @@ export const ScenarioSchema = z
      * flags, and in a result, typed. Each load level then records its judgement (`inputs/slo-judge.ts`).
      * Optional, not defaulted, so scenarios without it keep their hash.
      */
-    slo: ScenarioSloSchema.optional(),
+    slo: SloBoundsSchema.optional(),
     /** Fraction of completed requests that must meet every bound (`--slo-attainment`); default 0.99. */
-    sloAttainment: checkedBy(z.number(), (v) => parseSloAttainment(v, "sloAttainment")).optional(),
+    sloAttainment: SloAttainmentSchema.optional(),
     /** Per-request timeout for non-load requests, milliseconds. */
     requestTimeoutMs: positiveInt.default(120_000),
     /** Sent as `ignore_eos` so every request generates exactly max_tokens (vLLM and the simulator accept it). */
@@ -303,12 +266,6 @@ export function buildScenario(layers: readonly unknown[], source = "scenario"): 
   return parsed.data;
 }
 
-/** The scenario's SLO (its bounds were parsed when it was read), or null when it sets none. */
-export function scenarioSlo(scenario: Pick<Scenario, "slo" | "sloAttainment">): Slo | null {
-  if (scenario.slo === undefined) return null;
-  return { bounds: scenario.slo, attainment: scenario.sloAttainment ?? DEFAULT_SLO_ATTAINMENT };
-}
-
 /**
  * The SLO a sweep's rates are judged under: the scenario's, else the sweep's deprecated `slo` keys
  * (`ttftP95Ms`, `e2eP95Ms`) as p95 bounds of the one SLO, with the default attainment; null: neither.
@@ -327,9 +284,6 @@ export function sweepSlo(scenario: Pick<Scenario, "slo" | "sloAttainment" | "loa
   ];
   return bounds.length === 0 ? null : { bounds, attainment: DEFAULT_SLO_ATTAINMENT };
 }
-
-/** Pure: the scenario layer that sets an SLO given typed (the flags'): it replaces the file's bounds and attainment. */
-export const sloLayer = (slo: Slo): ScenarioInput => ({ slo: slo.bounds, sloAttainment: slo.attainment });
 
 /** Reads a YAML or JSON scenario file (YAML is a superset of JSON). */
 export function readScenarioFile(path: string): unknown {

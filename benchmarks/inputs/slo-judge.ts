@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { RequestSample } from "../http/chat";
+import { type Measured, measured, missing } from "../measured";
 import { percentile, type Summary } from "../stats";
 import { SLO_METRICS, SLO_PERCENTILES, type Slo, type SloBound, SloBoundSchema, SloSchema } from "./slo";
 
@@ -240,13 +241,9 @@ export function judge(level: JudgedLevel, slo: Slo | null): SloJudgement {
   };
 }
 
-/** Pure: the bound misses of a judgement, tightest first (figure ÷ bound, highest first; no figure first). */
-export function boundMissesByExcess(misses: readonly SloMiss[]): Extract<SloMiss, { kind: "bound" }>[] {
-  const excess = (m: Extract<SloMiss, { kind: "bound" }>) => (m.figureMs === null ? Infinity : m.figureMs / m.boundMs);
-  return misses
-    .filter((m): m is Extract<SloMiss, { kind: "bound" }> => m.kind === "bound")
-    .sort((a, b) => excess(b) - excess(a));
-}
+/** Pure: a level's record of its judgement under the scenario's SLO, or why there is none. */
+export const levelJudgement = (level: JudgedLevel, slo: Slo | null): Measured<SloJudgement> =>
+  slo === null ? missing("no SLO given (--slo, or the scenario's slo)") : measured(judge(level, slo));
 
 const METRIC_LABEL = { ttft: "TTFT", tpot: "TPOT", itl: "ITL", e2e: "e2e" } as const;
 const pct = (f: number) => `${+(f * 100).toFixed(2)} %`;

@@ -2,12 +2,11 @@ import type { LoadLevel, LoadPhase, RateLevel, SloCapacity, SweepResult } from "
 import { levelThroughput } from "../../verdict";
 import type { ChatRequest } from "../http/chat";
 import { streamChat } from "../http/stream";
-import { type CapacitySettings, type OpenLoop, repeatSentence, scenarioSlo, sweepSlo } from "../inputs/scenario";
-import type { Slo } from "../inputs/slo";
-import { describeMiss, judge, type SloJudgement } from "../inputs/slo-judge";
+import { type CapacitySettings, type OpenLoop, repeatSentence, sweepSlo } from "../inputs/scenario";
+import { type Slo, scenarioSlo } from "../inputs/slo";
+import { describeMiss, levelJudgement } from "../inputs/slo-judge";
 import { runClosedLoop } from "../load/closed-loop";
 import { runOpenLoop } from "../load/open-loop";
-import { type Measured, measured, missing } from "../measured";
 import { measureCeiling, predictCeiling } from "../metrics/capacity";
 import { capacityRecord, judgeProbe, minCompletedPerProbe, probeWindowSeconds } from "./capacity";
 import { searchCapacity } from "./capacity-search";
@@ -41,10 +40,6 @@ function levelLine(name: string, l: Omit<LoadLevel, "concurrency">): string {
     `${l.valid ? "" : ` INVALID: ${l.invalidReasons.join("; ")}`}`
   );
 }
-
-/** Pure: a level's record of its judgement under the scenario's SLO, or why there is none. */
-const levelSlo = (level: Parameters<typeof judge>[0], slo: Slo | null): Measured<SloJudgement> =>
-  slo === null ? missing("no SLO given (--slo, or the scenario's slo)") : measured(judge(level, slo));
 
 /** The load's plan and what it measured so far (a partial result keeps what ran). */
 class LoadRun {
@@ -106,7 +101,7 @@ class LoadRun {
     const level: LoadLevel = {
       concurrency,
       ...base,
-      slo: levelSlo(base, this.slo),
+      slo: levelJudgement(base, this.slo),
       throughputEstimate: closedLoopThroughput(base.samples, base.windowStartEpochMs, base.windowEndEpochMs),
       earlyStop: earlyStopRecord(
         cfg.targetRelativeError,
@@ -165,7 +160,7 @@ class LoadRun {
       },
       ...base,
     };
-    const level: RateLevel = { ...open, slo: levelSlo(open, this.slo) };
+    const level: RateLevel = { ...open, slo: levelJudgement(open, this.slo) };
     this.rateLevels.push(level);
     this.onLevel?.();
     this.ctx.progress.log(
@@ -211,11 +206,6 @@ class LoadRun {
     return record;
   }
 
-  /** The sweep's SLO: the scenario's, or the sweep's deprecated p95 keys as bounds (`sweepSlo`). */
-  private get sweepSlo(): Slo | null {
-    return this.slo ?? sweepSlo(this.ctx.scenario);
-  }
-
   /** GuideLLM's sweep: synchronous and throughput probes (closed loop), then rates between them. */
   async sweep(sweep: Sweep): Promise<SweepResult> {
     const synchronous = probeRate((await this.closed(1)) ?? undefined, "synchronous (concurrency 1)");
@@ -229,7 +219,8 @@ class LoadRun {
         : sweepRates(synchronous.value, throughput.value ?? synchronous.value, sweep.steps);
     const before = this.rateLevels.length;
     for (const r of rates) await this.open(r);
-    return sweepResult(sweep, this.sweepSlo, synchronous, throughput, rates, this.rateLevels.slice(before));
+    const slo = sweepSlo(this.ctx.scenario);
+    return sweepResult(sweep, slo, synchronous, throughput, rates, this.rateLevels.slice(before));
   }
 }
 

@@ -1,6 +1,6 @@
 import * as assert from "node:assert/strict";
-import { buildScenario, scenarioSlo, sloLayer } from "../../../benchmarks/inputs/scenario";
-import { type Slo, sameSlo } from "../../../benchmarks/inputs/slo";
+import { buildScenario } from "../../../benchmarks/inputs/scenario";
+import { type Slo, sameSlo, scenarioSlo, sloLayer } from "../../../benchmarks/inputs/slo";
 import { describeMiss } from "../../../benchmarks/inputs/slo-judge";
 import { measured } from "../../../benchmarks/measured";
 import { SweepResultSchema } from "../../../result/load-schema";
