@@ -121,14 +121,22 @@ describe("judge: one level under one SLO", () => {
     );
     const open = { sentInWindow: 20, droppedInWindow: 0, maxInFlight: 100 };
     const j = judge(level([...done, ...cut], { openLoop: open }), slo("tpot:p99:40", 0.99));
-    // Outstanding time: 10 × 0.5 s + (5 + 4.5 + … + 0.5) s = 32.5 s over 10 s.
-    const limit = 3.25 + 3 * Math.sqrt(3.25);
-    assert.deepEqual(j.keepUp, { outstandingAtEnd: 10, meanOutstanding: 3.25, limit, holds: false });
-    assert.deepEqual(j.misses, [{ kind: "backlog", outstandingAtEnd: 10, meanOutstanding: 3.25, limit }]);
+    // First third [0, 3.33 s]: six 0.5 s requests and a third of one, 3.33 s over 3.33 s: 1 outstanding.
+    // Last third [6.67, 10 s]: four cut-off requests throughout, six more from 7 s on: 23.83 s over 3.33 s.
+    const k = j.keepUp!;
+    assert.deepEqual(
+      [+k.firstThird.toFixed(9), +k.lastThird.toFixed(9), +k.limit.toFixed(9), k.holds],
+      [1, 7.15, 6, false],
+    );
+    assert.deepEqual(j.misses, [{ kind: "backlog", firstThird: k.firstThird, lastThird: k.lastThird, limit: k.limit }]);
+    assert.equal(
+      describeMiss(j.misses[0]!),
+      "server did not keep up: 7.1 requests outstanding on average over the window's last third > 6.0 (its first third's 1.0 + 5 √)",
+    );
     assert.deepEqual([j.attainment, j.offeredRatePerSecond, j.holds], [1, 2, false]);
   });
 
-  it("a steady open loop keeps up: the requests outstanding at the end are about the mean", () => {
+  it("a steady open loop keeps up: as many requests outstanding in the window's last third as in its first", () => {
     // One arrival every 0.5 s, each 1 s long: two outstanding at any time, two cut off at the end.
     const samples = Array.from({ length: 20 }, (_, i) =>
       sample({
@@ -141,7 +149,8 @@ describe("judge: one level under one SLO", () => {
     const warm = sample({ startEpochMs: -500, e2eMs: 1000 });
     const open = { sentInWindow: 20, droppedInWindow: 0, maxInFlight: 100 };
     const j = judge(level([warm, ...samples], { openLoop: open }), slo("e2e:p99:2000", 0.99));
-    assert.deepEqual(j.keepUp, { outstandingAtEnd: 2, meanOutstanding: 2, limit: 2 + 3 * Math.sqrt(2), holds: true });
+    const k = j.keepUp!;
+    assert.deepEqual([+k.firstThird.toFixed(9), +k.lastThird.toFixed(9), k.holds], [2, 2, true]);
     assert.deepEqual([j.completed, j.cutOffMissed, j.holds, j.misses], [19, 0, true, []]);
   });
 

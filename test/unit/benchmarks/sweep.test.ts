@@ -87,18 +87,13 @@ describe("sweep", () => {
     });
     assert.deepEqual(judgeRate(rateLevel(4, 20, 15, 250, 3), TTFT_200).misses, [
       { kind: "dropped", dropped: 3, maxInFlight: 8 },
-      { kind: "backlog", outstandingAtEnd: 5, meanOutstanding: 0.35, limit: 3.35 },
       { kind: "bound", metric: "ttft", percentile: "p95", figureMs: 250, boundMs: 200 },
       { kind: "attainment", attainment: 0, target: 0.9 },
     ]);
   });
 
   it("without an SLO, judges validity, drops and keep-up only", () => {
-    assert.deepEqual(judgeRate(rateLevel(4, 17, 15, 250), null).misses, []);
-    // Five cut off at the end against 0.35 outstanding on average: (15 × 100 + 5 × 50) ms ÷ 5000 ms.
-    assert.deepEqual(judgeRate(rateLevel(4, 20, 15, 250), null).misses, [
-      { kind: "backlog", outstandingAtEnd: 5, meanOutstanding: 0.35, limit: 3.35 },
-    ]);
+    assert.deepEqual(judgeRate(rateLevel(4, 20, 15, 250), null).misses, []);
     assert.deepEqual(judgeRate(rateLevel(4, 15, 15, 250, 0, false), null).misses, [
       { kind: "invalid", reasons: ["1 of 11 requests in the window failed (first: HTTP 500 boom)"] },
     ]);
