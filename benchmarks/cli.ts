@@ -9,14 +9,14 @@ import { comparisonChartFile, RESULTS_DIR, readResult, writeChart } from "../res
 import {
   compareResults,
   compareRule,
-  objectiveOf,
   RULE_OPTIONS,
   RULE_OPTIONS_USAGE,
   ruleFromOptions,
+  sloProblem,
 } from "../verdict";
 import { exportCommand } from "./export/command";
 import { buildScenario, PHASES, PRESETS, type PresetName, readScenarioFile, type Scenario } from "./inputs/scenario";
-import { SLO_ARG_OPTIONS, SLO_USAGE, type Slo, sloFlagText, sloFromArgValues } from "./inputs/slo";
+import { SLO_ARG_OPTIONS, SLO_USAGE, type Slo, sloFromArgValues, sloLayer } from "./inputs/slo";
 import { loadStackOutputs, resolveEndpoint, type StackOutputs } from "./inputs/stack-outputs";
 import { postDeployCommand } from "./post-deploy";
 import { silentProgress, writerProgress } from "./progress";
@@ -118,7 +118,7 @@ async function runCommand(argv: string[], cwd: string, io: Io): Promise<number> 
   for (const s of values.set) layers.push(parseSet(s));
   if (values.phases) layers.push({ phases: values.phases.split(",").map((p) => p.trim()) });
   const slo = sloOf(values, io);
-  if (slo) layers.push({ slo: sloFlagText(slo), sloAttainment: slo.attainment });
+  if (slo) layers.push(sloLayer(slo));
   let scenario: Scenario;
   let outputs: StackOutputs;
   let endpoint: string;
@@ -206,8 +206,8 @@ async function compareCommand(argv: string[], cwd: string, io: Io): Promise<numb
   });
   if (positionals.length === 0) throw new UsageError("compare needs result files, e.g. results/*/*.json");
   const options = ruleFromOptions(values, (line) => io.stderr(`warning: ${line}\n`));
-  if (objectiveOf(options).needsSlo && options.slo === undefined)
-    throw new UsageError(`--objective ${options.objective} needs --slo (the SLO the capacity was searched under)`);
+  const noSlo = sloProblem(options, options.slo !== undefined);
+  if (noSlo !== null) throw new UsageError(noSlo);
   const rule = compareRule(options);
   const loaded = positionals.map((f) => ({ file: f, result: readResult(resolve(cwd, f)) }));
   const comparison = compareResults(loaded, rule);

@@ -15,9 +15,8 @@ export {
   type ScenarioInput,
   ScenarioSchema,
   SHORT_PRESET,
-  scenarioSlo,
 } from "./inputs/scenario";
-export { type Slo, sloFlagText } from "./inputs/slo";
+export { type Slo, scenarioSlo, sloLayer } from "./inputs/slo";
 export {
   loadStackOutputs,
   parseStackOutputs,

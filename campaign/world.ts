@@ -9,7 +9,7 @@ import {
   type Scenario,
   scenarioSlo,
   silentProgress,
-  sloFlagText,
+  sloLayer,
   writeResult,
 } from "../benchmarks";
 import { EXIT } from "../common/exit-codes";
@@ -18,7 +18,7 @@ import { type Io, processIo } from "../common/io";
 import { UsageError } from "../common/usage-error";
 import { mergedStackConfig, PROJECT, postDeployEnv, recordedRuleSettings, ruleSettingsOf, stackNames } from "../config";
 import { labServiceUrl, labStateFile, runningLabState } from "../lab";
-import { objectiveOf } from "../verdict";
+import { objectiveOf, sloProblem } from "../verdict";
 import { type ClearStaleReport, clearStaleState } from "./clear-stale";
 import type { CampaignDeps, CampaignSettings } from "./deps";
 import { detachedPulumi, pressCounter } from "./detach";
@@ -70,14 +70,14 @@ export function resolveSettings(opts: CliOptions, repoDir: string, io: Io) {
 
   const layers: unknown[] = [opts.short ? PRESETS.short : PRESETS.default];
   if (opts.scenarioFile !== undefined) layers.push(readScenarioFile(opts.scenarioFile));
-  if (opts.slo !== undefined) layers.push({ slo: sloFlagText(opts.slo), sloAttainment: opts.slo.attainment });
+  if (opts.slo !== undefined) layers.push(sloLayer(opts.slo));
   // An objective that ranks by the SLO capacity: the search runs (after the closed loop) with its defaults.
-  const objective = objectiveOf(opts);
-  if (objective.needsSlo && !layers.some((l) => (l as { slo?: unknown } | null)?.slo !== undefined))
-    throw new UsageError(
-      `--objective ${objective.name} needs an SLO: --slo METRIC:PCT:MS[,...] (e.g. --slo ttft:p99:800,tpot:p99:40) or the scenario's slo`,
-    );
-  if (objective.searchesCapacity) layers.push({ load: { openLoop: { capacity: {} } } });
+  const noSlo = sloProblem(
+    opts,
+    layers.some((l) => (l as { slo?: unknown } | null)?.slo !== undefined),
+  );
+  if (noSlo !== null) throw new UsageError(noSlo);
+  if (objectiveOf(opts).searchesCapacity) layers.push({ load: { openLoop: { capacity: {} } } });
   let scenario: Scenario;
   try {
     scenario = buildScenario(layers, opts.scenarioFile ? `scenario ${opts.scenarioFile}` : "scenario");

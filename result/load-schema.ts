@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { RequestSampleSchema } from "../benchmarks/http/chat";
+import { SloSchema } from "../benchmarks/inputs/slo";
+import { RecordedMissSchema } from "../benchmarks/inputs/slo-judge";
 import { PodIdentitySchema } from "../benchmarks/kube/readiness";
 import { StallSchema } from "../benchmarks/load/stall";
 import { measuredOf } from "../benchmarks/measured";
@@ -199,9 +201,14 @@ export const RateLevelSchema = z.strictObject({ openLoop: OpenLoopRunSchema, ...
 /** The sweep's verdict on one rate. */
 export const SweepVerdictSchema = z.strictObject({
   targetRatePerSecond: z.number(),
+  /** Requests sent in the window ÷ its seconds (`judge`); absent in results written before it. */
+  offeredRatePerSecond: z.number().optional(),
+  /** The level's judgement holds under the scenario's SLO (none: validity, drops and keep-up only). */
   meetsSlo: z.boolean(),
-  /** Why it does not (empty when it does). */
-  reasons: z.array(z.string()),
+  /** What failed (empty when it holds); absent in results written before the judge, which hold `reasons`. */
+  misses: z.array(RecordedMissSchema).optional(),
+  /** Why it does not, as sentences: results written before the judge. */
+  reasons: z.array(z.string()).optional(),
 });
 
 /** GuideLLM-style sweep: synchronous and throughput rates from two closed-loop levels, rates between. */
@@ -212,7 +219,14 @@ export const SweepResultSchema = z.strictObject({
   throughputConcurrency: int.positive(),
   throughputRatePerSecond: measuredOf(z.number()),
   ratesPerSecond: z.array(z.number()),
-  slo: z.strictObject({ ttftP95Ms: z.number().optional(), e2eP95Ms: z.number().optional() }),
+  /**
+   * The SLO each rate was judged under (the scenario's, or the sweep's deprecated p95 keys as bounds); null:
+   * none. Results written before the judge hold the sweep's own p95 keys.
+   */
+  slo: z.union([
+    SloSchema.nullable(),
+    z.strictObject({ ttftP95Ms: z.number().optional(), e2eP95Ms: z.number().optional() }),
+  ]),
   verdicts: z.array(SweepVerdictSchema),
   /** The highest rate meeting the SLOs. */
   highestRatePerSecond: measuredOf(z.number()),

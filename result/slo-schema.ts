@@ -1,42 +1,34 @@
 import { z } from "zod";
-import { SloBoundSchema, SloSchema } from "../benchmarks/inputs/slo";
+import { SloSchema } from "../benchmarks/inputs/slo";
+import { BoundJudgementSchema, RecordedMissSchema, SloJudgementSchema } from "../benchmarks/inputs/slo-judge";
 import { measuredOf } from "../benchmarks/measured";
 import { int, nonNegInt } from "./common-schema";
 
 /** The SLO's parts of the result file: a level's attainment and goodput, and the SLO capacity search. */
 
-/** One SLO bound on a level: its percentile over the window's successful requests, and the share meeting it. */
-const SloBoundFigureSchema = SloBoundSchema.extend({
-  /** The bound's percentile of the window's successful requests (ITL: of every gap, pooled); null: none. */
-  figureMs: z.number().nullable(),
-  within: z.boolean(),
-  /** Successful requests of the window meeting this bound alone ÷ those completed. */
-  metFraction: z.number(),
-});
-
-/** A level's figures under the scenario's SLO (`phases/slo-figures.ts`). */
-export const LevelSloSchema = z.strictObject({
+/** A level's SLO figures as written before the judge (`inputs/slo-judge.ts`): read, never written. */
+const LegacyLevelSloSchema = z.strictObject({
   slo: SloSchema,
-  /** Successful requests that ended inside the window. */
   completed: nonNegInt,
-  /** Those that met every bound. */
   met: nonNegInt,
-  /** met ÷ completed. */
   attainment: z.number(),
-  /** met ÷ the window's seconds: vLLM bench's `--goodput`. */
   goodputRequestsPerSecond: z.number(),
-  bounds: z.array(SloBoundFigureSchema),
-  /** Every bound's percentile within it and the attainment at or above the target. */
+  bounds: z.array(BoundJudgementSchema),
   holds: z.boolean(),
-  /** What failed, in the bounds' order, the attainment last (empty when it holds). */
   misses: z.array(z.string()),
 });
+
+/**
+ * A level's judgement under the scenario's SLO (`judge`, inputs/slo-judge.ts); results written before the
+ * judge hold the older figures, without validity, keep-up or cut-off requests, and their misses as sentences.
+ */
+export const LevelSloSchema = z.union([SloJudgementSchema, LegacyLevelSloSchema]);
 
 /** One probe of the capacity search: an open-loop level (in `rateLevels`) and its verdict. */
 export const CapacityProbeSchema = z.strictObject({
   ratePerSecond: z.number(),
   holds: z.boolean(),
-  misses: z.array(z.string()),
+  misses: z.array(RecordedMissSchema),
   windowSeconds: z.number(),
   completed: nonNegInt,
   attainment: z.number().nullable(),
@@ -67,7 +59,7 @@ export const SloCapacitySchema = z.strictObject({
   resolutionPerSecond: z.number().nullable(),
   relativeResolution: z.number().nullable(),
   /** What failed at the lowest failing rate: the bound that binds first as the rate rises. */
-  firstMisses: z.array(z.string()),
+  firstMisses: z.array(RecordedMissSchema),
   stoppedBy: z.enum(["resolution", "probes", "time", "not-bracketed", "probe-failed"]),
   /** The server at the capacity's probe (peaks over its window); null without a capacity. */
   atCapacity: z

@@ -1,6 +1,6 @@
-import { describeSlo, type Slo } from "../benchmarks/inputs/slo";
-import { boundFigure } from "../benchmarks/phases/slo-figures";
+import { describeSlo, type Slo, sameSlo } from "../benchmarks/inputs/slo";
 import { num } from "../common/format";
+import type { Objective } from "../config";
 import type { BenchmarkResult } from "../result";
 import type { CandidateVerdict } from "./schema";
 
@@ -35,7 +35,9 @@ export function capacityNoise(result: BenchmarkResult): number | null {
   return r === null || r === undefined ? null : r / 2;
 }
 
-const sameSlo = (a: Slo, b: Slo) => JSON.stringify(a) === JSON.stringify(b);
+/** What a command or rule says when an objective that ranks under an SLO has none (`sloProblem` decides when). */
+export const needsSloText = (objective: Objective): string =>
+  `the ${objective} objective needs an SLO: --slo METRIC:PCT:MS[,...] (e.g. --slo ttft:p99:800,tpot:p99:40), or the scenario's slo`;
 
 /** Pure: what disqualifies a result under the goodput objective, and the figures at its capacity. */
 export function goodputChecks(result: BenchmarkResult, slo: Slo | undefined) {
@@ -43,7 +45,7 @@ export function goodputChecks(result: BenchmarkResult, slo: Slo | undefined) {
   const unverified: string[] = [];
   const search = result.phases.load?.capacity;
   if (!result.complete) out.push("run incomplete");
-  if (slo === undefined) out.push("the goodput objective needs an SLO (--slo)");
+  if (slo === undefined) out.push(needsSloText("goodput"));
   if (!search) out.push("no SLO capacity search in the result (load.openLoop.capacity)");
   else {
     if (slo !== undefined && !sameSlo(search.slo, slo))
@@ -57,7 +59,5 @@ export function goodputChecks(result: BenchmarkResult, slo: Slo | undefined) {
   const pre = at?.server.preemptionsDelta;
   if (pre?.value === null) unverified.push(`preemptions at the capacity: ${pre.reason}`);
   else if (pre && pre.value > 0) out.push(`${pre.value} preemptions at the capacity (${num(cap, 3)}/s)`);
-  const e2e = at ? boundFigure(at, { metric: "e2e", percentile: "p95", ms: 1 }) : null;
-  const ttft = at ? boundFigure(at, { metric: "ttft", percentile: "p95", ms: 1 }) : null;
-  return { out, unverified, at, e2eP95Ms: e2e, ttftP95Ms: ttft, capacity: cap };
+  return { out, unverified, at, e2eP95Ms: at?.e2eMs?.p95 ?? null, ttftP95Ms: at?.ttftMs?.p95 ?? null, capacity: cap };
 }

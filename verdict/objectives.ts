@@ -2,7 +2,7 @@ import { describeBound, describeSlo } from "../benchmarks/inputs/slo";
 import { num } from "../common/format";
 import { type Objective as ObjectiveName, ruleSettingsOf } from "../config";
 import type { BenchmarkResult } from "../result";
-import { capacityNoise } from "./goodput";
+import { capacityNoise, needsSloText } from "./goodput";
 import { throughputNoise } from "./noise";
 import { judgeGoodput, judgeThroughput, ruleSlo } from "./rule";
 import type { CandidateVerdict, CompareRule } from "./schema";
@@ -133,3 +133,12 @@ export function rankedFigure(v: RankedFields): number | null {
 /** The noise of the figure the rule ranks by. Pure. */
 export const rankNoise = (result: BenchmarkResult, rule: CompareRule): number | null =>
   objectiveOf(rule).noise(result, rule);
+
+/**
+ * The one check that an objective which ranks under an SLO has one: the commands refuse to start without it.
+ * Null when there is no problem.
+ */
+export function sloProblem(rule: { readonly objective?: ObjectiveName | undefined }, hasSlo: boolean): string | null {
+  const objective = objectiveOf(rule);
+  return objective.needsSlo && !hasSlo ? needsSloText(objective.name) : null;
+}

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from "node:util";
-import { SLO_ARG_OPTIONS, SLO_USAGE, type Slo, SloError, sloFromArgValues } from "../benchmarks/inputs/slo";
+import { SLO_ARG_OPTIONS, SLO_USAGE, type Slo, SloError, sameSlo, sloFromArgValues } from "../benchmarks/inputs/slo";
 import { UsageError } from "../common/usage-error";
 import {
   RULE_ARG_OPTIONS,
@@ -47,11 +47,12 @@ export const compareRule = (rule: Partial<RuleSettings> & { readonly slo?: Slo |
   ...(rule.slo ? { slo: rule.slo } : {}),
 });
 
-/** Pure: a recorded rule with every default filled in and its SLO in one form, so two compare by value. */
-function resolvedRule(rule: CompareRule): RuleSettings & { readonly slo: Slo | null } {
-  return { ...ruleSettingsOf(rule), slo: ruleSlo(rule) ?? null };
+/**
+ * Pure: whether two recorded rules judge alike: their settings with every default filled in (a summary
+ * written before a setting existed has its default) and their SLOs (`sameSlo`, the one SLO equality).
+ */
+export function sameRule(a: CompareRule, b: CompareRule): boolean {
+  const [sa, sb] = [ruleSlo(a), ruleSlo(b)];
+  const sloAlike = sa === undefined || sb === undefined ? sa === sb : sameSlo(sa, sb);
+  return sloAlike && isDeepStrictEqual(ruleSettingsOf(a), ruleSettingsOf(b));
 }
-
-/** Pure: whether two recorded rules judge alike (a summary written before a setting existed has its default). */
-export const sameRule = (a: CompareRule, b: CompareRule): boolean =>
-  isDeepStrictEqual(resolvedRule(a), resolvedRule(b));

@@ -1,5 +1,5 @@
 import { DEFAULT_SLO_ATTAINMENT, type Slo, type SloBound } from "../benchmarks/inputs/slo";
-import { boundFigure } from "../benchmarks/phases/slo-figures";
+import { judge as judgeLevel, type SloMiss } from "../benchmarks/inputs/slo-judge";
 import { num } from "../common/format";
 import type { BenchmarkResult, LoadLevel } from "../result";
 import { capacityOf, goodputChecks } from "./goodput";
@@ -18,6 +18,20 @@ export function ruleSlo(rule: CompareRule): Slo | undefined {
 }
 
 const LABEL = { ttft: "TTFT", tpot: "TPOT", itl: "ITL", e2e: "e2e" } as const;
+
+/**
+ * The target level's SLO misses (`judge`) that disqualify under the throughput objective: each bound's
+ * percentile, as before the judge. Its validity is the rule's own reason, a closed loop neither drops nor
+ * falls behind, and the attainment is the goodput objective's (its capacity search holds every probe to it).
+ */
+function boundReasons(misses: readonly SloMiss[]): string[] {
+  return misses.flatMap((m) => {
+    if (m.kind !== "bound") return [];
+    return m.figureMs === null
+      ? [`no ${LABEL[m.metric]} ${m.percentile} at the target`]
+      : [`${LABEL[m.metric]} ${m.percentile} ${num(m.figureMs, 1)} ms > SLO ${m.boundMs} ms`];
+  });
+}
 
 /** Container restarts over the run disqualify; without cluster access they are unverified. */
 function checkRestarts(result: BenchmarkResult, out: string[], unverified: string[]): void {
@@ -125,11 +139,8 @@ export function judgeThroughput(result: BenchmarkResult, rule: CompareRule, file
     if (pre !== null && pre > 0) out.push(`${pre} preemptions at ${num(l.openLoop.targetRatePerSecond, 3)}/s`);
   }
   checkRestarts(result, out, unverified);
-  for (const b of (at && ruleSlo(rule)?.bounds) || []) {
-    const figure = boundFigure(at as LoadLevel, b);
-    if (figure === null) out.push(`no ${LABEL[b.metric]} ${b.percentile} at the target`);
-    else if (figure > b.ms) out.push(`${LABEL[b.metric]} ${b.percentile} ${num(figure, 1)} ms > SLO ${b.ms} ms`);
-  }
+  const slo = ruleSlo(rule);
+  if (at && slo) out.push(...boundReasons(judgeLevel(at, slo).misses));
   const throughput = at ? levelThroughput(at) : null;
   return verdictOf(
     result,

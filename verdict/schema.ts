@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { SloSchema } from "../benchmarks/inputs/slo";
+import { RecordedMissSchema } from "../benchmarks/inputs/slo-judge";
 import { measuredOf } from "../benchmarks/measured";
 import { ObjectiveSchema, RuleSettingsSchema } from "../config";
 import { ModeSchema } from "./mode";
@@ -76,7 +77,8 @@ const CandidateVerdictSchema = z.strictObject({
       highestPassingRatePerSecond: figure,
       lowestFailingRatePerSecond: figure,
       relativeResolution: figure,
-      firstMisses: z.array(z.string()),
+      /** Typed (`judge`); sentences in verdicts written before it. */
+      firstMisses: z.array(RecordedMissSchema),
     })
     .nullable()
     .optional(),

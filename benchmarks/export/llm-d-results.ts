@@ -32,6 +32,14 @@ export function everyOne(ok: readonly RequestSample[], pick: (s: RequestSample) 
   return values.every((v): v is number => v !== null) ? values : null;
 }
 
+/**
+ * Requests sent inside the window, as upstream's `requests.total` counts requests sent (not those that
+ * ended): a request sent in the warm-up that ended in the window is not among them; one cut off at the
+ * window's end is (and is `incomplete`).
+ */
+export const sentInWindow = (l: LevelBase): number =>
+  l.samples.filter((s) => s.startEpochMs >= l.windowStartEpochMs && s.startEpochMs <= l.windowEndEpochMs).length;
+
 /** Requests, latency and throughput of the level's window. */
 export function aggregate(l: LevelBase): LlmdAggregate {
   const ok = okSamples(l);
@@ -45,7 +53,7 @@ export function aggregate(l: LevelBase): LlmdAggregate {
   const outputRate = output && l.windowSeconds > 0 ? l.outputTokensPerSecond : null;
   return {
     requests: {
-      total: l.counts.succeeded + l.counts.errored + l.counts.incomplete,
+      total: sentInWindow(l),
       failures: l.counts.errored,
       incomplete: l.counts.incomplete,
       ...(promptSummary ? { input_length: statistics("count", promptSummary) } : {}),

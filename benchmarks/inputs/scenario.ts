@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { DEFAULT_SLO_ATTAINMENT, parseSloAttainment, parseSloBounds, type Slo, SloError } from "./slo";
+import { DEFAULT_SLO_ATTAINMENT, type Slo, SloAttainmentSchema, SloBoundsSchema, scenarioSlo } from "./slo";
 
 /** The seed's short prompt ("summarise three advantages of Kubernetes"), sent verbatim. */
 const SEED_SHORT_PROMPT = "Kubernetes의 장점을 세 가지로 요약해줘.";
@@ -12,7 +12,10 @@ export const PHASES = ["readiness", "identity", "sequential", "context", "load",
 
 const positiveInt = z.number().int().positive();
 
-/** Latency bounds a rate must meet in the sweep; an absent bound is not checked. */
+/**
+ * Deprecated: p95 bounds a rate must meet in the sweep (`sweepSlo` reads them as bounds of the one SLO when
+ * the scenario sets no `slo`); an absent bound is not checked.
+ */
 const SweepSloSchema = z
   .object({
     ttftP95Ms: z.number().positive().optional(),
@@ -92,17 +95,6 @@ const OPEN_LOOP_DEFAULTS = {
   sweep: null,
 } as const satisfies z.input<typeof OpenLoopSchema>;
 
-/** A string or number checked by one of the SLO's parsers; its error names the key, the value and what is allowed. */
-const checkedBy = <T extends z.ZodType>(schema: T, parse: (v: z.infer<T>) => unknown) =>
-  schema.superRefine((v, ctx) => {
-    try {
-      parse(v);
-    } catch (err) {
-      if (!(err instanceof SloError)) throw err;
-      ctx.addIssue({ code: "custom", message: err.message });
-    }
-  });
-
 /** Every knob of a benchmark run. Defaults reproduce the seed's procedure. */
 export const ScenarioSchema = z
   .object({
@@ -112,12 +104,13 @@ export const ScenarioSchema = z
       .nonempty()
       .default([...PHASES]),
     /**
-     * The SLO (`--slo`'s form, e.g. `ttft:p99:800,tpot:p99:40`): each load level then records its attainment and
-     * request goodput (`phases/slo-figures.ts`). Optional, not defaulted, so scenarios without it keep their hash.
+     * The SLO's bounds: in a file `--slo`'s form (e.g. `ttft:p99:800,tpot:p99:40`), parsed here once; from the
+     * flags, and in a result, typed. Each load level then records its judgement (`inputs/slo-judge.ts`).
+     * Optional, not defaulted, so scenarios without it keep their hash.
      */
-    slo: checkedBy(z.string(), (v) => parseSloBounds(v, "slo")).optional(),
+    slo: SloBoundsSchema.optional(),
     /** Fraction of completed requests that must meet every bound (`--slo-attainment`); default 0.99. */
-    sloAttainment: checkedBy(z.number(), (v) => parseSloAttainment(v, "sloAttainment")).optional(),
+    sloAttainment: SloAttainmentSchema.optional(),
     /** Per-request timeout for non-load requests, milliseconds. */
     requestTimeoutMs: positiveInt.default(120_000),
     /** Sent as `ignore_eos` so every request generates exactly max_tokens (vLLM and the simulator accept it). */
@@ -273,10 +266,23 @@ export function buildScenario(layers: readonly unknown[], source = "scenario"): 
   return parsed.data;
 }
 
-/** The scenario's SLO, or null when it sets none. */
-export function scenarioSlo(scenario: Pick<Scenario, "slo" | "sloAttainment">): Slo | null {
-  if (scenario.slo === undefined) return null;
-  return { bounds: parseSloBounds(scenario.slo, "slo"), attainment: scenario.sloAttainment ?? DEFAULT_SLO_ATTAINMENT };
+/**
+ * The SLO a sweep's rates are judged under: the scenario's, else the sweep's deprecated `slo` keys
+ * (`ttftP95Ms`, `e2eP95Ms`) as p95 bounds of the one SLO, with the default attainment; null: neither.
+ */
+export function sweepSlo(scenario: Pick<Scenario, "slo" | "sloAttainment" | "load">): Slo | null {
+  const own = scenarioSlo(scenario);
+  const legacy = scenario.load.openLoop.sweep?.slo;
+  if (own !== null || legacy === undefined) return own;
+  const bounds = [
+    ...(legacy.ttftP95Ms === undefined
+      ? []
+      : [{ metric: "ttft" as const, percentile: "p95" as const, ms: legacy.ttftP95Ms }]),
+    ...(legacy.e2eP95Ms === undefined
+      ? []
+      : [{ metric: "e2e" as const, percentile: "p95" as const, ms: legacy.e2eP95Ms }]),
+  ];
+  return bounds.length === 0 ? null : { bounds, attainment: DEFAULT_SLO_ATTAINMENT };
 }
 
 /** Reads a YAML or JSON scenario file (YAML is a superset of JSON). */

@@ -65,6 +65,32 @@ export function parseSloBounds(text: string, field = "--slo"): SloBound[] {
   });
 }
 
+/**
+ * A scenario's bounds, typed: the file's text (`--slo`'s form) is parsed once, here; the flags and a
+ * result's scenario give them typed. Each metric:percentile at most once in either form.
+ */
+export const SloBoundsSchema = z.preprocess(
+  (value, ctx) => {
+    if (typeof value !== "string") return value;
+    try {
+      return parseSloBounds(value, "slo");
+    } catch (err) {
+      if (!(err instanceof SloError)) throw err;
+      ctx.addIssue({ code: "custom", message: err.message });
+      return z.NEVER;
+    }
+  },
+  z
+    .array(SloBoundSchema)
+    .min(1)
+    .superRefine((bounds, ctx) => {
+      const keys = bounds.map((b) => `${b.metric}:${b.percentile}`);
+      const twice = keys.find((k, i) => keys.indexOf(k) !== i);
+      if (twice !== undefined)
+        ctx.addIssue({ code: "custom", message: `${twice} is given twice; allowed: each metric:percentile once` });
+    }),
+);
+
 /** Pure: the attainment target, a fraction in (0, 1]. */
 export function parseSloAttainment(text: string | number, field = "--slo-attainment"): number {
   const s = String(text).trim();
@@ -75,6 +101,25 @@ export function parseSloAttainment(text: string | number, field = "--slo-attainm
     );
   return n;
 }
+
+/** The attainment target in a scenario (`sloAttainment`); its error names the key, the value and what is allowed. */
+export const SloAttainmentSchema = z.number().superRefine((v, ctx) => {
+  try {
+    parseSloAttainment(v, "sloAttainment");
+  } catch (err) {
+    if (!(err instanceof SloError)) throw err;
+    ctx.addIssue({ code: "custom", message: err.message });
+  }
+});
+
+/** The SLO of a scenario (its bounds were parsed when it was read), or null when it sets none. */
+export function scenarioSlo(scenario: { readonly slo?: SloBound[]; readonly sloAttainment?: number }): Slo | null {
+  if (scenario.slo === undefined) return null;
+  return { bounds: scenario.slo, attainment: scenario.sloAttainment ?? DEFAULT_SLO_ATTAINMENT };
+}
+
+/** Pure: the scenario layer that sets an SLO given typed (the flags'): it replaces the file's bounds and attainment. */
+export const sloLayer = (slo: Slo) => ({ slo: slo.bounds, sloAttainment: slo.attainment });
 
 /** The deprecated per-figure flags, each a p95 bound: `--slo-p95-ms` and `--slo-e2e-p95-ms` (e2e), TTFT, TPOT. */
 export const LEGACY_SLO_FLAGS = {
@@ -126,8 +171,15 @@ export function describeSlo(slo: Slo): string {
   return `${slo.bounds.map(describeBound).join(", ")}, met by ≥ ${+(slo.attainment * 100).toFixed(3)} % of requests`;
 }
 
-/** Pure: the compact flag form (`ttft:p99:800,tpot:p99:40`), as the scenario stores it. */
-export const sloFlagText = (slo: Slo): string => slo.bounds.map((b) => `${b.metric}:${b.percentile}:${b.ms}`).join(",");
+/**
+ * Pure: the one SLO equality: the same bounds (in any order: each metric:percentile is bounded once) and
+ * the same attainment target.
+ */
+export function sameSlo(a: Slo, b: Slo): boolean {
+  const key = (x: SloBound) => `${x.metric}:${x.percentile}`;
+  const bs = new Map(b.bounds.map((x) => [key(x), x.ms]));
+  return a.attainment === b.attainment && a.bounds.length === bs.size && a.bounds.every((x) => bs.get(key(x)) === x.ms);
+}
 
 /** The SLO's flags as `node:util` parseArgs options, the same in every command that takes them. */
 export const SLO_ARG_OPTIONS = {

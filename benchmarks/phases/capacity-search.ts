@@ -5,13 +5,14 @@
  * width relative to the passing rate is at most the resolution, or the probes or the time run out.
  * It never reports a rate it did not measure: a search that cannot bracket gives null and says why.
  */
+import { describeMiss, type SloMiss } from "../inputs/slo-judge";
 
 export interface ProbeOutcome {
   readonly ratePerSecond: number;
   /** The SLO held at this rate (every bound, the attainment, the probe's own validity). */
   readonly holds: boolean;
-  /** Why it did not (empty when it held), in the order found. */
-  readonly misses: readonly string[];
+  /** Why it did not (empty when it held), typed (`judge`), in the order found. */
+  readonly misses: readonly SloMiss[];
 }
 
 /** A probe that could not be judged (the run failed or was interrupted): the search stops there. */
@@ -45,7 +46,7 @@ export interface CapacitySearch {
   readonly resolutionPerSecond: number | null;
   readonly relativeResolution: number | null;
   /** What failed at the lowest failing rate: the bound that binds first as the rate rises. */
-  readonly firstMisses: readonly string[];
+  readonly firstMisses: readonly SloMiss[];
   readonly stoppedBy: StoppedBy;
 }
 
@@ -107,7 +108,7 @@ export async function searchCapacity(
       if (probes.length === 1)
         return done(
           "not-bracketed",
-          `the SLO fails at the lowest rate, ${fmt(rate)}/s (${last.misses.join("; ")}): the capacity is below it`,
+          `the SLO fails at the lowest rate, ${fmt(rate)}/s (${last.misses.map(describeMiss).join("; ")}): the capacity is below it`,
         );
       break;
     }

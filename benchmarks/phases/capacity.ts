@@ -1,9 +1,9 @@
 import type { RateLevel, SloCapacity } from "../../result";
 import type { CapacitySettings } from "../inputs/scenario";
 import type { Slo } from "../inputs/slo";
+import { judge } from "../inputs/slo-judge";
 import { measured, missing } from "../measured";
 import type { CapacitySearch, ProbeOutcome } from "./capacity-search";
-import { keptUp } from "./sweep";
 
 /** The SLO capacity's probes and record around the pure search (`capacity-search.ts`). */
 
@@ -28,20 +28,16 @@ export function minCompletedPerProbe(slo: Slo, tailRequests: number): { count: n
 export const probeWindowSeconds = (ratePerSecond: number, count: number, durationSeconds: number): number =>
   Math.max(durationSeconds, Math.ceil(count / ratePerSecond));
 
-/** Pure: the SLO held at a probe when the level is valid, kept up, had enough completions and met the SLO. */
-export function judgeProbe(level: RateLevel, minCompleted: number): ProbeOutcome {
-  const o = level.openLoop;
-  const misses: string[] = [];
-  if (!level.valid) misses.push(`invalid: ${level.invalidReasons.join("; ")}`);
-  if (o.droppedInWindow > 0) misses.push(`${o.droppedInWindow} arrivals dropped at ${o.maxInFlight} in flight`);
-  if (!keptUp(level))
-    misses.push(`server did not keep up: ${level.counts.succeeded} of ${o.sentInWindow} sent requests completed`);
-  if (level.counts.succeeded < minCompleted)
-    misses.push(`${level.counts.succeeded} completed requests < ${minCompleted} the probe needs`);
-  const slo = level.slo;
-  if (slo === undefined || slo.value === null) misses.push(`no SLO figures: ${slo?.reason ?? "not recorded"}`);
-  else misses.push(...slo.value.misses);
-  return { ratePerSecond: o.targetRatePerSecond, holds: misses.length === 0, misses };
+/**
+ * Pure: a probe's outcome: the level's judgement (`judge`) under the search's SLO, and enough completed
+ * requests for its percentiles (`minCompletedPerProbe`).
+ */
+export function judgeProbe(level: RateLevel, slo: Slo, minCompleted: number): ProbeOutcome {
+  const j = judge(level, slo);
+  const tooFew =
+    j.completed < minCompleted ? [{ kind: "too-few" as const, completed: j.completed, needed: minCompleted }] : [];
+  const misses = [...j.misses, ...tooFew];
+  return { ratePerSecond: level.openLoop.targetRatePerSecond, holds: misses.length === 0, misses };
 }
 
 /** Pure: the result's record of a search over `levels` (the probes' levels, in order). */

@@ -1,6 +1,5 @@
 import type { LevelBase, ServerWindow } from "../../result";
 import type { RequestSample } from "../http/chat";
-import { scenarioSlo } from "../inputs/scenario";
 import type { PodIdentity } from "../kube/readiness";
 import type { ClosedLoopResult } from "../load/closed-loop";
 import { StallWatch, scrapeFailureReason, stallReason } from "../load/stall";
@@ -23,7 +22,6 @@ import { waitForIdle } from "./drain";
 import { levelFigures } from "./level-figures";
 import { serverLatency } from "./server-latency";
 import type { PhaseContext } from "./shared";
-import { levelSlo } from "./slo-figures";
 
 export interface LoadInputs {
   readonly metricsUrl: string;
@@ -236,7 +234,6 @@ export async function measureLevel<R extends ClosedLoopResult>(
     stallBoundSeconds: cfg.stallSeconds,
     valid: invalidReasons.length === 0,
     invalidReasons,
-    slo: levelSlo(loop.samples, figures, windowSeconds, scenarioSlo(ctx.scenario)),
     samples: loop.samples,
   };
   return { level, loop };

@@ -2,8 +2,9 @@ import type { LoadLevel, LoadPhase, RateLevel, SloCapacity, SweepResult } from "
 import { levelThroughput } from "../../verdict";
 import type { ChatRequest } from "../http/chat";
 import { streamChat } from "../http/stream";
-import { type CapacitySettings, type OpenLoop, repeatSentence, scenarioSlo } from "../inputs/scenario";
-import type { Slo } from "../inputs/slo";
+import { type CapacitySettings, type OpenLoop, repeatSentence, sweepSlo } from "../inputs/scenario";
+import { type Slo, scenarioSlo } from "../inputs/slo";
+import { describeMiss, levelJudgement } from "../inputs/slo-judge";
 import { runClosedLoop } from "../load/closed-loop";
 import { runOpenLoop } from "../load/open-loop";
 import { measureCeiling, predictCeiling } from "../metrics/capacity";
@@ -52,6 +53,8 @@ class LoadRun {
     private readonly req: ChatRequest,
     private readonly prompts: PromptSource,
     private readonly onLevel: (() => void) | undefined,
+    /** The scenario's SLO, read once: every level records its judgement under it. */
+    private readonly slo: Slo | null,
   ) {}
 
   private get cfg() {
@@ -98,6 +101,7 @@ class LoadRun {
     const level: LoadLevel = {
       concurrency,
       ...base,
+      slo: levelJudgement(base, this.slo),
       throughputEstimate: closedLoopThroughput(base.samples, base.windowStartEpochMs, base.windowEndEpochMs),
       earlyStop: earlyStopRecord(
         cfg.targetRelativeError,
@@ -140,7 +144,7 @@ class LoadRun {
       }),
     );
     const perSecond = (n: number) => (base.windowSeconds > 0 ? n / base.windowSeconds : 0);
-    const level: RateLevel = {
+    const open: RateLevel = {
       openLoop: {
         targetRatePerSecond: ratePerSecond,
         arrival: o.arrival,
@@ -156,6 +160,7 @@ class LoadRun {
       },
       ...base,
     };
+    const level: RateLevel = { ...open, slo: levelJudgement(open, this.slo) };
     this.rateLevels.push(level);
     this.onLevel?.();
     this.ctx.progress.log(
@@ -176,8 +181,10 @@ class LoadRun {
         const level = await this.open(rate, probeWindowSeconds(rate, count, this.cfg.durationSeconds));
         if (level === null || level.status !== "ok")
           return { ratePerSecond: rate, error: level?.error ?? this.error ?? "interrupted" };
-        const out = judgeProbe(level, count);
-        this.ctx.progress.log(`capacity probe ${rate}/s: ${out.holds ? "holds" : `fails: ${out.misses.join("; ")}`}`);
+        const out = judgeProbe(level, slo, count);
+        this.ctx.progress.log(
+          `capacity probe ${rate}/s: ${out.holds ? "holds" : `fails: ${out.misses.map(describeMiss).join("; ")}`}`,
+        );
         return out;
       },
       {
@@ -194,7 +201,7 @@ class LoadRun {
     this.ctx.progress.log(
       c.value === null
         ? `SLO capacity: none (${c.reason})`
-        : `SLO capacity: ${c.value}/s, bracket [${record.highestPassingRatePerSecond}, ${record.lowestFailingRatePerSecond}]/s (${+((record.relativeResolution ?? 0) * 100).toFixed(1)} %), first to fail: ${record.firstMisses.join("; ")}`,
+        : `SLO capacity: ${c.value}/s, bracket [${record.highestPassingRatePerSecond}, ${record.lowestFailingRatePerSecond}]/s (${+((record.relativeResolution ?? 0) * 100).toFixed(1)} %), first to fail: ${record.firstMisses.map(describeMiss).join("; ")}`,
     );
     return record;
   }
@@ -212,7 +219,8 @@ class LoadRun {
         : sweepRates(synchronous.value, throughput.value ?? synchronous.value, sweep.steps);
     const before = this.rateLevels.length;
     for (const r of rates) await this.open(r);
-    return sweepResult(sweep, synchronous, throughput, rates, this.rateLevels.slice(before));
+    const slo = sweepSlo(this.ctx.scenario);
+    return sweepResult(sweep, slo, synchronous, throughput, rates, this.rateLevels.slice(before));
   }
 }
 
@@ -234,10 +242,10 @@ export async function loadPhase(
     maxTokens: cfg.maxTokens,
     ignoreEos: ctx.scenario.ignoreEos,
   };
-  const run: LoadRun = new LoadRun(ctx, inputs, req, prompts, () => onLevel?.(run.levels));
+  const slo = scenarioSlo(ctx.scenario);
+  const run: LoadRun = new LoadRun(ctx, inputs, req, prompts, () => onLevel?.(run.levels), slo);
   let sweep: SweepResult | null = null;
   let capacity: SloCapacity | null = null;
-  const slo = scenarioSlo(ctx.scenario);
   switch (cfg.mode) {
     case "concurrency":
       for (const c of cfg.concurrency) await run.closed(c);

@@ -1,6 +1,7 @@
 import { num } from "../../common/format";
 import { markdownTableLines } from "../../common/markdown-table";
 import { type Comparison, objectiveOf, rankedFigure } from "../../verdict";
+import { describeMiss } from "../inputs/slo-judge";
 
 /** Pure renderer of a comparison for the terminal or a PR comment. */
 export function renderComparison(c: Comparison): string {
@@ -48,7 +49,7 @@ export function renderComparison(c: Comparison): string {
               x.sloCapacity
                 ? `[${num(x.sloCapacity.highestPassingRatePerSecond, 3)}, ${num(x.sloCapacity.lowestFailingRatePerSecond, 3)}]`
                 : "n/a",
-              x.sloCapacity?.firstMisses.join("; ") || "-",
+              x.sloCapacity?.firstMisses.map(describeMiss).join("; ") || "-",
             ]
           : []),
         x.eligible ? "yes" : `no: ${x.disqualified.join("; ")}`,

@@ -1,8 +1,9 @@
 import { num } from "../../common/format";
 import type { LevelBase, LoadLevel, LoadPhase, PromptSet, ServerLatencyFigure } from "../../result";
+import { describeSlo } from "../inputs/slo";
+import { describeMiss } from "../inputs/slo-judge";
 import type { Measured } from "../measured";
 import type { ConcurrencyCeiling } from "../metrics/capacity";
-import { KEEP_UP_FRACTION } from "../phases/sweep";
 import { PERCENTILE_METHOD } from "../stats";
 import { countsText, Notes, pcts, table } from "./markdown-notes";
 import { sloSectionLines } from "./slo-markdown";
@@ -159,22 +160,35 @@ function rateSections(load: LoadPhase, notes: Notes): string[] {
   ];
   const s = load.sweep;
   if (s === null) return out;
-  const slo = [
-    s.slo.ttftP95Ms !== undefined ? `TTFT p95 ≤ ${s.slo.ttftP95Ms} ms` : null,
-    s.slo.e2eP95Ms !== undefined ? `e2e p95 ≤ ${s.slo.e2eP95Ms} ms` : null,
-  ].filter((x) => x !== null);
+  const slo = sweepSloText(s.slo);
   out.push(
     "",
     `### Sweep: highest rate meeting the SLOs: **${s.highestRatePerSecond.value === null ? `n/a (${s.highestRatePerSecond.reason})` : `${num(s.highestRatePerSecond.value, 3)} req/s`}**`,
     "",
-    `Synchronous rate (c=1) ${notes.m(s.synchronousRatePerSecond, 3)} req/s, throughput rate (c=${s.throughputConcurrency}) ${notes.m(s.throughputRatePerSecond, 3)} req/s; ${s.ratesPerSecond.length} rates evenly spaced from the one to the other, both included. A rate passes when its level is valid, drops nothing, completes at least ${KEEP_UP_FRACTION * 100} % of the requests it sent in the window${slo.length > 0 ? `, and meets ${slo.join(", ")}` : " (no latency SLO given)"}.`,
+    `Synchronous rate (c=1) ${notes.m(s.synchronousRatePerSecond, 3)} req/s, throughput rate (c=${s.throughputConcurrency}) ${notes.m(s.throughputRatePerSecond, 3)} req/s; ${s.ratesPerSecond.length} rates evenly spaced from the one to the other, both included. A rate passes when its level is valid, drops nothing, keeps up (its backlog does not grow through the window)${slo === null ? " (no latency SLO given)" : `, and meets ${slo}`}.`,
     "",
     ...table(
       ["target req/s", "meets", "why not"],
-      s.verdicts.map((v) => [num(v.targetRatePerSecond, 3), v.meetsSlo ? "yes" : "no", v.reasons.join("; ") || "-"]),
+      s.verdicts.map((v) => [
+        num(v.targetRatePerSecond, 3),
+        v.meetsSlo ? "yes" : "no",
+        [...(v.misses ?? []).map(describeMiss), ...(v.reasons ?? [])].join("; ") || "-",
+      ]),
     ),
   );
   return out;
+}
+
+/** Pure: the SLO a sweep was judged under, as a person reads it; null: none. */
+function sweepSloText(slo: NonNullable<LoadPhase["sweep"]>["slo"]): string | null {
+  if (slo === null) return null;
+  if ("bounds" in slo) return describeSlo(slo);
+  // A result written before the judge: the sweep's own p95 keys.
+  const parts = [
+    slo.ttftP95Ms !== undefined ? `TTFT p95 ≤ ${slo.ttftP95Ms} ms` : null,
+    slo.e2eP95Ms !== undefined ? `e2e p95 ≤ ${slo.e2eP95Ms} ms` : null,
+  ].filter((x) => x !== null);
+  return parts.length > 0 ? parts.join(", ") : null;
 }
 
 /** Pure: the `## Load` section of a result's report. */

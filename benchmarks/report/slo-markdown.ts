@@ -1,6 +1,7 @@
 import { num } from "../../common/format";
 import type { LevelBase, LoadPhase, SloCapacity } from "../../result";
 import { describeSlo } from "../inputs/slo";
+import { describeMiss } from "../inputs/slo-judge";
 import { table } from "./markdown-notes";
 
 /** The SLO's part of a result's report: attainment and request goodput per level, and the SLO capacity. Pure. */
@@ -18,7 +19,7 @@ function levelRows(levels: ReadonlyArray<readonly [string, LevelBase]>): string[
       pct(v.attainment),
       num(v.goodputRequestsPerSecond, 3),
       v.bounds.map((b) => `${b.metric} ${b.percentile} ${num(b.figureMs, 1)} (${pct(b.metFraction)})`).join(", "),
-      v.holds ? "holds" : v.misses.join("; "),
+      v.holds ? "holds" : [...v.misses].map(describeMiss).join("; "),
     ];
   });
 }
@@ -35,7 +36,9 @@ function capacityLines(c: SloCapacity): string[] {
     `### SLO capacity: **${head}**`,
     "",
     `Plot: \`<this report's name>.slo.svg\` beside it (each bound's percentile against the offered rate, the SLO and the capacity marked). The highest Poisson request rate at which ${describeSlo(c.slo)} held: probes from ${c.settings.lowRatePerSecond}/s doubling up to ${c.settings.highRatePerSecond}/s until one failed, then bisection to ${pct(c.settings.resolution)} of the passing rate; at most ${c.settings.maxProbes} probes and ${c.settings.maxMinutes} min (stopped by: ${c.stoppedBy}, after ${num(c.elapsedSeconds, 0)} s). Probe length: ${c.probeRule}. A probe holds when its level is valid, drops nothing, keeps up, and meets every bound and the attainment.`,
-    ...(c.firstMisses.length > 0 ? ["", `First to fail as the rate rises: ${c.firstMisses.join("; ")}.`] : []),
+    ...(c.firstMisses.length > 0
+      ? ["", `First to fail as the rate rises: ${c.firstMisses.map(describeMiss).join("; ")}.`]
+      : []),
     ...(at
       ? [
           "",
@@ -52,7 +55,7 @@ function capacityLines(c: SloCapacity): string[] {
         pct(p.attainment),
         num(p.goodputRequestsPerSecond, 3),
         p.holds ? "yes" : "no",
-        p.misses.join("; ") || "-",
+        p.misses.map(describeMiss).join("; ") || "-",
       ]),
     ),
   ];
@@ -71,7 +74,7 @@ export function sloSectionLines(load: LoadPhase): string[] {
       "",
       `### SLO: ${describeSlo(slo)}`,
       "",
-      "Attainment: the window's successful requests meeting every bound at once ÷ those completed. Goodput: those per second of the window (vLLM bench's `--goodput`). Each bound's column: its percentile over the window (ms) and the share of requests meeting it alone.",
+      "Attainment: the window's successful requests meeting every bound at once ÷ those completed plus those cut off at the window's end already past a TTFT or e2e bound (misses). Goodput: the requests met per second of the window (vLLM bench's `--goodput` divides by the whole run). Each bound's column: its percentile over the window's successful requests (ms) and the share of requests meeting it alone.",
       "",
       ...table(["level", "met / completed", "attainment", "goodput req/s", "bounds", "SLO"], levelRows(levels)),
     );

@@ -1,8 +1,9 @@
 import { z } from "zod";
+import { SloBoundSchema } from "../../benchmarks/inputs/slo";
+import { judge, RecordedMissSchema } from "../../benchmarks/inputs/slo-judge";
 import { type Measured, measured, measuredOf, missing } from "../../benchmarks/measured";
 import { BatchBudgetSchema } from "../../benchmarks/metrics/batch-budget";
 import { MeasuredCeilingSchema, measureCeiling } from "../../benchmarks/metrics/capacity";
-import { keptUp } from "../../benchmarks/phases/sweep";
 import { knobJsType, TUNABLE_KNOBS, type TunableKnob, type TunableKnobValues } from "../../config";
 import type { BenchmarkResult } from "../../result";
 import { levelThroughput, ThroughputBasisSchema } from "../throughput";
@@ -42,18 +43,33 @@ const ProbeEvidenceSchema = z.strictObject({
   serverQueueMeanMs: z.number().nullable(),
   ttftP50Ms: z.number().nullable(),
   tpotP50Ms: z.number().nullable(),
-  misses: z.array(z.string()),
+  /** The probe's misses as the search recorded them (`judge`); sentences in summaries written before it. */
+  misses: z.array(RecordedMissSchema),
   /**
-   * Whether the server completed its share of the window's arrivals (`keptUp` in benchmarks/phases/sweep.ts): a probe can fail
-   * on that alone, every bound met by the requests that did complete. Absent in summaries written before.
+   * Whether the server kept up with the arrivals (`judge`'s keep-up: its backlog did not grow through the
+   * window): a probe can fail on that alone, every bound met by the requests that did complete. Absent in
+   * summaries written before.
    */
   keptUp: z.boolean().optional(),
 });
 
+const BoundNameSchema = SloBoundSchema.pick({ metric: true, percentile: true });
+/** A bound by metric and percentile; summaries written before the judge name it as text (`ttft:p99`), read here. */
+const FailedBoundSchema = z.union([
+  BoundNameSchema,
+  z.string().transform((text, ctx) => {
+    const [metric, percentile] = text.split(":");
+    const read = BoundNameSchema.safeParse({ metric, percentile });
+    if (read.success) return read.data;
+    ctx.addIssue({ code: "custom", message: `${JSON.stringify(text)} is not a bound; allowed: METRIC:PERCENTILE` });
+    return z.NEVER;
+  }),
+]);
+
 /** What the SLO capacity search measured, for the SLO rule (`slo-bound.ts`). */
 const CapacityEvidenceSchema = z.strictObject({
-  /** The bounds that failed at the lowest failing rate (`ttft:p99`), in the SLO's order. */
-  failedBounds: z.array(z.string()),
+  /** The bounds that failed at the lowest failing rate, in the SLO's order. */
+  failedBounds: z.array(FailedBoundSchema),
   capacityRatePerSecond: measuredOf(z.number()),
   /** The highest passing and the lowest failing probe; null where the search had none. */
   passing: ProbeEvidenceSchema.nullable(),
@@ -229,19 +245,19 @@ function capacityEvidence(result: BenchmarkResult): CapacityEvidence | null {
       ttftP50Ms: l.ttftMs?.p50 ?? null,
       tpotP50Ms: l.tpotMs?.p50 ?? null,
       misses: c.probes.find((p) => p.ratePerSecond === rate)?.misses ?? [],
-      keptUp: keptUp(l),
+      keptUp: judge(l, c.slo).keepUp?.holds ?? true,
     };
   };
   const failing = result.phases.load?.rateLevels.find(
     (x) => x.openLoop.targetRatePerSecond === c.lowestFailingRatePerSecond,
   );
   // The bounds over their percentile; when only the attainment failed, the bound met least (what binds first).
-  const bounds = failing?.slo?.value?.bounds ?? [];
+  const bounds = failing ? judge(failing, c.slo).bounds : [];
   const over = bounds.filter((b) => !b.within);
   const least = Math.min(...bounds.map((b) => b.metFraction));
   const failed = over.length > 0 ? over : bounds.filter((b) => b.metFraction === least && least < 1);
   return {
-    failedBounds: failed.map((b) => `${b.metric}:${b.percentile}`),
+    failedBounds: failed.map((b) => ({ metric: b.metric, percentile: b.percentile })),
     capacityRatePerSecond: c.capacityRatePerSecond,
     passing: probe(c.highestPassingRatePerSecond),
     failing: probe(c.lowestFailingRatePerSecond),

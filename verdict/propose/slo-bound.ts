@@ -1,3 +1,4 @@
+import { describeMiss } from "../../benchmarks/inputs/slo-judge";
 import { num } from "../../common/format";
 import type { CapacityEvidence } from "./evidence";
 import {
@@ -68,7 +69,13 @@ export function sloBound(input: RuleInput): SloFinding | null {
     return { result: notFired(`slo-bound: ${why}`), binds: "none measured", why };
   }
   const failed = c.failedBounds;
-  const binds = failed.length > 0 ? failed.join(", ") : (f.misses[0] ?? "unknown");
+  const firstMiss = f.misses[0];
+  const binds =
+    failed.length > 0
+      ? failed.map((x) => `${x.metric}:${x.percentile}`).join(", ")
+      : firstMiss === undefined
+        ? "unknown"
+        : describeMiss(firstMiss);
   const fired = (result: RuleResult, why: string): SloFinding => ({ result, binds, why });
   const waiting = f.peakWaiting.value ?? 0;
   const running = f.peakRunning.value;
@@ -76,7 +83,7 @@ export function sloBound(input: RuleInput): SloFinding | null {
   const preempted = f.preemptions.value ?? 0;
   const seqs = b.knobs.maxNumSeqs.value;
   const server = `${b.stack} ${at(f)}: ${known(running)} running, ${known(waiting)} waiting (peaks), KV cache ${known(kv, " %", 1)}, ${preempted} preemptions, server queue mean ${known(f.serverQueueMeanMs, " ms", 1)}, TTFT p50 ${known(f.ttftP50Ms, " ms", 1)}, TPOT p50 ${known(f.tpotP50Ms, " ms", 1)}`;
-  const first = `${binds} fails first as the rate rises (${f.misses.join("; ") || "no figure"})`;
+  const first = `${binds} fails first as the rate rises (${f.misses.map(describeMiss).join("; ") || "no figure"})`;
 
   if (preempted > 0 || (kv !== null && kv >= KV_FULL_PERCENT)) {
     const why = `KV-bound: ${preempted > 0 ? `${preempted} preemptions` : `the KV pool ${num(kv, 1)} % full`} ${at(f)}`;
@@ -95,8 +102,8 @@ export function sloBound(input: RuleInput): SloFinding | null {
       why,
     );
   }
-  const latency = f.keptUp === false || failed.some((x) => x.startsWith("ttft:") || x.startsWith("e2e:"));
-  const decode = failed.some((x) => x.startsWith("tpot:") || x.startsWith("itl:"));
+  const latency = f.keptUp === false || failed.some((x) => x.metric === "ttft" || x.metric === "e2e");
+  const decode = failed.some((x) => x.metric === "tpot" || x.metric === "itl");
   // The budget the server ran with (recorded, or its flag), never a card's constant.
   const batch = batchBudgetOf(b);
   const budgetText = batch.tokens === null ? "token budget (unknown)" : batch.text;

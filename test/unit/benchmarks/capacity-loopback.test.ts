@@ -63,7 +63,7 @@ describe("SLO capacity search end to end (loopback, one slot)", function () {
     for (const [i, p] of c.probes.entries()) {
       const slo = load.rateLevels[i]!.slo!.value!;
       assert.equal(p.attainment, slo.attainment);
-      if (p.holds) assert.ok(slo.holds && slo.attainment >= 0.9);
+      if (p.holds) assert.ok(slo.holds && (slo.attainment ?? 0) >= 0.9);
     }
     assert.notEqual(c.capacityRatePerSecond.value, null, JSON.stringify(c.probes));
     assert.equal(c.capacityRatePerSecond.value, c.highestPassingRatePerSecond);

@@ -16,7 +16,14 @@ function curve(bound = 800) {
   const probe = async (rate: number): Promise<ProbeOutcome> => {
     asked.push(rate);
     const v = ttftP99(rate);
-    return { ratePerSecond: rate, holds: v <= bound, misses: v <= bound ? [] : [`TTFT p99: ${v.toFixed(1)} ms`] };
+    const miss = {
+      kind: "bound" as const,
+      metric: "ttft" as const,
+      percentile: "p99" as const,
+      figureMs: v,
+      boundMs: bound,
+    };
+    return { ratePerSecond: rate, holds: v <= bound, misses: v <= bound ? [] : [miss] };
   };
   return { probe, asked };
 }
@@ -46,7 +53,9 @@ describe("SLO capacity search (synthetic latency curve)", () => {
     // 0.5, 1, 2, 4, 8 bracket [4, 8]; then 6, 7, 7.5, 7.75 close it to 3.3 %.
     assert.deepEqual(asked, [0.5, 1, 2, 4, 8, 6, 7, 7.5, 7.75]);
     assert.deepEqual([p, f], [7.5, 7.75]);
-    assert.deepEqual(r.firstMisses, [`TTFT p99: ${ttftP99(7.75).toFixed(1)} ms`]);
+    assert.deepEqual(r.firstMisses, [
+      { kind: "bound", metric: "ttft", percentile: "p99", figureMs: ttftP99(7.75), boundMs: 800 },
+    ]);
     assert.equal(r.probes.length, asked.length);
   });
   it("stops within its probe budget and states the bracket and the resolution it reached", async () => {
@@ -83,7 +92,7 @@ describe("SLO capacity search (synthetic latency curve)", () => {
     assert.equal(r.lowestFailingRatePerSecond, 0.5);
     assert.equal(
       r.reason,
-      `the SLO fails at the lowest rate, 0.5/s (TTFT p99: ${ttftP99(0.5).toFixed(1)} ms): the capacity is below it`,
+      `the SLO fails at the lowest rate, 0.5/s (TTFT p99 100 ms: ${ttftP99(0.5).toFixed(1)} ms): the capacity is below it`,
     );
   });
   it("reports honestly when the SLO holds at the highest rate offered: no number", async () => {
@@ -113,7 +122,11 @@ describe("SLO capacity search (synthetic latency curve)", () => {
     // Holds up to 4, fails at 8 and 6, holds at 5: the bracket is [5, 6], whatever passed above a failure.
     const verdict: Record<number, boolean> = { 0.5: true, 1: true, 2: true, 4: true, 8: false, 6: false, 5: true };
     const r = await searchCapacity(
-      async (rate) => ({ ratePerSecond: rate, holds: verdict[rate] ?? false, misses: verdict[rate] ? [] : ["x"] }),
+      async (rate) => ({
+        ratePerSecond: rate,
+        holds: verdict[rate] ?? false,
+        misses: verdict[rate] ? [] : [{ kind: "attainment" as const, attainment: 0.5, target: 0.99 }],
+      }),
       opts({ resolution: 0.2 }),
     );
     assert.deepEqual([r.highestPassingRatePerSecond, r.lowestFailingRatePerSecond, r.stoppedBy], [5, 6, "resolution"]);

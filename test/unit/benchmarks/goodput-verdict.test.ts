@@ -42,10 +42,12 @@ function rateLevel(rate: number, preemptions = 0): RateLevel {
   };
 }
 
+const TTFT_MISS = { kind: "bound", metric: "ttft", percentile: "p99", figureMs: 1500, boundMs: 1000 } as const;
+
 /** A result whose capacity search on a curve with its knee at `knee` req/s ran as the search runs. */
 async function withCapacity(stack: string, knee: number, opts: { preemptions?: number; slo?: Slo } = {}) {
   const search = await searchCapacity(
-    async (r) => ({ ratePerSecond: r, holds: r <= knee, misses: r <= knee ? [] : ["TTFT p99 1000 ms: 1500.0 ms"] }),
+    async (r) => ({ ratePerSecond: r, holds: r <= knee, misses: r <= knee ? [] : [TTFT_MISS] }),
     { ...settings, maxMs: 1e9, nowMs: () => 0 },
   );
   const levels = search.probes.map((p) => rateLevel(p.ratePerSecond, opts.preemptions ?? 0));

@@ -116,7 +116,8 @@ describe("bench export --format llm-d-report", () => {
     assert.deepEqual(
       { ...agg.requests, input_length: undefined, output_length: undefined },
       {
-        total: 28,
+        // Sent in the window (upstream counts requests sent): 28 ended in it, 8 of them sent in the warm-up.
+        total: 20,
         failures: 0,
         incomplete: 8,
         input_length: undefined,
@@ -180,11 +181,13 @@ describe("bench export --format llm-d-report", () => {
     assert.deepEqual(
       { total: agg.requests.total, failures: agg.requests.failures, incomplete: agg.requests.incomplete },
       {
-        total: 12,
+        // Sent in the window, the open loop's own count (`sentInWindow` 8), not the 12 that ended in it.
+        total: 8,
         failures: 0,
         incomplete: 2,
       },
     );
+    assert.equal(agg.requests.total, result.phases.load!.rateLevels[0]!.openLoop.sentInWindow);
     assert.equal(agg.latency.time_to_first_token?.p50, 73.2087434999994);
   });
 

@@ -21,7 +21,22 @@ const settings = {
 /** A result whose capacity search found its knee at `knee` req/s (rate levels as the closed-loop level at c=1). */
 async function withCapacity(stack: string, knee: number) {
   const search = await searchCapacity(
-    async (r) => ({ ratePerSecond: r, holds: r <= knee, misses: r <= knee ? [] : ["TTFT p99 1000 ms: 1500.0 ms"] }),
+    async (r) => ({
+      ratePerSecond: r,
+      holds: r <= knee,
+      misses:
+        r <= knee
+          ? []
+          : [
+              {
+                kind: "bound" as const,
+                metric: "ttft" as const,
+                percentile: "p99" as const,
+                figureMs: 1500,
+                boundMs: 1000,
+              },
+            ],
+    }),
     { ...settings, maxMs: 1e9, nowMs: () => 0 },
   );
   const levels = search.probes.map((p) => {

@@ -1,4 +1,5 @@
 import { strict as assert } from "node:assert";
+import type { SloBound } from "../../../benchmarks/inputs/slo";
 import { measured, missing } from "../../../benchmarks/measured";
 import { renderProposals } from "../../../benchmarks/report/proposals";
 import type { CandidateEvidence } from "../../../verdict/propose";
@@ -25,7 +26,10 @@ const probe = (ratePerSecond: number, o: Partial<Probe> = {}): Probe => ({
 const underSlo = (failedBounds: string[], failing: Partial<Probe>, o: Partial<CandidateEvidence> = {}) =>
   baseline({
     capacity: {
-      failedBounds,
+      failedBounds: failedBounds.map((name) => {
+        const [metric, percentile] = name.split(":") as [SloBound["metric"], SloBound["percentile"]];
+        return { metric, percentile };
+      }),
       capacityRatePerSecond: measured(2),
       passing: probe(2),
       failing: probe(2.5, { misses: failedBounds.map((b) => `${b} over`), ...failing }),

@@ -1,10 +1,11 @@
 import * as assert from "node:assert/strict";
-import { buildScenario, scenarioSlo } from "../../../benchmarks/inputs/scenario";
+import { buildScenario } from "../../../benchmarks/inputs/scenario";
 import {
   describeSlo,
   parseSloAttainment,
   parseSloBounds,
   SloError,
+  scenarioSlo,
   sloFromArgValues,
 } from "../../../benchmarks/inputs/slo";
 

@@ -2,7 +2,7 @@ import { strict as assert } from "node:assert";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildScenario } from "../../../benchmarks/inputs/scenario";
+import { buildScenario, PRESETS, sweepSlo } from "../../../benchmarks/inputs/scenario";
 import { measured, missing } from "../../../benchmarks/measured";
 import { judgeRate, probeRate, sweepRates, sweepResult } from "../../../benchmarks/phases/sweep";
 import { renderMarkdown } from "../../../benchmarks/report/markdown";
@@ -14,9 +14,32 @@ import type { RateLevel } from "../../../result/types";
 import { type FakeVllm, startFakeVllm } from "./fake-vllm";
 import { level } from "./sample-result";
 
-/** A rate level with `sent` requests sent in the window, `ok` completed, TTFT p95 `ttftMs`. */
+/** One request of a level's samples: started `startMs` into the window, TTFT `ttftMs`. */
+const request = (startMs: number, ttftMs: number, outcome: "succeeded" | "incomplete", e2eMs: number) => ({
+  startEpochMs: startMs,
+  outcome,
+  status: 200,
+  error: null,
+  ttftMs,
+  tpotMs: null,
+  chunkGapsMs: [],
+  e2eMs,
+  promptTokens: 10,
+  outputTokens: 1,
+  contentChunks: 1,
+  window: true,
+});
+
+/**
+ * A rate level of a 5 s window with `sent` requests sent in it, `ok` completed (TTFT `ttftMs`, e2e 100 ms),
+ * the rest cut off at the window's end 50 ms after they were sent.
+ */
 function rateLevel(rate: number, sent: number, ok: number, ttftMs: number, dropped = 0, valid = true): RateLevel {
   const { concurrency: _, ...base } = level(1, ok / 5, 1000, 0, 0, valid);
+  const samples = [
+    ...Array.from({ length: ok }, (_, i) => request(i * 200, ttftMs, "succeeded", 100)),
+    ...Array.from({ length: sent - ok }, () => request(4950, 40, "incomplete", 50)),
+  ];
   return {
     openLoop: {
       targetRatePerSecond: rate,
@@ -34,8 +57,11 @@ function rateLevel(rate: number, sent: number, ok: number, ttftMs: number, dropp
     ...base,
     counts: { ...base.counts, succeeded: ok },
     ttftMs: summarize([ttftMs]),
+    samples,
   };
 }
+
+const TTFT_200 = { bounds: [{ metric: "ttft" as const, percentile: "p95" as const, ms: 200 }], attainment: 0.9 };
 
 describe("sweep", () => {
   it("spaces its rates evenly from the synchronous to the throughput rate, both included", () => {
@@ -52,31 +78,49 @@ describe("sweep", () => {
     );
   });
 
-  it("passes a rate that is valid, drops nothing, keeps up and meets the SLOs; says why another does not", () => {
-    const slo = { ttftP95Ms: 200 };
-    assert.deepEqual(judgeRate(rateLevel(2, 10, 10, 150), slo), {
+  it("passes a rate that is valid, drops nothing, keeps up and meets the SLO; names what failed, typed", () => {
+    assert.deepEqual(judgeRate(rateLevel(2, 10, 10, 150), TTFT_200), {
       targetRatePerSecond: 2,
+      offeredRatePerSecond: 2,
       meetsSlo: true,
-      reasons: [],
+      misses: [],
     });
-    assert.deepEqual(judgeRate(rateLevel(4, 20, 15, 250, 3), slo).reasons, [
-      "3 arrivals dropped at 8 in flight",
-      "server did not keep up: 15 of 20 sent requests completed in the window",
-      "TTFT p95 250.0 ms > SLO 200 ms",
+    assert.deepEqual(judgeRate(rateLevel(4, 20, 15, 250, 3), TTFT_200).misses, [
+      { kind: "dropped", dropped: 3, maxInFlight: 8 },
+      { kind: "bound", metric: "ttft", percentile: "p95", figureMs: 250, boundMs: 200 },
+      { kind: "attainment", attainment: 0, target: 0.9 },
     ]);
   });
 
+  it("without an SLO, judges validity, drops and keep-up only", () => {
+    assert.deepEqual(judgeRate(rateLevel(4, 20, 15, 250), null).misses, []);
+    assert.deepEqual(judgeRate(rateLevel(4, 15, 15, 250, 0, false), null).misses, [
+      { kind: "invalid", reasons: ["1 of 11 requests in the window failed (first: HTTP 500 boom)"] },
+    ]);
+  });
+
+  it("reads the sweep's deprecated p95 keys as bounds of the one SLO, when the scenario sets none", () => {
+    const scenario = buildScenario([PRESETS.sweep, { load: { openLoop: { sweep: { slo: { e2eP95Ms: 900 } } } } }]);
+    assert.deepEqual(sweepSlo(scenario), { bounds: [{ metric: "e2e", percentile: "p95", ms: 900 }], attainment: 0.99 });
+    assert.deepEqual(sweepSlo(buildScenario([scenario, { slo: "ttft:p99:800" }])), {
+      bounds: [{ metric: "ttft", percentile: "p99", ms: 800 }],
+      attainment: 0.99,
+    });
+    assert.equal(sweepSlo(buildScenario([PRESETS.sweep])), null);
+  });
+
   it("picks the highest passing rate, or says why there is none", () => {
-    const sweep = { steps: 3, throughputConcurrency: 8, slo: { ttftP95Ms: 200 } };
+    const sweep = { steps: 3, throughputConcurrency: 8, slo: {} };
     const levels = [rateLevel(1, 5, 5, 100), rateLevel(2, 10, 10, 190), rateLevel(3, 15, 14, 400)];
-    const r = sweepResult(sweep, measured(1), measured(3), [1, 2, 3], levels);
+    const r = sweepResult(sweep, TTFT_200, measured(1), measured(3), [1, 2, 3], levels);
     assert.deepEqual(r.highestRatePerSecond, measured(2));
+    assert.deepEqual(r.slo, TTFT_200);
     assert.deepEqual(
       r.verdicts.map((v) => v.meetsSlo),
       [true, true, false],
     );
     assert.deepEqual(
-      sweepResult(sweep, measured(1), measured(3), [1], [rateLevel(1, 5, 5, 900)]).highestRatePerSecond,
+      sweepResult(sweep, TTFT_200, measured(1), measured(3), [1], [rateLevel(1, 5, 5, 900)]).highestRatePerSecond,
       missing("no rate met the SLOs, not even the synchronous one"),
     );
   });
