@@ -6,14 +6,7 @@ import { EXIT } from "../common/exit-codes";
 import { type Io, processIo } from "../common/io";
 import { UsageError } from "../common/usage-error";
 import { comparisonChartFile, RESULTS_DIR, readResult, writeChart } from "../result";
-import {
-  compareResults,
-  compareRule,
-  RULE_OPTIONS,
-  RULE_OPTIONS_USAGE,
-  ruleFromOptions,
-  sloProblem,
-} from "../verdict";
+import { compareResults, compareRule, RULE_OPTIONS, RULE_OPTIONS_USAGE, ruleFromOptions, sloProblem } from "../verdict";
 import { exportCommand } from "./export/command";
 import { buildScenario, PHASES, PRESETS, type PresetName, readScenarioFile, type Scenario } from "./inputs/scenario";
 import { SLO_ARG_OPTIONS, SLO_USAGE, type Slo, sloFromArgValues, sloLayer } from "./inputs/slo";
