@@ -105,7 +105,15 @@ describe("the objective table (verdict/objectives.ts)", () => {
       [true, [], "sloCapacity", 6, null, 6],
     );
     const noSlo = o.judge(r, { targetConcurrency: 4, objective: "goodput" }, null);
-    assert.deepEqual([noSlo.eligible, noSlo.disqualified], [false, ["the goodput objective needs an SLO (--slo)"]]);
+    assert.deepEqual(
+      [noSlo.eligible, noSlo.disqualified],
+      [
+        false,
+        [
+          "the goodput objective needs an SLO: --slo METRIC:PCT:MS[,...] (e.g. --slo ttft:p99:800,tpot:p99:40), or the scenario's slo",
+        ],
+      ],
+    );
     const noSearch = o.judge(result("none", [level(4, 2, 1800, 0, 0)]), rule, null);
     assert.deepEqual(noSearch.disqualified, ["no SLO capacity search in the result (load.openLoop.capacity)"]);
     assert.equal(rankNoise(r, rule), r.phases.load!.capacity!.relativeResolution! / 2);
