@@ -2,7 +2,7 @@ import { z } from "zod";
 import { type Measured, measured, measuredOf, missing } from "../../benchmarks/measured";
 import { MeasuredCeilingSchema, measureCeiling } from "../../benchmarks/metrics/capacity";
 import { keptUp } from "../../benchmarks/phases/sweep";
-import type { BenchmarkResult } from "../../result";
+import { type BenchmarkResult, capacityLevelAt } from "../../result";
 import { levelThroughput, ThroughputBasisSchema } from "../throughput";
 
 /**
@@ -188,7 +188,7 @@ function capacityEvidence(result: BenchmarkResult): CapacityEvidence | null {
   const c = result.phases.load?.capacity;
   if (!c) return null;
   const probe = (rate: number | null): CapacityEvidence["passing"] => {
-    const l = result.phases.load?.rateLevels.find((x) => x.openLoop.targetRatePerSecond === rate);
+    const l = capacityLevelAt(result.phases.load, rate);
     if (rate === null || !l) return null;
     return {
       ratePerSecond: rate,
@@ -203,9 +203,7 @@ function capacityEvidence(result: BenchmarkResult): CapacityEvidence | null {
       keptUp: keptUp(l),
     };
   };
-  const failing = result.phases.load?.rateLevels.find(
-    (x) => x.openLoop.targetRatePerSecond === c.lowestFailingRatePerSecond,
-  );
+  const failing = capacityLevelAt(result.phases.load, c.lowestFailingRatePerSecond);
   // The bounds over their percentile; when only the attainment failed, the bound met least (what binds first).
   const bounds = failing?.slo?.value?.bounds ?? [];
   const over = bounds.filter((b) => !b.within);
