@@ -126,4 +126,33 @@ describe("SLO capacity search (synthetic latency curve)", () => {
     const r = await searchCapacity(async (rate) => at(rate, verdict[rate] ?? false), opts({ resolution: 0.2 }));
     assert.deepEqual([...bracket(r), r.stoppedBy], [5, 6, "resolution"]);
   });
+  it("starts from the closed loop's throughput and steps down by 0.7 until a probe holds, then bisects", async () => {
+    const { probe, asked } = curve();
+    const r = await searchCapacity(probe, opts({ startRatePerSecond: 12, resolution: 0.1 }));
+    // 12 fails, 8.4 fails, 5.88 holds; then 7.14 holds, 7.77 fails: (7.77 − 7.14) ÷ 7.14 = 8.8 %.
+    assert.deepEqual(
+      asked.map((x) => +x.toFixed(3)),
+      [12, 8.4, 5.88, 7.14, 7.77],
+    );
+    assert.equal(r.stoppedBy, "resolution");
+    assert.deepEqual(
+      bracket(r).map((x) => +x!.toFixed(3)),
+      [7.14, 7.77],
+    );
+  });
+  it("states the bracket in offered rates, the targets beside them, and the capacity only as a rate offered", async () => {
+    // Every probe offers 2 % less than its target (say, a slow timer): the capacity is what was offered.
+    const r = await searchCapacity(
+      async (rate) => ({ ...at(rate, ttftP99(rate) <= 800), offeredRatePerSecond: rate * 0.98 }),
+      opts({ startRatePerSecond: 8 }),
+    );
+    assert.equal(r.capacityRatePerSecond, r.passing!.offeredRatePerSecond);
+    assert.equal(r.capacityRatePerSecond, r.passing!.targetRatePerSecond * 0.98);
+    assert.ok(r.probes.some((p) => p.offeredRatePerSecond === r.capacityRatePerSecond));
+  });
+  it("clamps the start to [low, high]", async () => {
+    const { probe, asked } = curve();
+    await searchCapacity(probe, opts({ startRatePerSecond: 100, highRatePerSecond: 9 }));
+    assert.equal(asked[0], 9);
+  });
 });
