@@ -3,6 +3,7 @@
  * one module that reads and writes results/ and summaries/. From outside result/, import only this
  * file (.dependency-cruiser.cjs, "face-result"); tests may reach the files behind it.
  */
+export { capacityLevelAt } from "./capacity-levels";
 export { resultJsonSchemaText } from "./json-schema";
 export { BenchmarkResultSchema, RESULT_KIND, SCHEMA_VERSION } from "./schema";
 export {

@@ -193,6 +193,8 @@ export const OpenLoopRunSchema = z.strictObject({
   droppedInWindow: nonNegInt,
   droppedInWarmup: nonNegInt,
   peakInFlight: nonNegInt,
+  /** Why a capacity probe's window ended before its planned end (it could no longer pass); absent before. */
+  endedEarly: z.string().nullable().optional(),
 });
 
 /** An open-loop level: arrivals at a rate, independent of completions. */

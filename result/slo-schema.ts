@@ -26,9 +26,16 @@ export const LevelSloSchema = z.union([SloJudgementSchema, LegacyLevelSloSchema]
 
 /** One probe of the capacity search: an open-loop level (in `rateLevels`) and its verdict. */
 export const CapacityProbeSchema = z.strictObject({
+  /** What the probe offered (sent in its window ÷ its seconds); in results without `targetRatePerSecond`, the target. */
   ratePerSecond: z.number(),
+  /** The rate the search asked for; absent in results written before offered rates were stated. */
+  targetRatePerSecond: z.number().optional(),
+  /** The probe's own arrival seed (from the scenario's seed and the probe's index); absent before. */
+  seed: nonNegInt.nullable().optional(),
   holds: z.boolean(),
   misses: z.array(RecordedMissSchema),
+  /** Why the probe ended before its planned window (it could no longer pass); absent before. */
+  endedEarly: z.string().nullable().optional(),
   windowSeconds: z.number(),
   completed: nonNegInt,
   attainment: z.number().nullable(),
@@ -51,10 +58,17 @@ export const SloCapacitySchema = z.strictObject({
   /** Completed requests a probe needs for its percentiles to mean something, and the rule that gave it. */
   minCompletedPerProbe: int,
   probeRule: z.string(),
+  /** "offered": the rates below are what the probes sent; absent in older results, whose rates are targets. */
+  rateBasis: z.literal("offered").optional(),
+  /** Where the search started (the closed loop's highest throughput, or lowRatePerSecond), and why; absent before. */
+  start: z.strictObject({ ratePerSecond: z.number(), basis: z.string() }).nullable().optional(),
   probes: z.array(CapacityProbeSchema),
   highestPassingRatePerSecond: z.number().nullable(),
   lowestFailingRatePerSecond: z.number().nullable(),
-  /** The bracket's passing end; null with why when the search did not bracket. */
+  /** The same probes' target rates; absent before offered rates were stated. */
+  highestPassingTargetRatePerSecond: z.number().nullable().optional(),
+  lowestFailingTargetRatePerSecond: z.number().nullable().optional(),
+  /** The bracket's passing end (offered); null with why when the search did not bracket. */
   capacityRatePerSecond: measuredOf(z.number()),
   resolutionPerSecond: z.number().nullable(),
   relativeResolution: z.number().nullable(),

@@ -1,7 +1,7 @@
 import { describeSlo, type Slo, sameSlo } from "../benchmarks/inputs/slo";
 import { num } from "../common/format";
 import type { Objective } from "../config";
-import type { BenchmarkResult } from "../result";
+import { type BenchmarkResult, capacityLevelAt } from "../result";
 import type { CandidateVerdict } from "./schema";
 
 /**
@@ -54,8 +54,7 @@ export function goodputChecks(result: BenchmarkResult, slo: Slo | undefined) {
       out.push(`no SLO capacity: ${search.capacityRatePerSecond.reason}`);
   }
   const cap = search?.capacityRatePerSecond.value ?? null;
-  const at =
-    cap === null ? undefined : result.phases.load?.rateLevels.find((l) => l.openLoop.targetRatePerSecond === cap);
+  const at = capacityLevelAt(result.phases.load, cap);
   const pre = at?.server.preemptionsDelta;
   if (pre?.value === null) unverified.push(`preemptions at the capacity: ${pre.reason}`);
   else if (pre && pre.value > 0) out.push(`${pre.value} preemptions at the capacity (${num(cap, 3)}/s)`);

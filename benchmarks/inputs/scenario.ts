@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { CapacitySchema, capacityRefusals } from "./capacity-settings";
 import { DEFAULT_SLO_ATTAINMENT, type Slo, SloAttainmentSchema, SloBoundsSchema, scenarioSlo } from "./slo";
 
 /** The seed's short prompt ("summarise three advantages of Kubernetes"), sent verbatim. */
@@ -46,27 +47,7 @@ const TargetRelativeErrorSchema = z.number({ error: (issue) => notAllowed(issue.
   if (!(v > 0 && v <= MAX_TARGET_RELATIVE_ERROR)) ctx.addIssue({ code: "custom", message: notAllowed(v) });
 });
 
-/**
- * The SLO capacity search (`phases/capacity-search.ts`): Poisson probes from `lowRatePerSecond`, doubling up to
- * `highRatePerSecond` until the SLO fails, then bisection until the bracket is within `resolution` of its
- * passing end; at most `maxProbes` probes and `maxMinutes`. Each probe's window holds at least
- * `tailRequests` ÷ (1 − q) completed requests at its rate (q: the SLO's highest percentile or its attainment
- * target, whichever is higher), and at least `load.durationSeconds`.
- */
-const CapacitySchema = z
-  .object({
-    lowRatePerSecond: z.number().positive().max(100_000).default(0.5),
-    highRatePerSecond: z.number().positive().max(100_000).default(64),
-    resolution: z.number().positive().max(1).default(0.1),
-    maxProbes: positiveInt.max(50).default(10),
-    maxMinutes: z.number().positive().max(600).default(30),
-    tailRequests: positiveInt.max(1000).default(10),
-  })
-  .strict()
-  .refine((c) => c.highRatePerSecond >= c.lowRatePerSecond, {
-    message: "highRatePerSecond below lowRatePerSecond is not allowed; allowed: lowRatePerSecond ≤ highRatePerSecond",
-  });
-export type CapacitySettings = z.infer<typeof CapacitySchema>;
+export type { CapacitySettings } from "./capacity-settings";
 
 /** The open loop: arrivals at a rate, independent of completions (`vllm bench serve --request-rate`). */
 const OpenLoopSchema = z
@@ -211,6 +192,11 @@ export const ScenarioSchema = z
         path: ["load", "openLoop", "capacity"],
         message: "a capacity search without slo is not allowed; allowed: with slo (e.g. --slo ttft:p99:800)",
       });
+    const slo = scenarioSlo(s);
+    const c = s.load.openLoop.capacity;
+    if (c !== undefined && slo !== null)
+      for (const r of capacityRefusals(c, slo, s.load.warmupSeconds, s.load.maxTokens))
+        ctx.addIssue({ code: "custom", path: r.path.split("."), message: r.message });
     if (s.sloAttainment !== undefined && s.slo === undefined)
       ctx.addIssue({
         code: "custom",

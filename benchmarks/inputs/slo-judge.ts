@@ -29,6 +29,8 @@ export const SloMissSchema = z.discriminatedUnion("kind", [
   z.strictObject({ kind: z.literal("backlog"), firstThird: z.number(), lastThird: z.number(), limit: z.number() }),
   /** A capacity probe completed fewer requests than its percentiles need (`phases/capacity.ts`). */
   z.strictObject({ kind: z.literal("too-few"), completed: z.number().int(), needed: z.number().int() }),
+  /** A capacity probe stopped before its window's end because it could no longer pass (`phases/probe-stop.ts`). */
+  z.strictObject({ kind: z.literal("ended-early"), reason: z.string() }),
 ]);
 export type SloMiss = z.infer<typeof SloMissSchema>;
 
@@ -257,5 +259,7 @@ export function describeMiss(m: RecordedMiss): string {
       return `server did not keep up: ${m.lastThird.toFixed(1)} requests outstanding on average over the window's last third > ${m.limit.toFixed(1)} (its first third's ${m.firstThird.toFixed(1)} + ${BACKLOG_SIGMAS} √)`;
     case "too-few":
       return `${m.completed} completed requests < ${m.needed} the probe needs`;
+    case "ended-early":
+      return m.reason;
   }
 }

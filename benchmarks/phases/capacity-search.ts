@@ -1,14 +1,19 @@
 /**
  * The SLO capacity search, pure over a probe callback: the highest Poisson request rate at which the SLO
- * holds. As vLLM's `bench sweep serve_sla`: bracket first (the lowest rate, then doubling up to the
- * highest the generator offers), then bisect the bracket [highest passing, lowest failing] until its
- * width relative to the passing rate is at most the resolution, or the probes or the time run out.
- * It never reports a rate it did not measure: a search that cannot bracket gives null and says why.
+ * holds. As vLLM's `bench sweep serve_sla`, it starts from what is already measured: the closed loop's
+ * highest throughput (`startRatePerSecond`) bounds any rate the server sustains. From there it steps down
+ * by `DOWN` until a probe holds (or up by doubling until one fails), then bisects the bracket [highest
+ * passing, lowest failing] until its width relative to the passing rate is at most the resolution, or the
+ * probes or the time run out. Rates asked are targets; each probe reports what it really offered, and
+ * the bracket is stated in both. It never reports a rate it did not offer: a search that cannot bracket
+ * gives null and says why.
  */
 import { describeMiss, type SloMiss } from "../inputs/slo-judge";
 
 export interface ProbeOutcome {
-  readonly ratePerSecond: number;
+  readonly targetRatePerSecond: number;
+  /** Sent in the window ÷ its seconds: what the probe really offered. */
+  readonly offeredRatePerSecond: number;
   /** The SLO held at this rate (every bound, the attainment, the probe's own validity). */
   readonly holds: boolean;
   /** Why it did not (empty when it held), typed (`judge`), in the order found. */
@@ -17,18 +22,22 @@ export interface ProbeOutcome {
 
 /** A probe that could not be judged (the run failed or was interrupted): the search stops there. */
 export interface ProbeFailure {
-  readonly ratePerSecond: number;
+  readonly targetRatePerSecond: number;
   readonly error: string;
 }
 
 export interface CapacitySearchOptions {
+  /** Where the search starts (clamped to [low, high]); absent: at `lowRatePerSecond`. */
+  readonly startRatePerSecond?: number | undefined;
   readonly lowRatePerSecond: number;
   readonly highRatePerSecond: number;
-  /** Stop once (lowest failing − highest passing) ÷ highest passing is at most this. */
+  /** Stop once (lowest failing − highest passing) ÷ highest passing, in target rates, is at most this. */
   readonly resolution: number;
   readonly maxProbes: number;
-  /** Wall-clock budget, ms; checked before each probe. */
+  /** Wall-clock budget, ms: no probe starts that would end past it (`probeMs`). */
   readonly maxMs: number;
+  /** A probe's planned length at a rate, ms. */
+  readonly probeMs: (ratePerSecond: number) => number;
   readonly nowMs: () => number;
 }
 
@@ -36,13 +45,13 @@ export type StoppedBy = "resolution" | "probes" | "time" | "not-bracketed" | "pr
 
 export interface CapacitySearch {
   readonly probes: readonly ProbeOutcome[];
-  /** The bracket: the highest rate that held below the lowest that failed; null where none did. */
-  readonly highestPassingRatePerSecond: number | null;
-  readonly lowestFailingRatePerSecond: number | null;
-  /** The capacity (the bracket's passing end), or null when the search did not bracket, with why. */
+  /** The bracket's probes: the highest target that held below the lowest that failed; null where none did. */
+  readonly passing: ProbeOutcome | null;
+  readonly failing: ProbeOutcome | null;
+  /** The capacity: the passing probe's offered rate, or null when the search did not bracket, with why. */
   readonly capacityRatePerSecond: number | null;
   readonly reason: string | null;
-  /** The bracket's width, req/s, and that ÷ its passing end; null without a bracket. */
+  /** The bracket's width in target req/s, and that ÷ its passing end's target; null without a bracket. */
   readonly resolutionPerSecond: number | null;
   readonly relativeResolution: number | null;
   /** What failed at the lowest failing rate: the bound that binds first as the rate rises. */
@@ -50,82 +59,96 @@ export interface CapacitySearch {
   readonly stoppedBy: StoppedBy;
 }
 
+/** The step down from a failing start: the bracket it makes is at most 43 % wide, three bisections from 5 %. */
+export const DOWN = 0.7;
+
 const isFailure = (p: ProbeOutcome | ProbeFailure): p is ProbeFailure => "error" in p;
+
+/** The bracket over the probes so far: the lowest failing target, and the highest passing below it. */
+export function bracketOf(probes: readonly ProbeOutcome[]): { pass: ProbeOutcome | null; fail: ProbeOutcome | null } {
+  const bad = probes.filter((p) => !p.holds);
+  const fail = bad.length ? bad.reduce((a, b) => (b.targetRatePerSecond < a.targetRatePerSecond ? b : a)) : null;
+  const ok = probes.filter((p) => p.holds && (fail === null || p.targetRatePerSecond < fail.targetRatePerSecond));
+  const pass = ok.length ? ok.reduce((a, b) => (b.targetRatePerSecond > a.targetRatePerSecond ? b : a)) : null;
+  return { pass, fail };
+}
+
+function outcome(probes: ProbeOutcome[], stoppedBy: StoppedBy, reason: string | null): CapacitySearch {
+  const { pass, fail } = bracketOf(probes);
+  const bracketed = pass !== null && fail !== null;
+  // In target rates, as the search controls it: a failing probe that ended early offered its target's
+  // Poisson process over a short stretch, whose count is too few to restate the width in offered rates.
+  const width = bracketed ? fail.targetRatePerSecond - pass.targetRatePerSecond : null;
+  return {
+    probes,
+    passing: pass,
+    failing: fail,
+    capacityRatePerSecond: bracketed ? pass.offeredRatePerSecond : null,
+    reason: bracketed ? null : (reason ?? "the search did not bracket the capacity"),
+    resolutionPerSecond: width,
+    relativeResolution: width === null || pass === null ? null : width / pass.offeredRatePerSecond,
+    firstMisses: fail?.misses ?? [],
+    stoppedBy,
+  };
+}
+
+/** The next target: the bracket's midpoint, or a step out from the only side measured; null when done. */
+function nextRate(probes: readonly ProbeOutcome[], o: CapacitySearchOptions): number | StoppedBy {
+  const { pass, fail } = bracketOf(probes);
+  if (pass && fail) {
+    const p = pass.targetRatePerSecond;
+    const f = fail.targetRatePerSecond;
+    return (f - p) / p <= o.resolution ? "resolution" : (p + f) / 2;
+  }
+  if (fail) {
+    const f = fail.targetRatePerSecond;
+    return f <= o.lowRatePerSecond ? "not-bracketed" : Math.max(o.lowRatePerSecond, f * DOWN);
+  }
+  const p = pass!.targetRatePerSecond;
+  return p >= o.highRatePerSecond ? "not-bracketed" : Math.min(p * 2, o.highRatePerSecond);
+}
 
 /** Pure (but for the callback and the clock): runs the search. */
 export async function searchCapacity(
-  probe: (ratePerSecond: number) => Promise<ProbeOutcome | ProbeFailure>,
+  probe: (targetRatePerSecond: number) => Promise<ProbeOutcome | ProbeFailure>,
   opts: CapacitySearchOptions,
 ): Promise<CapacitySearch> {
-  if (!(opts.lowRatePerSecond > 0 && opts.highRatePerSecond >= opts.lowRatePerSecond))
-    throw new Error(`capacity search: need 0 < low ≤ high, got ${opts.lowRatePerSecond}, ${opts.highRatePerSecond}`);
+  const { lowRatePerSecond: low, highRatePerSecond: high } = opts;
+  if (!(low > 0 && high >= low)) throw new Error(`capacity search: need 0 < low ≤ high, got ${low}, ${high}`);
   const started = opts.nowMs();
   const probes: ProbeOutcome[] = [];
-  const pass = () => {
-    const fail = lowestFail();
-    const ok = probes.filter((p) => p.holds && (fail === null || p.ratePerSecond < fail.ratePerSecond));
-    return ok.length ? ok.reduce((a, b) => (b.ratePerSecond > a.ratePerSecond ? b : a)) : null;
-  };
-  const lowestFail = () => {
-    const bad = probes.filter((p) => !p.holds);
-    return bad.length ? bad.reduce((a, b) => (b.ratePerSecond < a.ratePerSecond ? b : a)) : null;
-  };
-  const done = (stoppedBy: StoppedBy, reason: string | null): CapacitySearch => {
-    const p = pass();
-    const f = lowestFail();
-    const bracketed = p !== null && f !== null;
-    return {
-      probes,
-      highestPassingRatePerSecond: p?.ratePerSecond ?? null,
-      lowestFailingRatePerSecond: f?.ratePerSecond ?? null,
-      capacityRatePerSecond: bracketed ? p.ratePerSecond : null,
-      reason: bracketed ? null : (reason ?? "the search did not bracket the capacity"),
-      resolutionPerSecond: bracketed ? f.ratePerSecond - p.ratePerSecond : null,
-      relativeResolution: bracketed ? (f.ratePerSecond - p.ratePerSecond) / p.ratePerSecond : null,
-      firstMisses: f?.misses ?? [],
-      stoppedBy,
-    };
-  };
-  /** Runs one probe unless the budget is spent; returns why it stopped, or null to go on. */
-  const step = async (rate: number): Promise<CapacitySearch | null> => {
+  let rate = Math.min(high, Math.max(low, opts.startRatePerSecond ?? low));
+  for (;;) {
     if (probes.length >= opts.maxProbes)
-      return done("probes", `probe budget (${opts.maxProbes}) spent before a bracket`);
-    if (opts.nowMs() - started >= opts.maxMs)
-      return done("time", `time budget (${Math.round(opts.maxMs / 1000)} s) spent before a bracket`);
-    const out = await probe(rate);
-    if (isFailure(out)) return done("probe-failed", `the probe at ${fmt(rate)}/s did not run: ${out.error}`);
-    probes.push({ ratePerSecond: out.ratePerSecond, holds: out.holds, misses: [...out.misses] });
-    return null;
-  };
-
-  // Bracket: the lowest rate, then doubling until one fails or the highest holds.
-  let rate = opts.lowRatePerSecond;
-  for (;;) {
-    const stop = await step(rate);
-    if (stop) return stop;
-    const last = probes[probes.length - 1]!;
-    if (!last.holds) {
-      if (probes.length === 1)
-        return done(
-          "not-bracketed",
-          `the SLO fails at the lowest rate, ${fmt(rate)}/s (${last.misses.map(describeMiss).join("; ")}): the capacity is below it`,
-        );
-      break;
-    }
-    if (rate >= opts.highRatePerSecond)
-      return done(
-        "not-bracketed",
-        `the SLO holds at the highest rate offered, ${fmt(rate)}/s: the capacity is above what the generator offers`,
+      return outcome(probes, "probes", `probe budget (${opts.maxProbes}) spent before a bracket`);
+    const wouldEnd = opts.nowMs() - started + opts.probeMs(rate);
+    if (wouldEnd > opts.maxMs)
+      return outcome(
+        probes,
+        "time",
+        `time budget (${Math.round(opts.maxMs / 1000)} s) spent before a bracket: the probe at ${fmt(rate)}/s would end at ${Math.round(wouldEnd / 1000)} s`,
       );
-    rate = Math.min(rate * 2, opts.highRatePerSecond);
-  }
-  // Bisect the bracket.
-  for (;;) {
-    const p = pass()!;
-    const f = lowestFail()!;
-    if ((f.ratePerSecond - p.ratePerSecond) / p.ratePerSecond <= opts.resolution) return done("resolution", null);
-    const stop = await step((p.ratePerSecond + f.ratePerSecond) / 2);
-    if (stop) return stop;
+    const out = await probe(rate);
+    if (isFailure(out)) return outcome(probes, "probe-failed", `the probe at ${fmt(rate)}/s did not run: ${out.error}`);
+    probes.push({ ...out, misses: [...out.misses] });
+    const next = nextRate(probes, opts);
+    if (typeof next === "number") {
+      rate = next;
+      continue;
+    }
+    if (next !== "not-bracketed") return outcome(probes, next, null);
+    const { pass, fail } = bracketOf(probes);
+    return fail
+      ? outcome(
+          probes,
+          next,
+          `the SLO fails at the lowest rate, ${fmt(low)}/s (${fail.misses.map(describeMiss).join("; ")}): the capacity is below it`,
+        )
+      : outcome(
+          probes,
+          next,
+          `the SLO holds at the highest rate offered, ${fmt(pass!.offeredRatePerSecond)}/s (target ${fmt(high)}/s): the capacity is above what the generator offers`,
+        );
   }
 }
 

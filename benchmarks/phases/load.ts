@@ -4,12 +4,11 @@ import type { ChatRequest } from "../http/chat";
 import { streamChat } from "../http/stream";
 import { type CapacitySettings, type OpenLoop, repeatSentence, sweepSlo } from "../inputs/scenario";
 import { type Slo, scenarioSlo } from "../inputs/slo";
-import { describeMiss, levelJudgement } from "../inputs/slo-judge";
+import { levelJudgement } from "../inputs/slo-judge";
 import { runClosedLoop } from "../load/closed-loop";
 import { runOpenLoop } from "../load/open-loop";
 import { measureCeiling, predictCeiling } from "../metrics/capacity";
-import { capacityRecord, judgeProbe, minCompletedPerProbe, probeWindowSeconds } from "./capacity";
-import { searchCapacity } from "./capacity-search";
+import { capacitySearchRun, type ProbeLevel } from "./capacity-run";
 import { earlyEndChecks, earlyStopRecord } from "./early-stop";
 import { hopeless, type LoadInputs, measureLevel } from "./load-level";
 import { PromptSource, usageRange } from "./prompts";
@@ -118,22 +117,24 @@ class LoadRun {
     return level;
   }
 
-  /** An open-loop level; `durationSeconds` replaces the scenario's window (a capacity probe's own length). */
-  async open(ratePerSecond: number, durationSeconds = this.cfg.durationSeconds): Promise<RateLevel | null> {
+  /** An open-loop level; a capacity `probe` brings its own window, arrivals, seed and early end. */
+  async open(ratePerSecond: number, probe?: ProbeLevel): Promise<RateLevel | null> {
     if (this.ctx.signal.aborted || this.error !== null) return null;
-    const cfg = { ...this.cfg, durationSeconds };
+    const cfg = { ...this.cfg, durationSeconds: probe?.windowSeconds ?? this.cfg.durationSeconds };
+    const seed = probe?.seed ?? cfg.openLoop.seed;
     const ctx = { ...this.ctx, scenario: { ...this.ctx.scenario, load: cfg } };
     const o = cfg.openLoop;
     const name = `rate ${ratePerSecond.toFixed(3)}/s`;
     this.ctx.progress.log(
-      `load: ${name} (${o.arrival}, seed ${o.seed}), warm-up ${cfg.warmupSeconds} s, window ${cfg.durationSeconds} s`,
+      `load: ${name} (${o.arrival}, seed ${seed}), warm-up ${cfg.warmupSeconds} s, window ${+cfg.durationSeconds.toFixed(3)} s`,
     );
     const { level: base, loop } = await measureLevel(ctx, this.inputs, `load ${name}`, this.send, (hooks) =>
       runOpenLoop({
         ratePerSecond,
         arrival: o.arrival,
-        seed: o.seed,
+        seed,
         maxInFlight: o.maxInFlight,
+        ...(probe ? { windowArrivals: probe.arrivals, earlyEnd: probe.earlyEnd } : {}),
         warmupMs: cfg.warmupSeconds * 1000,
         durationMs: cfg.durationSeconds * 1000,
         maxRequests: cfg.maxRequestsPerLevel,
@@ -148,7 +149,7 @@ class LoadRun {
       openLoop: {
         targetRatePerSecond: ratePerSecond,
         arrival: o.arrival,
-        seed: o.seed,
+        seed,
         maxInFlight: o.maxInFlight,
         scheduledInWindow: loop.scheduledInWindow,
         scheduledRatePerSecond: perSecond(loop.scheduledInWindow),
@@ -157,6 +158,7 @@ class LoadRun {
         droppedInWindow: loop.droppedInWindow,
         droppedInWarmup: loop.droppedInWarmup,
         peakInFlight: loop.peakInFlight,
+        ...(probe ? { endedEarly: loop.endedEarlyBecause } : {}),
       },
       ...base,
     };
@@ -170,40 +172,17 @@ class LoadRun {
     return level;
   }
 
-  /** The SLO capacity: probes at Poisson rates, bracketed then bisected (`capacity-search.ts`). */
-  async capacity(settings: CapacitySettings, slo: Slo): Promise<SloCapacity> {
-    const started = Date.now();
-    const { count, rule } = minCompletedPerProbe(slo, settings.tailRequests);
-    this.ctx.progress.log(`load: SLO capacity search; ${rule}`);
-    const before = this.rateLevels.length;
-    const search = await searchCapacity(
-      async (rate) => {
-        const level = await this.open(rate, probeWindowSeconds(rate, count, this.cfg.durationSeconds));
-        if (level === null || level.status !== "ok")
-          return { ratePerSecond: rate, error: level?.error ?? this.error ?? "interrupted" };
-        const out = judgeProbe(level, slo, count);
-        this.ctx.progress.log(
-          `capacity probe ${rate}/s: ${out.holds ? "holds" : `fails: ${out.misses.map(describeMiss).join("; ")}`}`,
-        );
-        return out;
-      },
-      {
-        lowRatePerSecond: settings.lowRatePerSecond,
-        highRatePerSecond: settings.highRatePerSecond,
-        resolution: settings.resolution,
-        maxProbes: settings.maxProbes,
-        maxMs: settings.maxMinutes * 60_000,
-        nowMs: Date.now,
-      },
-    );
-    const record = capacityRecord(slo, settings, search, this.rateLevels.slice(before), (Date.now() - started) / 1000);
-    const c = record.capacityRatePerSecond;
-    this.ctx.progress.log(
-      c.value === null
-        ? `SLO capacity: none (${c.reason})`
-        : `SLO capacity: ${c.value}/s, bracket [${record.highestPassingRatePerSecond}, ${record.lowestFailingRatePerSecond}]/s (${+((record.relativeResolution ?? 0) * 100).toFixed(1)} %), first to fail: ${record.firstMisses.map(describeMiss).join("; ")}`,
-    );
-    return record;
+  /** The SLO capacity (`capacity-run.ts`), each probe an open-loop level of its own. */
+  capacity(settings: CapacitySettings, slo: Slo): Promise<SloCapacity> {
+    return capacitySearchRun(settings, slo, {
+      seed: this.cfg.openLoop.seed,
+      warmupSeconds: this.cfg.warmupSeconds,
+      maxTokens: this.cfg.maxTokens,
+      closedLevels: this.levels,
+      open: (rate, probe) => this.open(rate, probe),
+      error: () => this.error,
+      log: (line) => this.ctx.progress.log(line),
+    });
   }
 
   /** GuideLLM's sweep: synchronous and throughput probes (closed loop), then rates between them. */

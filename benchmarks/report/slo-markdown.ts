@@ -26,16 +26,21 @@ function levelRows(levels: ReadonlyArray<readonly [string, LevelBase]>): string[
 
 function capacityLines(c: SloCapacity): string[] {
   const cap = c.capacityRatePerSecond;
+  const offered = c.rateBasis === "offered" ? " offered" : "";
   const head =
     cap.value === null
       ? `n/a (${cap.reason})`
-      : `${num(cap.value, 3)} req/s, bracket [${num(c.highestPassingRatePerSecond, 3)}, ${num(c.lowestFailingRatePerSecond, 3)}] req/s (resolution ${pct(c.relativeResolution)})`;
+      : `${num(cap.value, 3)} req/s${offered}, bracket [${num(c.highestPassingRatePerSecond, 3)}, ${num(c.lowestFailingRatePerSecond, 3)}] req/s (resolution ${pct(c.relativeResolution)})`;
+  const targets =
+    c.highestPassingTargetRatePerSecond === undefined
+      ? ""
+      : ` Rates are offered (sent in the window ÷ its seconds); the targets were [${num(c.highestPassingTargetRatePerSecond, 3)}, ${num(c.lowestFailingTargetRatePerSecond ?? null, 3)}] req/s.`;
   const at = c.atCapacity;
   return [
     "",
     `### SLO capacity: **${head}**`,
     "",
-    `Plot: \`<this report's name>.slo.svg\` beside it (each bound's percentile against the offered rate, the SLO and the capacity marked). The highest Poisson request rate at which ${describeSlo(c.slo)} held: probes from ${c.settings.lowRatePerSecond}/s doubling up to ${c.settings.highRatePerSecond}/s until one failed, then bisection to ${pct(c.settings.resolution)} of the passing rate; at most ${c.settings.maxProbes} probes and ${c.settings.maxMinutes} min (stopped by: ${c.stoppedBy}, after ${num(c.elapsedSeconds, 0)} s). Probe length: ${c.probeRule}. A probe holds when its level is valid, drops nothing, keeps up, and meets every bound and the attainment.`,
+    `Plot: \`<this report's name>.slo.svg\` beside it (each bound's percentile against the offered rate, the SLO and the capacity marked). The highest Poisson request rate at which ${describeSlo(c.slo)} held: probes from ${c.start ? `${num(c.start.ratePerSecond, 3)}/s (${c.start.basis})` : `${c.settings.lowRatePerSecond}/s`} within [${c.settings.lowRatePerSecond}, ${c.settings.highRatePerSecond}]/s until one held and one failed, then bisection to ${pct(c.settings.resolution)} of the passing rate; at most ${c.settings.maxProbes} probes and ${c.settings.maxMinutes} min (stopped by: ${c.stoppedBy}, after ${num(c.elapsedSeconds, 0)} s). Probe length: ${c.probeRule}. A probe holds when its level is valid, drops nothing, keeps up, and meets every bound and the attainment.${targets}`,
     ...(c.firstMisses.length > 0
       ? ["", `First to fail as the rate rises: ${c.firstMisses.map(describeMiss).join("; ")}.`]
       : []),
@@ -47,9 +52,10 @@ function capacityLines(c: SloCapacity): string[] {
       : []),
     "",
     ...table(
-      ["rate req/s", "window s", "completed", "attainment", "goodput req/s", "holds", "why not"],
+      ["offered req/s", "target req/s", "window s", "completed", "attainment", "goodput req/s", "holds", "why not"],
       c.probes.map((p) => [
         num(p.ratePerSecond, 3),
+        num(p.targetRatePerSecond ?? null, 3),
         num(p.windowSeconds, 1),
         String(p.completed),
         pct(p.attainment),

@@ -1,4 +1,4 @@
-import type { BenchmarkResult } from "../../result";
+import { type BenchmarkResult, capacityLevelAt } from "../../result";
 import { describeBound } from "../inputs/slo";
 import { niceMax } from "./svg";
 
@@ -56,17 +56,16 @@ const svg = (width: number, height: number, body: readonly string[]) =>
 export function capacityChartSvg(result: BenchmarkResult): string | null {
   const c = result.phases.load?.capacity;
   if (!c || c.probes.length === 0) return null;
-  const levels = result.phases.load!.rateLevels;
   const probes = [...c.probes].sort((a, b) => a.ratePerSecond - b.ratePerSecond);
   const figure = (rate: number, i: number) =>
-    levels.find((l) => l.openLoop.targetRatePerSecond === rate)?.slo?.value?.bounds[i]?.figureMs ?? null;
+    capacityLevelAt(result.phases.load, rate)?.slo?.value?.bounds[i]?.figureMs ?? null;
   const values = c.slo.bounds.flatMap((b, i) => [b.ms, ...probes.map((p) => figure(p.ratePerSecond, i) ?? 0)]);
   // Past twice the highest bound the picture says nothing more: points beyond are drawn at the top.
   const yMax = niceMax(Math.min(Math.max(...values), 2 * Math.max(...c.slo.bounds.map((b) => b.ms))));
   const f: Frame = { left: 70, top: 40, w: 560, h: 260, xMax: niceMax(probes.at(-1)!.ratePerSecond), yMax };
   const cap = c.capacityRatePerSecond.value;
   const body = [
-    `<text x="350" y="22" text-anchor="middle" font-size="14" font-weight="bold">${esc(`${result.stack}: latency vs offered rate, SLO capacity ${cap === null ? "n/a" : `${cap} req/s`}`)}</text>`,
+    `<text x="350" y="22" text-anchor="middle" font-size="14" font-weight="bold">${esc(`${result.stack}: latency vs offered rate, SLO capacity ${cap === null ? "n/a" : `${+cap.toFixed(3)} req/s`}`)}</text>`,
     ...axes(f, "offered Poisson rate (req/s)", "ms"),
   ];
   c.slo.bounds.forEach((b, i) => {
@@ -97,7 +96,12 @@ export function capacityChartSvg(result: BenchmarkResult): string | null {
     );
   };
   mark(cap, "#2ca02c", `capacity ${cap ?? "n/a"}/s`, 0);
-  mark(c.lowestFailingRatePerSecond, "#d62728", `fails at ${c.lowestFailingRatePerSecond ?? "-"}/s`, 1);
+  mark(
+    c.lowestFailingRatePerSecond,
+    "#d62728",
+    `fails at ${c.lowestFailingRatePerSecond === null ? "-" : +c.lowestFailingRatePerSecond.toFixed(3)}/s`,
+    1,
+  );
   return svg(820, 340, body);
 }
 
@@ -107,7 +111,7 @@ export function capacityComparisonSvg(results: readonly BenchmarkResult[]): stri
     const c = r.phases.load?.capacity;
     if (!c) return [];
     const cap = c.capacityRatePerSecond.value;
-    const at = r.phases.load!.rateLevels.find((l) => l.openLoop.targetRatePerSecond === cap);
+    const at = capacityLevelAt(r.phases.load, cap);
     return [
       {
         stack: r.stack,

@@ -5,7 +5,7 @@ import { type Measured, measured, measuredOf, missing } from "../../benchmarks/m
 import { BatchBudgetSchema } from "../../benchmarks/metrics/batch-budget";
 import { MeasuredCeilingSchema, measureCeiling } from "../../benchmarks/metrics/capacity";
 import { knobJsType, TUNABLE_KNOBS, type TunableKnob, type TunableKnobValues } from "../../config";
-import type { BenchmarkResult } from "../../result";
+import { type BenchmarkResult, capacityLevelAt } from "../../result";
 import { levelThroughput, ThroughputBasisSchema } from "../throughput";
 
 /**
@@ -233,7 +233,7 @@ function capacityEvidence(result: BenchmarkResult): CapacityEvidence | null {
   const c = result.phases.load?.capacity;
   if (!c) return null;
   const probe = (rate: number | null): CapacityEvidence["passing"] => {
-    const l = result.phases.load?.rateLevels.find((x) => x.openLoop.targetRatePerSecond === rate);
+    const l = capacityLevelAt(result.phases.load, rate);
     if (rate === null || !l) return null;
     return {
       ratePerSecond: rate,
@@ -248,9 +248,7 @@ function capacityEvidence(result: BenchmarkResult): CapacityEvidence | null {
       keptUp: judge(l, c.slo).keepUp?.holds ?? true,
     };
   };
-  const failing = result.phases.load?.rateLevels.find(
-    (x) => x.openLoop.targetRatePerSecond === c.lowestFailingRatePerSecond,
-  );
+  const failing = capacityLevelAt(result.phases.load, c.lowestFailingRatePerSecond);
   // The bounds over their percentile; when only the attainment failed, the bound met least (what binds first).
   const bounds = failing ? judge(failing, c.slo).bounds : [];
   const over = bounds.filter((b) => !b.within);

@@ -47,10 +47,15 @@ const TTFT_MISS = { kind: "bound", metric: "ttft", percentile: "p99", figureMs: 
 /** A result whose capacity search on a curve with its knee at `knee` req/s ran as the search runs. */
 async function withCapacity(stack: string, knee: number, opts: { preemptions?: number; slo?: Slo } = {}) {
   const search = await searchCapacity(
-    async (r) => ({ ratePerSecond: r, holds: r <= knee, misses: r <= knee ? [] : [TTFT_MISS] }),
-    { ...settings, maxMs: 1e9, nowMs: () => 0 },
+    async (r) => ({
+      targetRatePerSecond: r,
+      offeredRatePerSecond: r,
+      holds: r <= knee,
+      misses: r <= knee ? [] : [TTFT_MISS],
+    }),
+    { ...settings, maxMs: 1e9, probeMs: () => 0, nowMs: () => 0 },
   );
-  const levels = search.probes.map((p) => rateLevel(p.ratePerSecond, opts.preemptions ?? 0));
+  const levels = search.probes.map((p) => rateLevel(p.targetRatePerSecond, opts.preemptions ?? 0));
   const r = result(stack, [level(4, 2, 1800, 0, 0)]);
   r.phases.load!.rateLevels = levels;
   r.phases.load!.capacity = capacityRecord(opts.slo ?? SLO, settings, search, levels, 60);
@@ -96,7 +101,7 @@ describe("goodput objective: the rule ranks by the SLO capacity", () => {
       [
         ["no SLO capacity search in the result (load.openLoop.capacity)"],
         [
-          "no SLO capacity: the SLO holds at the highest rate offered, 64/s: the capacity is above what the generator offers",
+          "no SLO capacity: the SLO holds at the highest rate offered, 64/s (target 64/s): the capacity is above what the generator offers",
         ],
         [
           "capacity searched under TTFT p99 ≤ 1000 ms, TPOT p99 ≤ 30 ms, met by ≥ 90 % of requests, not the rule's TTFT p99 ≤ 1000 ms, TPOT p99 ≤ 30 ms, met by ≥ 99 % of requests",

@@ -22,7 +22,8 @@ const settings = {
 async function withCapacity(stack: string, knee: number) {
   const search = await searchCapacity(
     async (r) => ({
-      ratePerSecond: r,
+      targetRatePerSecond: r,
+      offeredRatePerSecond: r,
       holds: r <= knee,
       misses:
         r <= knee
@@ -37,20 +38,20 @@ async function withCapacity(stack: string, knee: number) {
               },
             ],
     }),
-    { ...settings, maxMs: 1e9, nowMs: () => 0 },
+    { ...settings, maxMs: 1e9, probeMs: () => 0, nowMs: () => 0 },
   );
   const levels = search.probes.map((p) => {
-    const { concurrency: _c, ...base } = level(1, p.ratePerSecond, 900, 0, 0);
+    const { concurrency: _c, ...base } = level(1, p.targetRatePerSecond, 900, 0, 0);
     return {
       openLoop: {
-        targetRatePerSecond: p.ratePerSecond,
+        targetRatePerSecond: p.targetRatePerSecond,
         arrival: "poisson" as const,
         seed: 0,
         maxInFlight: 256,
         scheduledInWindow: 5,
-        scheduledRatePerSecond: p.ratePerSecond,
+        scheduledRatePerSecond: p.targetRatePerSecond,
         sentInWindow: 5,
-        sentRatePerSecond: p.ratePerSecond,
+        sentRatePerSecond: p.targetRatePerSecond,
         droppedInWindow: 0,
         droppedInWarmup: 0,
         peakInFlight: 2,

@@ -1,0 +1,109 @@
+import type { LoadLevel, RateLevel, SloCapacity } from "../../result";
+import { levelThroughput } from "../../verdict";
+import {
+  type CapacitySettings,
+  minCompletedPerProbe,
+  probePlan,
+  probeSeconds,
+  sloE2eAllowanceMs,
+  windowRule,
+} from "../inputs/capacity-settings";
+import type { Slo } from "../inputs/slo";
+import { describeMiss } from "../inputs/slo-judge";
+import { probeSeed } from "../load/arrivals";
+import type { OpenLoopEarlyEnd } from "../load/open-loop";
+import { capacityRecord, judgeProbe, type SearchStart } from "./capacity";
+import { searchCapacity } from "./capacity-search";
+import { cannotPass } from "./probe-stop";
+
+/** What a capacity probe's level is given beyond its rate: its own window, arrivals, seed and early end. */
+export interface ProbeLevel {
+  readonly windowSeconds: number;
+  readonly arrivals: number;
+  readonly seed: number;
+  readonly earlyEnd: OpenLoopEarlyEnd;
+}
+
+/** How often a probe checks whether it can still pass: each check walks the window's samples. */
+const CHECK_EVERY_MS = 500;
+
+/**
+ * Pure: where the search starts. The closed loop's highest throughput (over its valid levels) bounds what
+ * the server sustains, so the search starts there and steps down; without a closed loop, at the low rate.
+ */
+export function searchStart(levels: readonly LoadLevel[], settings: CapacitySettings): SearchStart {
+  const best = levels
+    .filter((l) => l.valid)
+    .map((l) => ({ c: l.concurrency, rps: levelThroughput(l).requestsPerSecond }))
+    .filter((l) => l.rps > 0)
+    .reduce<{ c: number; rps: number } | null>((a, b) => (a === null || b.rps > a.rps ? b : a), null);
+  return best === null
+    ? { ratePerSecond: settings.lowRatePerSecond, basis: "lowRatePerSecond (no valid closed-loop level)" }
+    : {
+        ratePerSecond: best.rps,
+        basis: `the closed loop's highest throughput, ${best.rps.toFixed(3)} req/s at concurrency ${best.c}`,
+      };
+}
+
+export interface CapacityRunDeps {
+  readonly seed: number;
+  readonly warmupSeconds: number;
+  readonly maxTokens: number;
+  readonly closedLevels: readonly LoadLevel[];
+  /** Runs one probe's level; null when it could not run (interrupted, or the load already failed). */
+  readonly open: (ratePerSecond: number, probe: ProbeLevel) => Promise<RateLevel | null>;
+  readonly error: () => string | null;
+  readonly log: (line: string) => void;
+}
+
+/** The SLO capacity: probes at Poisson rates (`capacity-search.ts`), each its own level, judged as it ends. */
+export async function capacitySearchRun(
+  settings: CapacitySettings,
+  slo: Slo,
+  d: CapacityRunDeps,
+): Promise<SloCapacity> {
+  const started = Date.now();
+  const { count, rule } = minCompletedPerProbe(slo, settings.tailRequests);
+  const allowanceMs = sloE2eAllowanceMs(slo, d.maxTokens);
+  const start = searchStart(d.closedLevels, settings);
+  const probeRule = `${rule}; ${windowRule(count, allowanceMs)}; it ends as soon as it can no longer pass`;
+  d.log(`load: SLO capacity search from ${start.ratePerSecond.toFixed(3)}/s (${start.basis}); ${probeRule}`);
+  const levels: RateLevel[] = [];
+  const search = await searchCapacity(
+    async (rate) => {
+      const plan = probePlan(rate, count, allowanceMs);
+      const level = await d.open(rate, {
+        windowSeconds: plan.windowSeconds,
+        arrivals: plan.arrivals,
+        seed: probeSeed(d.seed, levels.length),
+        earlyEnd: { everyMs: CHECK_EVERY_MS, check: (view) => cannotPass(view, slo) },
+      });
+      if (level === null || level.status !== "ok")
+        return { targetRatePerSecond: rate, error: level?.error ?? d.error() ?? "interrupted" };
+      levels.push(level);
+      const out = judgeProbe(level, slo, count);
+      d.log(
+        `capacity probe ${rate.toFixed(3)}/s (offered ${out.offeredRatePerSecond.toFixed(3)}/s): ${out.holds ? "holds" : `fails: ${out.misses.map(describeMiss).join("; ")}`}`,
+      );
+      return out;
+    },
+    {
+      startRatePerSecond: start.ratePerSecond,
+      lowRatePerSecond: settings.lowRatePerSecond,
+      highRatePerSecond: settings.highRatePerSecond,
+      resolution: settings.resolution,
+      maxProbes: settings.maxProbes,
+      maxMs: settings.maxMinutes * 60_000,
+      probeMs: (rate) => probeSeconds(probePlan(rate, count, allowanceMs), d.warmupSeconds) * 1000,
+      nowMs: Date.now,
+    },
+  );
+  const record = capacityRecord(slo, settings, search, levels, (Date.now() - started) / 1000, start, probeRule);
+  const c = record.capacityRatePerSecond;
+  d.log(
+    c.value === null
+      ? `SLO capacity: none (${c.reason})`
+      : `SLO capacity: ${c.value.toFixed(3)}/s offered (target ${record.highestPassingTargetRatePerSecond?.toFixed(3)}/s), bracket [${c.value.toFixed(3)}, ${record.lowestFailingRatePerSecond?.toFixed(3)}]/s offered (${+((record.relativeResolution ?? 0) * 100).toFixed(1)} %), ${record.probes.length} probes in ${record.elapsedSeconds.toFixed(0)} s, first to fail: ${record.firstMisses.join("; ")}`,
+  );
+  return record;
+}

@@ -1,0 +1,215 @@
+import * as assert from "node:assert/strict";
+import {
+  minCompletedPerProbe,
+  probePlan,
+  probeSeconds,
+  sloE2eAllowanceMs,
+} from "../../../benchmarks/inputs/capacity-settings";
+import { parseSloBounds, type Slo } from "../../../benchmarks/inputs/slo";
+import { requestMeets, type SloMiss } from "../../../benchmarks/inputs/slo-judge";
+import { probeSchedule, probeSeed } from "../../../benchmarks/load/arrivals";
+import { type ProbeOutcome, searchCapacity } from "../../../benchmarks/phases/capacity-search";
+import { aboveAllowed, cannotPass } from "../../../benchmarks/phases/probe-stop";
+import { percentile } from "../../../benchmarks/stats";
+import { mulberry32 } from "../../../common/seeded-random";
+
+/** The lab's goodput SLO and the seed's load: 128 output tokens, so a passing request ends within 4.81 s. */
+const SLO: Slo = { bounds: parseSloBounds("ttft:p99:1000,tpot:p99:30"), attainment: 0.99 };
+const MAX_TOKENS = 128;
+const E_MS = sloE2eAllowanceMs(SLO, MAX_TOKENS)!;
+const NEEDED = minCompletedPerProbe(SLO, 1).count;
+const RATES = [0.5, 1, 2, 3, 5, 8, 13];
+const SEEDS = Array.from({ length: 200 }, (_, i) => probeSeed(0, i));
+
+type Sample = Parameters<typeof requestMeets>[0] & { readonly window: boolean };
+
+const sample = (startMs: number, ttftMs: number, tpotMs: number, endMs: number): Sample => ({
+  startEpochMs: startMs,
+  outcome: "succeeded",
+  status: 200,
+  error: null,
+  ttftMs,
+  tpotMs,
+  chunkGapsMs: [],
+  e2eMs: endMs - startMs,
+  promptTokens: 1550,
+  outputTokens: MAX_TOKENS,
+  contentChunks: MAX_TOKENS,
+  window: true,
+});
+
+/**
+ * A synthetic server with noise: `slots` requests at a time, first come first served; each takes a prefill
+ * of 40-60 ms and 127 decode steps of 7-9 ms (seeded), so it serves about slots ÷ 1.07 req/s and its
+ * TTFT p99 passes 1 s a little below that, as queueing grows.
+ */
+function serve(arrivalsMs: readonly number[], slots: number, seed: number): Sample[] {
+  const random = mulberry32(seed);
+  const free = Array.from({ length: slots }, () => 0);
+  return arrivalsMs.map((t) => {
+    const slot = free.indexOf(Math.min(...free));
+    const start = Math.max(t, free[slot]!);
+    const prefill = 40 + 20 * random();
+    const tpot = 7 + 2 * random();
+    const end = start + prefill + tpot * (MAX_TOKENS - 1);
+    free[slot] = end;
+    return sample(t, start - t + prefill, tpot, end);
+  });
+}
+
+/** A probe as the benchmark runs one: its plan, its own schedule, checks every 500 ms, the judgement. */
+function simulateProbe(rate: number, index: number, slots: number): ProbeOutcome & { seconds: number } {
+  const plan = probePlan(rate, NEEDED, E_MS);
+  const windowMs = plan.windowSeconds * 1000;
+  const arrivals = probeSchedule(rate, "poisson", probeSeed(7, index), 0, windowMs, plan.arrivals);
+  const all = serve(arrivals, slots, probeSeed(11, index));
+  const endOf = (s: Sample) => s.startEpochMs + s.e2eMs;
+  for (let t = 500; t < windowMs; t += 500) {
+    const view = {
+      samples: all.filter((s) => endOf(s) <= t),
+      inFlight: all.filter((s) => s.startEpochMs <= t && endOf(s) > t).length,
+      arrivalsLeftInWindow: all.filter((s) => s.startEpochMs > t).length,
+    };
+    const why = cannotPass(view, SLO);
+    if (why !== null) {
+      const sent = all.filter((s) => s.startEpochMs <= t).length;
+      return {
+        targetRatePerSecond: rate,
+        offeredRatePerSecond: sent / (t / 1000),
+        holds: false,
+        misses: [{ kind: "ended-early" as const, reason: why }],
+        seconds: t / 1000,
+      };
+    }
+  }
+  const done = all.filter((s) => endOf(s) <= windowMs);
+  const p99 = (f: (s: Sample) => number) => percentile(Float64Array.from(done.map(f)).sort(), 99);
+  const met = done.filter((s) => SLO.bounds.every((b) => requestMeets(s, b))).length;
+  const bound = (metric: "ttft" | "tpot", figureMs: number, boundMs: number) =>
+    figureMs > boundMs ? [{ kind: "bound" as const, metric, percentile: "p99" as const, figureMs, boundMs }] : [];
+  const misses: SloMiss[] = [
+    ...(done.length < NEEDED ? [{ kind: "too-few" as const, completed: done.length, needed: NEEDED }] : []),
+    ...(done.length < 0.9 * all.filter((s) => s.startEpochMs < windowMs - E_MS).length
+      ? [{ kind: "invalid" as const, reasons: ["the synthetic server did not keep up"] }]
+      : []),
+    ...bound(
+      "ttft",
+      p99((s) => s.ttftMs!),
+      1000,
+    ),
+    ...bound(
+      "tpot",
+      p99((s) => s.tpotMs!),
+      30,
+    ),
+    ...(met / done.length < SLO.attainment
+      ? [{ kind: "attainment" as const, attainment: met / done.length, target: SLO.attainment }]
+      : []),
+  ];
+  const offered = all.length / plan.windowSeconds;
+  return {
+    targetRatePerSecond: rate,
+    offeredRatePerSecond: offered,
+    holds: misses.length === 0,
+    misses,
+    seconds: plan.windowSeconds,
+  };
+}
+
+describe("capacity probes: their own seeds, the load really offered, no false failure on the count", () => {
+  it("each probe draws its own seed and schedule from the scenario's seed and its index", () => {
+    assert.equal(new Set(SEEDS).size, SEEDS.length);
+    assert.notEqual(probeSeed(0, 0), probeSeed(1, 0));
+    assert.equal(probeSeed(3, 5), probeSeed(3, 5));
+    const a = probeSchedule(2, "poisson", SEEDS[0]!, 0, 50_000, 100);
+    const b = probeSchedule(2, "poisson", SEEDS[1]!, 0, 50_000, 100);
+    assert.notDeepEqual(a, b);
+  });
+
+  it("over 200 seeds at 7 rates, each window offers its target exactly (to 1e-9) and completes what the probe needs", () => {
+    for (const rate of RATES) {
+      const plan = probePlan(rate, NEEDED, E_MS);
+      for (const seed of SEEDS) {
+        const schedule = probeSchedule(rate, "poisson", seed, 10_000, plan.windowSeconds * 1000, plan.arrivals);
+        const inWindow = schedule.filter((t) => t >= 10_000);
+        assert.equal(Math.abs(inWindow.length / plan.windowSeconds - rate) / rate < 1e-9, true);
+        // The worst a passing request may be: every one takes the SLO's whole e2e allowance. Even then, the
+        // window completes what the probe needs (keep-up counts those sent before its last E seconds: all end).
+        const endsInside = inWindow.filter((t) => t + E_MS <= 10_000 + plan.windowSeconds * 1000).length;
+        assert.equal(endsInside >= NEEDED, true, `${rate}/s seed ${seed}`);
+      }
+    }
+  });
+
+  it("states its margin: at 2/s, 100 needed + 10 in the last 4.81 s + 13 (4 σ) = 123 arrivals in 61.5 s", () => {
+    const plan = probePlan(2, NEEDED, E_MS);
+    assert.equal(E_MS, 1000 + 30 * 127);
+    assert.deepEqual([plan.arrivals, plan.windowSeconds, plan.margin], [123, 61.5, 23]);
+    assert.equal(probePlan(8, NEEDED, E_MS).arrivals, 100 + 39 + 25);
+    assert.equal(probePlan(2, 20, null).arrivals, 25);
+  });
+});
+
+describe("capacity probes end as soon as they cannot pass", () => {
+  it("the attainment is lost once misses pass (1 − target) of the most the window can complete", () => {
+    const miss = sample(0, 2000, 10, 3000);
+    const ok = sample(0, 100, 10, 1500);
+    const view = (samples: Sample[], left: number) => ({ samples, inFlight: 0, arrivalsLeftInWindow: left });
+    assert.equal(cannotPass(view([miss, ok], 98), SLO), null);
+    assert.match(cannotPass(view([miss, miss, ok], 97), SLO) ?? "", /^ended early: 2 requests missed the SLO/);
+    assert.equal(cannotPass(view([miss, miss, ok], 197), SLO), null);
+  });
+  it("a bound's percentile is lost once more values lie above it than its position allows", () => {
+    assert.equal(aboveAllowed(0.99, 100), 1);
+    assert.equal(aboveAllowed(0.99, 101), 1);
+    assert.equal(aboveAllowed(0.9, 20), 2);
+    const p90: Slo = { bounds: parseSloBounds("ttft:p90:300"), attainment: 0.5 };
+    const slow = sample(0, 400, 10, 1000);
+    const view = { samples: [slow, slow, slow], inFlight: 2, arrivalsLeftInWindow: 15 };
+    assert.match(cannotPass(view, p90) ?? "", /^ended early: 3 requests above ttft 300 ms, more than the 2 its p90/);
+  });
+  it("an overloaded probe (twice what the server serves) ends in seconds, not its window", () => {
+    const p = simulateProbe(7.5, 0, 4);
+    assert.equal(p.holds, false);
+    assert.ok(p.seconds <= 0.25 * probePlan(7.5, NEEDED, E_MS).windowSeconds, `${p.seconds} s`);
+  });
+});
+
+describe("the default search on a synthetic server with noise", () => {
+  it("starts from the closed loop's throughput, brackets within 10 %, reports only rates it offered, in under 5 minutes", async () => {
+    for (const slots of [4, 8, 16]) {
+      const probes: (ProbeOutcome & { seconds: number })[] = [];
+      let clock = 0;
+      const closedLoopRate = slots / 1.07;
+      const r = await searchCapacity(
+        async (rate) => {
+          const p = simulateProbe(rate, probes.length, slots);
+          probes.push(p);
+          clock += (10 + p.seconds) * 1000;
+          return p;
+        },
+        {
+          startRatePerSecond: closedLoopRate,
+          lowRatePerSecond: 0.5,
+          highRatePerSecond: 64,
+          resolution: 0.1,
+          maxProbes: 10,
+          maxMs: 5 * 60_000,
+          probeMs: (rate) => probeSeconds(probePlan(rate, NEEDED, E_MS), 10) * 1000,
+          nowMs: () => clock,
+        },
+      );
+      const line = `${slots} slots: ${probes.map((p) => `${p.targetRatePerSecond.toFixed(2)}/s ${p.holds ? "holds" : "fails"} ${p.seconds.toFixed(1)} s`).join(", ")}; ${(clock / 1000).toFixed(0)} s`;
+      process.stderr.write(`      ${line}\n`);
+      assert.equal(r.stoppedBy, "resolution", `${line}: ${r.reason}`);
+      assert.ok(r.relativeResolution! <= 0.1 + 1e-9);
+      const offered = probes.map((p) => p.offeredRatePerSecond);
+      assert.ok(offered.includes(r.capacityRatePerSecond!));
+      // A passing probe ran its whole window, which offers its target exactly.
+      assert.ok(Math.abs(r.capacityRatePerSecond! - r.passing!.targetRatePerSecond) < 1e-9);
+      assert.ok(offered.includes(r.failing!.offeredRatePerSecond));
+      assert.ok(r.capacityRatePerSecond! < closedLoopRate);
+      assert.ok(clock <= 5 * 60_000, `${slots} slots: ${clock / 1000} s`);
+    }
+  });
+});
