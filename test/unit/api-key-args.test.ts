@@ -1,7 +1,8 @@
 import { strict as assert } from "node:assert";
-import { prepare } from "../../../campaign/campaign";
-import { mergedStackConfig, type RawConfig, secretRefs } from "../../../config";
-import { PROJECT_DIR, runProgram } from "../helpers/program";
+import { prepare } from "../../campaign/campaign";
+import { mergedStackConfig, type RawConfig, secretRefs } from "../../config";
+import { reviewStack } from "../../review/stack-review";
+import { PROJECT_DIR, runProgram } from "./helpers/program";
 
 const KEY = "vllm-tuner:apiKey";
 const API_KEY = "sk-SENTINELcampaignKEY789";
@@ -13,7 +14,7 @@ const stackFile = (stack: string, withKey: boolean): RawConfig => ({
   ...(withKey ? { [KEY]: SECURE } : {}),
 });
 
-describe("campaign: a stack's apiKey in the args it expects", () => {
+describe("a stack's apiKey in the one rendering of its args: program, campaign and review", () => {
   it("reads which secrets a stack sets from its keys alone", () => {
     assert.deepEqual(secretRefs(stackFile("seqs1", true)), { hfToken: false, apiKey: true });
     assert.deepEqual(secretRefs(stackFile("seqs1", false)), { hfToken: false, apiKey: false });
@@ -34,4 +35,30 @@ describe("campaign: a stack's apiKey in the args it expects", () => {
       });
     }
   }
+
+  it("the review shows the same args: the key's file on both sides, only the knob changed", () => {
+    const summaries = { candidate: null, baseline: null };
+    const review = (withKey: boolean) =>
+      reviewStack({
+        stack: "seqs1",
+        change: "added",
+        baseline: stackFile("baseline", withKey),
+        candidate: stackFile("seqs1", withKey),
+        atBase: null,
+        summaries,
+      }).args;
+    const keyed = review(true);
+    const prepared = prepare({ readConfig: (s) => stackFile(s, true) }, { coldRunId: "c1" }, "seqs1");
+    assert.ok("args" in prepared);
+    assert.deepEqual(keyed?.candidate, prepared.args);
+    assert.deepEqual(keyed?.baseline.slice(-2), ["--config", "/etc/vllm-tuner/config.yaml"]);
+    assert.deepEqual(
+      keyed?.diff.filter((l) => l.op !== " "),
+      [
+        { op: "-", unit: "--max-num-seqs 4" },
+        { op: "+", unit: "--max-num-seqs 1" },
+      ],
+    );
+    assert.equal(review(false)?.candidate.includes("--config"), false);
+  });
 });
