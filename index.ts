@@ -13,7 +13,7 @@ import { failWith, loadConfig } from "./config/load";
 export = async () => {
   const stack = pulumi.getStack();
   const projectDir = process.cwd();
-  const { candidate, raw, hfToken, apiKey } = loadConfig(stack, projectDir);
+  const { candidate, raw, hfToken, apiKey, secrets } = loadConfig(stack, projectDir);
   const problems = await clusterProblems(raw, candidate);
   if (problems.length > 0) failWith(problems);
   const waitReady = candidate.benchmarkOnDeploy ? waitReadySeconds(process.env) : undefined;
@@ -37,7 +37,7 @@ export = async () => {
     { dependsOn: [cache] },
   );
 
-  const record = stackOutputs(candidate, { stack, hfToken: hfToken !== undefined, apiKey: apiKey !== undefined });
+  const record = stackOutputs(candidate, { stack, ...secrets });
   const assignedNodePort = server.service.spec.ports.apply((ports) => ports[0]?.nodePort ?? null);
 
   const postDeploy = !candidate.benchmarkOnDeploy

@@ -1,5 +1,12 @@
 import { renderVllmArgs } from "../components/render";
-import { BASELINE_STACK, checkStackConfig, formatProblems, parseCandidateConfig, stackKey } from "../config";
+import {
+  BASELINE_STACK,
+  checkStackConfig,
+  formatProblems,
+  parseCandidateConfig,
+  secretRefs,
+  stackKey,
+} from "../config";
 import type { CampaignDeps, CampaignSettings } from "./deps";
 import type { ServingExpectation } from "./probe";
 import { slotOverrides } from "./slots";
@@ -60,7 +67,8 @@ export function prepare(
     overrides,
     config: asRecord(c),
     serving: { servedModelName: c.servedModelName, maxModelLen: c.maxModelLen },
-    args: renderVllmArgs(c),
+    // As the program renders them, the `--config` file of a stack with an apiKey included.
+    args: renderVllmArgs(c, secretRefs(raw)),
     cold,
   };
 }

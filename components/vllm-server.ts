@@ -1,9 +1,8 @@
 import * as appsv1 from "@pulumi/kubernetes/apps/v1";
 import * as corev1 from "@pulumi/kubernetes/core/v1";
 import * as pulumi from "@pulumi/pulumi";
-import type { CandidateConfig } from "../config";
+import type { CandidateConfig, SecretRefs } from "../config";
 import { apiKeySecretFiles } from "./render/api-key";
-import type { SecretRefs } from "./render/deployment";
 import { deploymentObject, secretMetadata, serviceObject } from "./render/objects";
 import { RolloutReady } from "./rollout-ready";
 

@@ -9,7 +9,7 @@ import { checkStackConfig } from "./check";
 import { baselineConfig } from "./one-knob";
 import { type ConfigProblem, formatProblems } from "./parse";
 import { type CandidateConfig, PROJECT } from "./schema";
-import type { RawConfig } from "./stack-files";
+import { type RawConfig, type SecretRefs, secretRefs } from "./stack-files";
 
 /** The candidate config plus its secrets, which stay Pulumi secrets all the way to the cluster. */
 interface LoadedConfig {
@@ -20,6 +20,8 @@ interface LoadedConfig {
   readonly hfToken: pulumi.Output<string> | undefined;
   /** Optional key vLLM requires from clients (reaches vLLM as its `--config` file, components/render/api-key.ts). */
   readonly apiKey: pulumi.Output<string> | undefined;
+  /** Which of them the stack sets: what the render reads (the campaign and the review read the same from the stack file). */
+  readonly secrets: SecretRefs;
 }
 
 /** Which keys the engine holds as secrets (set with `--secret`); the SDK exports the check without typing it. */
@@ -43,6 +45,7 @@ export function loadConfig(stack: string, projectDir: string): LoadedConfig {
   if (!result.ok) failWith(result.problems);
   const config = new pulumi.Config(PROJECT);
   // Presence is decided from the key alone so the secret's value is only ever touched as a secret.
-  const secret = (key: string) => (`${PROJECT}:${key}` in raw ? config.requireSecret(key) : undefined);
-  return { candidate: result.config, raw, hfToken: secret("hfToken"), apiKey: secret("apiKey") };
+  const secrets = secretRefs(raw);
+  const secret = (key: keyof SecretRefs) => (secrets[key] ? config.requireSecret(key) : undefined);
+  return { candidate: result.config, raw, hfToken: secret("hfToken"), apiKey: secret("apiKey"), secrets };
 }

@@ -198,7 +198,7 @@ export const FIELD_NAMES = Object.keys(FIELDS) as FieldName[];
 
 /** Secret keys: read with `requireSecret`/`getSecret`, never through the plain parser. */
 export const SECRET_KEYS = ["hfToken", "apiKey"] as const;
-type SecretKey = (typeof SECRET_KEYS)[number];
+export type SecretKey = (typeof SECRET_KEYS)[number];
 
 /** A key as a stack file and `pulumi config` name it: `stackKey("cacheMode")` is `vllm-tuner:cacheMode`. */
 export const stackKey = (key: FieldName | SecretKey): string => `${PROJECT}:${key}`;

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parse } from "yaml";
-import { PROJECT } from "./schema";
+import { PROJECT, type SecretKey, stackKey } from "./schema";
 
 /** A stack's config as the engine hands it to the program: project defaults overlaid by the stack file, all strings. */
 export type RawConfig = Record<string, string>;
@@ -42,6 +42,22 @@ export function stackFileConfig(projectDir: string, stack: string): RawConfig {
 
 export function mergedStackConfig(projectDir: string, stack: string): RawConfig {
   return { ...projectDefaults(projectDir), ...stackFileConfig(projectDir, stack) };
+}
+
+/**
+ * Which secrets a stack sets (`pulumi config set --secret`): what the program renders for a secret
+ * (its Kubernetes Secret, the `--config` file among vLLM's args) depends on its presence alone.
+ */
+export type SecretRefs = Readonly<Record<SecretKey, boolean>>;
+
+/**
+ * The secrets a stack's config sets, by key alone: the program reads it from the engine's config,
+ * the campaign and the review from the stack file, where a secret is an opaque `secure:` ciphertext
+ * that is never decrypted here.
+ */
+export function secretRefs(raw: RawConfig): SecretRefs {
+  const present = (key: SecretKey) => stackKey(key) in raw;
+  return { hfToken: present("hfToken"), apiKey: present("apiKey") };
 }
 
 /** Stack names that have a Pulumi.<stack>.yaml in the project directory. */

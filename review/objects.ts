@@ -1,5 +1,5 @@
-import { cacheClaimObjects, deploymentObject, type SecretRefs, serviceObject } from "../components/render";
-import type { CandidateConfig } from "../config";
+import { cacheClaimObjects, deploymentObject, serviceObject } from "../components/render";
+import type { CandidateConfig, SecretRefs } from "../config";
 
 /**
  * The live objects a stack's `pulumi up` applies, rendered offline by the same pure functions the

@@ -1,4 +1,4 @@
-import { renderVllmArgs, type SecretRefs } from "../components/render";
+import { renderVllmArgs } from "../components/render";
 import {
   BASELINE_STACK,
   type CandidateConfig,
@@ -9,6 +9,7 @@ import {
   parseCandidateConfig,
   type RawConfig,
   SECRET_KEYS,
+  secretRefs,
   stackOneKnobViolation,
 } from "../config";
 import { configChanges, configHash } from "../verdict";
@@ -72,12 +73,6 @@ function keyChanges(before: RawConfig, after: RawConfig): KeyChange[] {
       to: after[k],
     }));
 }
-
-/** Which secrets a stack file sets (by key only; their ciphertexts are never read). */
-const secretRefs = (raw: RawConfig): SecretRefs => ({
-  hfToken: `${PROJECT}:hfToken` in raw,
-  apiKey: `${PROJECT}:apiKey` in raw,
-});
 
 /** The parsed config as stack outputs and result files carry it (through JSON). */
 const asRecord = (c: CandidateConfig) => JSON.parse(JSON.stringify(c)) as Record<string, unknown>;
@@ -145,14 +140,13 @@ export function reviewStack(input: ReviewInput): StackReview {
 
   const c = parsedCandidate.config;
   const b = parsedBaseline.config;
-  const args = {
-    baseline: renderVllmArgs(b),
-    candidate: renderVllmArgs(c),
-    diff: diffArgUnits(renderVllmArgs(b), renderVllmArgs(c)),
-  };
+  const secrets = { baseline: secretRefs(input.baseline), candidate: secretRefs(raw) };
+  const baselineArgs = renderVllmArgs(b, secrets.baseline);
+  const candidateArgs = renderVllmArgs(c, secrets.candidate);
+  const args = { baseline: baselineArgs, candidate: candidateArgs, diff: diffArgUnits(baselineArgs, candidateArgs) };
   const objects = diffObjects(
-    renderObjects(b, input.baselineStack ?? BASELINE_STACK, secretRefs(input.baseline)),
-    renderObjects(c, stack, secretRefs(raw)),
+    renderObjects(b, input.baselineStack ?? BASELINE_STACK, secrets.baseline),
+    renderObjects(c, stack, secrets.candidate),
   );
   const evidence =
     isBaseline || !common.ok

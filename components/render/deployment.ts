@@ -1,6 +1,6 @@
 import type * as k8s from "@pulumi/kubernetes";
-import type { CandidateConfig } from "../../config";
-import { apiKeyArgs, apiKeyEnv, apiKeyMounts, apiKeyVolumes } from "./api-key";
+import type { CandidateConfig, SecretRefs } from "../../config";
+import { apiKeyEnv, apiKeyMounts, apiKeyVolumes } from "./api-key";
 import {
   commonLabels,
   HF_HOME,
@@ -18,12 +18,6 @@ type DeploymentSpecInput = k8s.types.input.apps.v1.DeploymentSpec;
 type EnvVarInput = k8s.types.input.core.v1.EnvVar;
 type ProbeInput = k8s.types.input.core.v1.Probe;
 type VolumeMountInput = k8s.types.input.core.v1.VolumeMount;
-
-/** Which secrets exist for this stack (their values never pass through here). */
-export interface SecretRefs {
-  readonly hfToken: boolean;
-  readonly apiKey: boolean;
-}
 
 const CONTAINER_NAME = "vllm";
 /**
@@ -94,11 +88,6 @@ function containerMounts(c: Pick<CandidateConfig, "compileCache">, secrets: Secr
   ];
 }
 
-/** The container's args: `vllm serve`'s flags from the config, and with an API key the file that holds it. */
-export function containerArgs(c: CandidateConfig, secrets: SecretRefs): string[] {
-  return [...renderVllmArgs(c), ...apiKeyArgs(secrets.apiKey)];
-}
-
 /** Plain quantities (no Inputs): they are also a stack output (config/stack-outputs.ts). */
 export function containerResources(c: CandidateConfig): {
   requests: Record<string, string>;
@@ -121,7 +110,7 @@ export function vllmContainer(c: CandidateConfig, secrets: SecretRefs): Containe
     // A vLLM that exits on an error leaves its last log lines (the traceback's reason) as the
     // termination message, where the rollout's failure report reads it (components/rollout/pod-failure.ts).
     terminationMessagePolicy: "FallbackToLogsOnError",
-    args: containerArgs(c, secrets),
+    args: renderVllmArgs(c, secrets),
     ports: [{ name: "http", containerPort: c.servicePort, protocol: "TCP" }],
     env: containerEnv(c, secrets),
     resources: containerResources(c),

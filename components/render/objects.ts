@@ -1,7 +1,7 @@
 import type * as k8s from "@pulumi/kubernetes";
-import type { CandidateConfig } from "../../config";
+import type { CandidateConfig, SecretRefs } from "../../config";
 import { cacheClaimLabels, cacheClaimSpec } from "./cache-claim";
-import { deploymentSpec, type SecretRefs } from "./deployment";
+import { deploymentSpec } from "./deployment";
 import {
   apiKeySecretName,
   coldClaimName,

@@ -1,7 +1,8 @@
 import type { CandidateConfig, StackOutputs } from "../../config";
-import { containerArgs, containerEnv, containerResources } from "./deployment";
+import { containerEnv, containerResources } from "./deployment";
 import { mountedClaimName, servingName } from "./names";
 import { clusterEndpoint } from "./service";
+import { renderVllmArgs } from "./vllm-args";
 
 /**
  * The baseline record the seed took with `kubectl get deploy -o json | jq`: image, args, env
@@ -20,7 +21,7 @@ export function stackOutputs(c: CandidateConfig, present: { stack: string; hfTok
     clusterEndpoint: clusterEndpoint(c),
     servedModelName: c.servedModelName,
     image: c.image,
-    args: containerArgs(c, present),
+    args: renderVllmArgs(c, present),
     envNames: containerEnv(c, present).map((e) => e.name as string),
     resources: containerResources(c),
     cacheClaimName: mountedClaimName(c),

@@ -16,7 +16,7 @@ import { rolloutReader, watchRollout } from "../../campaign/rollout-watch";
 import { stageProject } from "../../campaign/stage";
 import { locateTool } from "../../common/tools";
 import { render } from "../../components";
-import { mergedStackConfig, parseCandidateConfig } from "../../config";
+import { mergedStackConfig, parseCandidateConfig, secretRefs } from "../../config";
 import { LAB_DIR, runningLabState, startLab, stopLab } from "../../lab";
 import { formatSwitch, type SwitchRound } from "./report";
 
@@ -35,10 +35,11 @@ function parseRounds(argv: readonly string[]): number {
 }
 
 function stackTarget(stack: string) {
-  const parsed = parseCandidateConfig(mergedStackConfig(REPO, stack));
+  const raw = mergedStackConfig(REPO, stack);
+  const parsed = parseCandidateConfig(raw);
   if (!parsed.ok) throw new Error(`stack ${stack} does not parse: npm run check:stacks`);
   const c = parsed.config;
-  return { namespace: c.namespace, deploymentName: c.deploymentName, args: render.renderVllmArgs(c) };
+  return { namespace: c.namespace, deploymentName: c.deploymentName, args: render.renderVllmArgs(c, secretRefs(raw)) };
 }
 
 const seconds = async (work: () => Promise<unknown>): Promise<number> => {

@@ -36,9 +36,29 @@ function seedWith(flag: string, value: string): string[] {
   return args;
 }
 
+const NO_KEY = { apiKey: false };
+
 describe("rendered vLLM args", () => {
   it("renders exactly the seed's restored baseline, then the revision and port", () => {
-    assert.deepEqual(render.renderVllmArgs(stackConfig("baseline")), [...SEED_ARGS, ...PINNED]);
+    assert.deepEqual(render.renderVllmArgs(stackConfig("baseline"), NO_KEY), [...SEED_ARGS, ...PINNED]);
+  });
+
+  it("with an apiKey ends with the file that holds it, by path only", () => {
+    assert.deepEqual(render.renderVllmArgs(stackConfig("baseline"), { apiKey: true }), [
+      ...SEED_ARGS,
+      ...PINNED,
+      "--config",
+      "/etc/vllm-tuner/config.yaml",
+    ]);
+  });
+
+  it("is the one rendering: the container and the stack outputs carry it, with and without an apiKey", () => {
+    for (const apiKey of [false, true]) {
+      const c = stackConfig("seqs1");
+      const args = render.renderVllmArgs(c, { apiKey });
+      assert.deepEqual(render.vllmContainer(c, { hfToken: false, apiKey }).args, args);
+      assert.deepEqual(render.stackOutputs(c, { stack: "seqs1", hfToken: false, apiKey }).args, args);
+    }
   });
 
   const expected: Record<string, string[]> = {
@@ -54,12 +74,13 @@ describe("rendered vLLM args", () => {
     seqs2: seedWith("--max-num-seqs", "2"),
   };
   for (const [stack, args] of Object.entries(expected)) {
-    it(`renders ${stack}'s args`, () => assert.deepEqual(render.renderVllmArgs(stackConfig(stack)), args));
+    it(`renders ${stack}'s args`, () => assert.deepEqual(render.renderVllmArgs(stackConfig(stack), NO_KEY), args));
   }
 
   it("renders --max-num-batched-tokens only when set, and extra args last", () => {
     const args = render.renderVllmArgs(
       stackConfig("baseline", { maxNumBatchedTokens: "2048", extraArgs: '["--enforce-eager"]' }),
+      NO_KEY,
     );
     assert.deepEqual(args.slice(11, 13), ["--max-num-batched-tokens", "2048"]);
     assert.equal(args.at(-1), "--enforce-eager");

@@ -131,8 +131,9 @@ describe("the knob table (config/vllm-knobs.ts)", () => {
   });
 
   it("renders a boolean knob only when it leaves vLLM's default, as --no-<flag> when turned off", () => {
-    const args = (value: string) => render.renderVllmArgs(baselineWith({ enablePrefixCaching: value }));
-    const baseline = render.renderVllmArgs(baselineWith({}));
+    const args = (value: string) =>
+      render.renderVllmArgs(baselineWith({ enablePrefixCaching: value }), { apiKey: false });
+    const baseline = render.renderVllmArgs(baselineWith({}), { apiKey: false });
     assert.deepEqual(args("true"), baseline);
     assert.deepEqual(args("false"), [...baseline.slice(0, 11), "--no-enable-prefix-caching", ...baseline.slice(11)]);
   });

@@ -2,61 +2,90 @@ import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { LocalWorkspace } from "@pulumi/pulumi/automation";
 import { main } from "../../../campaign/cli";
+import { findPulumi, pulumiEnv } from "../../../campaign/pulumi";
 import type { CampaignSummary } from "../../../campaign/record";
+import { stageProject } from "../../../campaign/stage";
 import { render } from "../../../components";
-import { mergedStackConfig, parseCandidateConfig, stackNames } from "../../../config";
+import { mergedStackConfig, parseCandidateConfig, secretRefs, stackNames } from "../../../config";
 import { startLab, stopLab } from "../../../lab";
 import { readResult } from "../../../result/store";
 import { writeCandidateSummaries } from "../../../verdict/candidate-summary";
 import { judgeResult } from "../../../verdict/compare";
 import { commandPluginMissing, requireCommandPlugin } from "../command-plugin";
-import {
-  type KeyProxy,
-  kubeClients,
-  labCampaignPlaces,
-  labTarget,
-  PROJECT_DIR,
-  startKeyProxy,
-  writeLoadScenario,
-} from "../helpers";
+import { type KeyProxy, kubeClients, labTarget, PROJECT_DIR, startKeyProxy, writeLoadScenario } from "../helpers";
 
 const NS = "gemmaforge";
 
-function renderedArgs(stack: string): string[] {
-  const parsed = parseCandidateConfig(mergedStackConfig(PROJECT_DIR, stack));
+/** A stack's args as the program renders them from its stack file in `dir`, the apiKey's `--config` included. */
+function renderedArgs(dir: string, stack: string): string[] {
+  const raw = mergedStackConfig(dir, stack);
+  const parsed = parseCandidateConfig(raw);
   if (!parsed.ok) throw new Error(`${stack} does not parse`);
-  return render.renderVllmArgs(parsed.config);
+  return render.renderVllmArgs(parsed.config, secretRefs(raw));
 }
 
-function repoStackFiles(): Record<string, string> {
+function stackFiles(dir: string): Record<string, string> {
   return Object.fromEntries(
-    stackNames(PROJECT_DIR).map((s) => [s, fs.readFileSync(path.join(PROJECT_DIR, `Pulumi.${s}.yaml`), "utf8")]),
+    stackNames(dir).map((s) => [s, fs.readFileSync(path.join(dir, `Pulumi.${s}.yaml`), "utf8")]),
   );
 }
 
-/** Runs the campaign CLI in-process; returns its exit code, stdout and stderr. */
-async function campaign(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+/** Every regular file under `dir` (links not followed: the staged project links node_modules). */
+function filesUnder(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const file = path.join(dir, e.name);
+    return e.isDirectory() ? filesUnder(file) : e.isFile() ? [file] : [];
+  });
+}
+
+/** Runs the campaign CLI in-process from the checkout `repoDir`; returns its exit code, stdout and stderr. */
+async function campaign(args: string[], repoDir: string): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = "";
   let stderr = "";
-  const code = await main(args, PROJECT_DIR, { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s) });
+  const code = await main(args, repoDir, { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s) });
   return { code, stdout, stderr };
 }
 
 const API_KEY = "sk-campaign-it-key";
+const STACKS = ["baseline", "seqs1", "cold"];
+
+/**
+ * A checkout whose stacks hold the key as a user sets it, `pulumi config set --secret apiKey …` in
+ * the lab's backend (`state`), so it is vLLM's key on the lab as on a cluster: a copy of the
+ * project, so the repository's stack files stay as they are, that finds the running lab in the
+ * repository's `.lab/`.
+ */
+async function checkoutWithApiKey(tmp: string): Promise<string> {
+  const src = stageProject(PROJECT_DIR, path.join(tmp, "src")).dir;
+  fs.symlinkSync(path.join(PROJECT_DIR, ".lab"), path.join(src, ".lab"), "dir");
+  const backendUrl = `file://${path.join(tmp, "state")}`;
+  fs.mkdirSync(path.join(tmp, "state"));
+  const envVars = pulumiEnv({ mode: "lab", backendUrl, kubeconfig: undefined }, process.env);
+  const pulumiCommand = await findPulumi();
+  for (const stackName of STACKS) {
+    const stack = await LocalWorkspace.createOrSelectStack({ stackName, workDir: src }, { pulumiCommand, envVars });
+    await stack.setConfig("vllm-tuner:apiKey", { value: API_KEY, secret: true });
+  }
+  return src;
+}
 
 /**
  * A tiny campaign for real: the Pulumi engine through the Automation API against the lab's API
- * server, pods that turn Ready only once their simulator serves, the benchmark over HTTP, all of
- * it through a proxy that enforces an API key as `vllm serve --api-key` does (the campaign's own
- * readiness and baseline checks included). `before` runs the campaign and then its plan; each
- * `it` only reads what they left, so any one of them can run alone.
+ * server, pods that turn Ready only once their simulator serves, the benchmark over HTTP. Every
+ * stack has an `apiKey` secret and VLLM_API_KEY is exported, as the README says: the pods run with
+ * the key's `--config` file, and everything goes through a proxy that enforces the key as `vllm
+ * serve` does (the campaign's own readiness and baseline checks, and the benchmark inside `up`,
+ * included). `before` runs the campaign and then its plan; each `it` only reads what they left, so
+ * any one of them can run alone.
  */
-describe("campaign on the lab (baseline, seqs1, cold) with an API key, then baseline and seqs1 via deploy", function () {
+describe("campaign on the lab (baseline, seqs1, cold) with an apiKey secret, then baseline and seqs1 via deploy", function () {
   this.timeout(15 * 60_000);
   let tmp: string;
+  /** The checkout the campaigns run from: the project, every stack with its apiKey secret. */
+  let src: string;
   let proxy: KeyProxy;
-  let plain: KeyProxy;
   let run: { code: number; stdout: string; stderr: string };
   let plan: { code: number; stdout: string; stderr: string };
   let summary: CampaignSummary;
@@ -64,16 +93,27 @@ describe("campaign on the lab (baseline, seqs1, cold) with an API key, then base
   let via: { code: number; stdout: string; stderr: string };
   let viaPlan: { code: number; stdout: string; stderr: string };
   let viaSummary: CampaignSummary;
-  const before0 = repoStackFiles();
+  const before0 = stackFiles(PROJECT_DIR);
   let after0: Record<string, string>;
+  let srcBefore: Record<string, string>;
+  let srcAfter: Record<string, string>;
   const keyBefore = process.env["VLLM_API_KEY"];
 
   before(async () => {
     const lab = await startLab({ coldStartSeconds: 4, warmStartSeconds: 2 });
+    // Also --via-deploy's URL, which it needs before up: on the real node a Service's ClusterIP is known only after.
     proxy = await startKeyProxy(labTarget(lab), API_KEY);
-    // --via-deploy needs its URL before up; on the real node that is a Service's ClusterIP, known after.
-    plain = await startKeyProxy(labTarget(lab), undefined);
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), "vllm-campaign-it-"));
+    src = await checkoutWithApiKey(tmp);
+    srcBefore = stackFiles(src);
+    const places = (results: string) => [
+      "--work-dir",
+      path.join(tmp, "project"),
+      "--backend",
+      `file://${path.join(tmp, "state")}`,
+      "--results",
+      path.join(tmp, results),
+    ];
     const scenario = path.join(tmp, "scenario.yaml");
     // Enough load to separate 4 sequences from 1 at concurrency 2, and nothing else.
     writeLoadScenario(scenario, [1, 2], 6);
@@ -87,39 +127,38 @@ describe("campaign on the lab (baseline, seqs1, cold) with an API key, then base
       scenario,
       "--target-concurrency",
       "2",
-      ...labCampaignPlaces(tmp),
+      ...places("results"),
     ];
     process.env["VLLM_API_KEY"] = API_KEY;
-    run = await campaign(["run", ...common, "--fresh", "--json"]);
-    plan = await campaign(["plan", ...common, "--json"]);
-    after0 = repoStackFiles();
+    run = await campaign(["run", ...common, "--fresh", "--json"], src);
+    plan = await campaign(["plan", ...common, "--json"], src);
+    after0 = stackFiles(PROJECT_DIR);
+    srcAfter = stackFiles(src);
     summary = JSON.parse(run.stdout || "null") as CampaignSummary;
-    // The stacks hold no apiKey, so the benchmark inside up sends none: straight to the simulator.
-    delete process.env["VLLM_API_KEY"];
     // --via-deploy needs the command plugin; without it its `it` says why (and fails under CI).
     if (commandPluginMissing() !== undefined) return;
+    // The benchmark inside each up sends the stack's own apiKey (its stdin), the campaign VLLM_API_KEY.
     const viaArgs = [
       "--lab",
       "--endpoint",
-      plain.url,
+      proxy.url,
       "--stacks",
       "baseline,seqs1",
       "--scenario",
       scenario,
       "--target-concurrency",
       "2",
-      ...labCampaignPlaces(tmp, "results-via"),
+      ...places("results-via"),
       "--via-deploy",
     ];
-    via = await campaign(["run", ...viaArgs, "--fresh", "--json"]);
-    viaPlan = await campaign(["plan", ...viaArgs]);
+    via = await campaign(["run", ...viaArgs, "--fresh", "--json"], src);
+    viaPlan = await campaign(["plan", ...viaArgs], src);
     viaSummary = JSON.parse(via.stdout || "null") as CampaignSummary;
   });
   after(async () => {
     if (keyBefore === undefined) delete process.env["VLLM_API_KEY"];
     else process.env["VLLM_API_KEY"] = keyBefore;
     await proxy?.close();
-    await plain?.close();
     await stopLab();
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
@@ -135,6 +174,16 @@ describe("campaign on the lab (baseline, seqs1, cold) with an API key, then base
       ],
     );
     assert.equal(summary.restore?.verification?.ok, true, JSON.stringify(summary.restore));
+    assert.deepEqual(
+      summary.restore?.verification?.checks.find((c) => c.name === "Deployment args"),
+      { name: "Deployment args", ok: true, detail: "identical to baseline's rendered args" },
+    );
+    // Each candidate ran with its key's file: the rollout check waited for these args, and they came.
+    assert.deepEqual(
+      summary.candidates.map((c) => [c.stack, c.args]),
+      STACKS.map((stack) => [stack, renderedArgs(src, stack)]),
+    );
+    assert.deepEqual(renderedArgs(src, "seqs1").slice(-2), ["--config", "/etc/vllm-tuner/config.yaml"]);
     // The restore (after cold) made a new pod: its change → Ready is read; the simulator logs no vLLM phases.
     const restoreStart = summary.restore?.start;
     assert.equal(typeof restoreStart?.changeToReadySeconds, "number", JSON.stringify(restoreStart));
@@ -179,7 +228,7 @@ describe("campaign on the lab (baseline, seqs1, cold) with an API key, then base
       JSON.parse(fs.readFileSync(path.join(PROJECT_DIR, ".lab", "state.json"), "utf8")).kubeconfig as string,
     );
     const live = await apps.readNamespacedDeployment({ name: "gemma4-12b", namespace: NS });
-    assert.deepEqual(live.spec?.template.spec?.containers[0]?.args, renderedArgs("baseline"));
+    assert.deepEqual(live.spec?.template.spec?.containers[0]?.args, renderedArgs(src, "baseline"));
     const runId = summary.candidates.find((c) => c.stack === "cold")?.cacheRunId;
     assert.match(runId ?? "", /^c\d{14}$/);
     assert.deepEqual(
@@ -192,8 +241,27 @@ describe("campaign on the lab (baseline, seqs1, cold) with an API key, then base
     assert.deepEqual(claims, ["gemma4-model-cache"]);
   });
 
-  it("never writes to the repository's stack files", () => {
+  it("never writes to the repository's stack files, nor to the checkout's it ran from", () => {
     assert.deepEqual(after0, before0);
+    assert.deepEqual(srcAfter, srcBefore);
+    assert.match(srcBefore["baseline"] ?? "", /vllm-tuner:apiKey:\n\s+secure: v1:/);
+  });
+
+  it("keeps the key's value out of every file it wrote (results, logs, state, staged project) and all it printed", () => {
+    const files = filesUnder(tmp);
+    assert.ok(
+      files.some((f) => f.startsWith(path.join(tmp, "results", "seqs1"))),
+      "the results are among them",
+    );
+    assert.deepEqual(
+      files.filter((f) => fs.readFileSync(f, "utf8").includes(API_KEY)),
+      [],
+    );
+    const printed = [run, plan, ...(via === undefined ? [] : [via, viaPlan])].flatMap((r) => [r.stdout, r.stderr]);
+    assert.deepEqual(
+      printed.filter((text) => text.includes(API_KEY)),
+      [],
+    );
   });
 
   it("resumes: a second campaign would skip every candidate already measured", () => {

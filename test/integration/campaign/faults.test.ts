@@ -9,7 +9,7 @@ import { fileBackendLocks, listProcesses, orphanedPulumiProcesses } from "../../
 import { stageProject } from "../../../campaign/stage";
 import { EXIT } from "../../../common/exit-codes";
 import { render } from "../../../components";
-import { mergedStackConfig, parseCandidateConfig } from "../../../config";
+import { mergedStackConfig, parseCandidateConfig, secretRefs } from "../../../config";
 import { startLab, stopLab } from "../../../lab";
 import { changeText } from "../../../verdict/canonical";
 import { kubeClients, labCampaignPlaces, PROJECT_DIR } from "../helpers";
@@ -19,9 +19,10 @@ const NAME = "gemma4-12b";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function renderedArgs(dir: string, stack: string): string[] {
-  const parsed = parseCandidateConfig(mergedStackConfig(dir, stack));
+  const raw = mergedStackConfig(dir, stack);
+  const parsed = parseCandidateConfig(raw);
   if (!parsed.ok) throw new Error(`${stack} does not parse`);
-  return render.renderVllmArgs(parsed.config);
+  return render.renderVllmArgs(parsed.config, secretRefs(raw));
 }
 
 /**

@@ -207,7 +207,7 @@ describe("lab images: built with no registry", function () {
       const parsed = parseCandidateConfig(mergedStackConfig(PROJECT_DIR, "ctx4096"));
       assert.ok(parsed.ok);
       const stack = { ...parsed.config, servicePort: port };
-      const args = render.renderVllmArgs(stack);
+      const args = render.renderVllmArgs(stack, { apiKey: false });
       assert.deepEqual([vllmFlagValue(args, "--max-num-seqs"), vllmFlagValue(args, "--max-model-len")], ["4", "4096"]);
       // The cache claim's mount, as the Deployment mounts it at HF_HOME.
       const hfHome = path.join(dir, "hf-home");

@@ -3,7 +3,7 @@ import * as k8s from "@kubernetes/client-node";
 import type { UpResult } from "@pulumi/pulumi/automation";
 import { Cluster } from "../../../benchmarks/kube/cluster";
 import { render } from "../../../components";
-import { mergedStackConfig, parseCandidateConfig } from "../../../config";
+import { mergedStackConfig, parseCandidateConfig, secretRefs } from "../../../config";
 import { type LabState, startLab, stopLab } from "../../../lab";
 import { kubeClients, PROJECT_DIR, type PulumiSandbox, pulumiSandbox, watchPodCount } from "../helpers";
 
@@ -12,9 +12,10 @@ const NAME = "gemma4-12b";
 const SELECTOR = "app.kubernetes.io/instance=gemma4-12b";
 
 function renderedArgs(stack: string): string[] {
-  const parsed = parseCandidateConfig(mergedStackConfig(PROJECT_DIR, stack));
+  const raw = mergedStackConfig(PROJECT_DIR, stack);
+  const parsed = parseCandidateConfig(raw);
   if (!parsed.ok) throw new Error(`${stack} does not parse`);
-  return render.renderVllmArgs(parsed.config);
+  return render.renderVllmArgs(parsed.config, secretRefs(raw));
 }
 
 /**

@@ -4,7 +4,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { request } from "undici";
-import { cacheClaimObjects, containerArgs, selectorLabels, servingName } from "../../../components/render";
+import { cacheClaimObjects, renderVllmArgs, selectorLabels, servingName } from "../../../components/render";
 import { containerFailure } from "../../../components/rollout/pod-failure";
 import { type CandidateConfig, mergedStackConfig, parseCandidateConfig } from "../../../config";
 import { type LabState, startLab, stopLab } from "../../../lab";
@@ -171,7 +171,7 @@ describe("lab: what only the real node shows (--node real, stacks by pulumi up)"
       oldEnd <= created && created <= started,
       `old container ended ${oldEnd}, new pod ${created}, started ${started}`,
     );
-    assert.deepEqual(fresh.spec?.containers[0]?.args, containerArgs(candidate(sandbox.workDir, "seqs2"), noSecrets));
+    assert.deepEqual(fresh.spec?.containers[0]?.args, renderVllmArgs(candidate(sandbox.workDir, "seqs2"), noSecrets));
     const lines = (await log(fresh)).split("\n");
     assert.equal(lines[0], ENGINE_BANNER);
     assert.equal(lines[2], `lab simulator: simulated model load, warm: ${WARM_START_S} s`);

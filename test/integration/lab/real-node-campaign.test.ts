@@ -7,7 +7,7 @@ import { type CampaignSummary, CampaignSummarySchema } from "../../../campaign/r
 import { stageProject } from "../../../campaign/stage";
 import { EXIT } from "../../../common/exit-codes";
 import { render } from "../../../components";
-import { mergedStackConfig, parseCandidateConfig } from "../../../config";
+import { mergedStackConfig, parseCandidateConfig, secretRefs } from "../../../config";
 import { startLab, stopLab } from "../../../lab";
 import { ENGINE_BANNER } from "../../../lab/images";
 import { realNodeProblem } from "../../../lab/node";
@@ -114,9 +114,10 @@ describe("campaign on the real node (--node real): baseline, seqs1 and a crash, 
     const pod = pods[0]!;
     assert.ok(pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
     assert.match(pod.status?.containerStatuses?.[0]?.containerID ?? "", /^containerd:\/\/[0-9a-f]{64}$/);
-    const parsed = parseCandidateConfig(mergedStackConfig(src, "baseline"));
+    const raw = mergedStackConfig(src, "baseline");
+    const parsed = parseCandidateConfig(raw);
     assert.ok(parsed.ok);
-    assert.deepEqual(pod.spec?.containers[0]?.args, render.renderVllmArgs(parsed.config));
+    assert.deepEqual(pod.spec?.containers[0]?.args, render.renderVllmArgs(parsed.config, secretRefs(raw)));
     const log = await core.readNamespacedPodLog({ name: pod.metadata!.name!, namespace: NS, container: "vllm" });
     assert.equal(log.split("\n")[0], ENGINE_BANNER);
   });

@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type * as k8s from "@kubernetes/client-node";
 import { render } from "../../../components";
-import { mergedStackConfig, parseCandidateConfig } from "../../../config";
+import { mergedStackConfig, parseCandidateConfig, secretRefs } from "../../../config";
 import { type LabState, startLab, stopLab } from "../../../lab";
 import { kubeClients, type PulumiSandbox, pulumiSandbox } from "../helpers";
 
@@ -25,9 +25,10 @@ describe("pulumi up returns when the applied template's pod serves (lab)", funct
   let core: k8s.CoreV1Api;
 
   const renderedArgs = (stack: string): string[] => {
-    const parsed = parseCandidateConfig(mergedStackConfig(sandbox.workDir, stack));
+    const raw = mergedStackConfig(sandbox.workDir, stack);
+    const parsed = parseCandidateConfig(raw);
     if (!parsed.ok) throw new Error(`${stack} does not parse`);
-    return render.renderVllmArgs(parsed.config);
+    return render.renderVllmArgs(parsed.config, secretRefs(raw));
   };
   /** Every vLLM pod at this instant, terminating ones included: name, Ready, deleting, args. */
   const podsNow = async () =>

@@ -93,7 +93,8 @@ describe("lab --engine vllm: pods run vllm serve with their own args (fake vllm,
     if (exists) await apps.replaceNamespacedDeployment({ name: NAME, namespace: NS, body });
     else await apps.createNamespacedDeployment({ namespace: NS, body });
   };
-  const baselineSeqs = () => argAfter(render.renderVllmArgs(stackConfig("baseline")), "--max-num-seqs")!;
+  const baselineSeqs = () =>
+    argAfter(render.renderVllmArgs(stackConfig("baseline"), { apiKey: true }), "--max-num-seqs")!;
   // Each test that needs baseline serving brings it there itself: replacing with the same spec is no rollout.
   const baselineServing = async () => {
     await deploy("baseline");
@@ -150,7 +151,7 @@ describe("lab --engine vllm: pods run vllm serve with their own args (fake vllm,
     const volumeDirs = {
       "/etc/vllm-tuner": path.join(LAB_DIR, "containers", NS, NAME, "vllm", "secrets", "vllm-config"),
     };
-    const podArgs = render.containerArgs(stackConfig("baseline"), { hfToken: false, apiKey: true });
+    const podArgs = render.renderVllmArgs(stackConfig("baseline"), { apiKey: true });
     assert.deepEqual(start!.argv, vllmCommandFor(podArgs, { port, localModel, volumeDirs }).args);
     assert.deepEqual(start!.env, [
       "HF_HOME",

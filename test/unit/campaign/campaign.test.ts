@@ -12,7 +12,7 @@ import type { StoredResult } from "../../../campaign/resume";
 import { exitCodeOf } from "../../../campaign/summary";
 import { EXIT } from "../../../common/exit-codes";
 import { stackOutputs } from "../../../components/render/outputs";
-import { mergedStackConfig, parseCandidateConfig } from "../../../config";
+import { mergedStackConfig, parseCandidateConfig, type RawConfig, secretRefs } from "../../../config";
 import type { BenchmarkResult } from "../../../result/types";
 import { level, result } from "../benchmarks/sample-result";
 import { PROJECT_DIR } from "../helpers/program";
@@ -78,6 +78,10 @@ function world(
     onUp?: (stack: string) => void;
     /** This stack's `up` runs until its signal aborts, then rejects as the Automation API does. */
     hangUp?: string;
+    /** Every stack file holds an apiKey, as `pulumi config set --secret apiKey …` leaves it: its ciphertext. */
+    apiKey?: boolean;
+    /** The rollout check: Ready once the live Deployment carries the args the campaign expects. */
+    readsRollout?: boolean;
   } = {},
 ): World {
   const w: World = {
@@ -89,6 +93,10 @@ function world(
   };
   let live: string[] = [];
   let clock = 0;
+  const readConfig = (stack: string): RawConfig => ({
+    ...mergedStackConfig(PROJECT_DIR, stack),
+    ...(opts.apiKey ? { "vllm-tuner:apiKey": '{"secure":"v1:Y2lwaGVydGV4dA=="}' } : {}),
+  });
   w.deps = {
     driver: {
       async up(stack, req) {
@@ -101,9 +109,11 @@ function world(
           w.calls.push(`up ${stack} cancelled`);
           throw new Error("code: 255\n stdout: \n stderr: error: update canceled");
         }
-        const parsed = parseCandidateConfig({ ...mergedStackConfig(PROJECT_DIR, stack), ...req.config });
+        // As the program renders them: the secrets it is given decide what it renders for them.
+        const raw = { ...readConfig(stack), ...req.config };
+        const parsed = parseCandidateConfig(raw);
         if (!parsed.ok) throw new Error("bad config");
-        const out = stackOutputs(parsed.config, { stack, hfToken: false, apiKey: false });
+        const out = stackOutputs(parsed.config, { stack, ...secretRefs(raw) });
         live = opts.liveArgsFrom !== undefined && stack === "baseline" ? stackOutputsArgs(opts.liveArgsFrom) : out.args;
         clock += 10_000;
         return { ...out, nodePort: null };
@@ -112,7 +122,15 @@ function world(
         w.calls.push(`destroy ${stack}`);
       },
     },
-    readConfig: (stack) => mergedStackConfig(PROJECT_DIR, stack),
+    readConfig,
+    ...(opts.readsRollout
+      ? {
+          rollout: async (_ref: unknown, args: readonly string[], until: "failure" | "ready") =>
+            until === "failure" || (args.length === live.length && args.every((a, i) => a === live[i]))
+              ? { kind: "ready" as const, pod: "p" }
+              : { kind: "progressing" as const, detail: "the Deployment does not carry this candidate's args yet" },
+        }
+      : {}),
     storedResults: (stack) => opts.stored?.[stack] ?? [],
     writeResult: (r) => {
       w.written.push(r);
@@ -306,6 +324,31 @@ describe("campaign orchestration (fake Pulumi, fake benchmark)", () => {
       "rollout failed: the serving pod does not run seqs1's args " +
         "(revision 2: 0 pod(s), none Ready with this candidate's args); nothing was measured",
     );
+  });
+
+  it("stacks with an apiKey: the rollout check and the restore's verification expect the program's args", async () => {
+    const w = world({ apiKey: true, readsRollout: true });
+    const { summary: s } = await runCampaign(settings(["baseline", "seqs1"]), w.deps, running());
+    assert.deepEqual(w.calls, ["up baseline", "bench baseline", "up seqs1", "bench seqs1", "up baseline"]);
+    assert.deepEqual(
+      s.candidates.map((c) => [c.stack, c.status, c.detail]),
+      [
+        ["baseline", "measured", null],
+        ["seqs1", "measured", null],
+      ],
+    );
+    assert.deepEqual(
+      s.restore?.verification?.checks.find((c) => c.name === "Deployment args"),
+      { name: "Deployment args", ok: true, detail: "identical to baseline's rendered args" },
+    );
+    assert.deepEqual(
+      s.candidates.map((c) => c.args?.slice(-2)),
+      [
+        ["--config", "/etc/vllm-tuner/config.yaml"],
+        ["--config", "/etc/vllm-tuner/config.yaml"],
+      ],
+    );
+    assert.equal(exitCodeOf(s), EXIT.ok);
   });
 
   it("on Ctrl-C stops after the current step, still restores baseline and keeps the cold claim's cleanup", async () => {

@@ -7,7 +7,7 @@ import { PROJECT_DIR } from "../helpers/program";
 function argsOf(stack: string): string[] {
   const parsed = parseCandidateConfig(mergedStackConfig(PROJECT_DIR, stack));
   if (!parsed.ok) throw new Error(`${stack} does not parse`);
-  return renderVllmArgs(parsed.config);
+  return renderVllmArgs(parsed.config, { apiKey: false });
 }
 
 const BASELINE_ARGS = argsOf("baseline");

@@ -9,7 +9,7 @@ import { PROJECT_DIR } from "../helpers/program";
 function podArgs(stack: string): string[] {
   const parsed = parseCandidateConfig(mergedStackConfig(PROJECT_DIR, stack));
   if (!parsed.ok) throw new Error(`${stack} does not parse`);
-  return render.renderVllmArgs(parsed.config);
+  return render.renderVllmArgs(parsed.config, { apiKey: false });
 }
 
 const SERVE = ["-m", "vllm.entrypoints.cli.main", "serve"];

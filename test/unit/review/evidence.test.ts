@@ -67,7 +67,7 @@ function measuredRun(
 ): BenchmarkResult {
   const c = config(stack);
   const base = result(stack, [level(1, 0.6, 1670, 0, 0), level(2, 1.2, 1700, 0, 0), level(4, rps, 1800, 0, 0)], {
-    outputs: { config: c, args: renderVllmArgs(parsed(stack)) },
+    outputs: { config: c, args: renderVllmArgs(parsed(stack), { apiKey: false }) },
   });
   return { ...base, phases: { ...base.phases, readiness: readiness(ready) }, ...over };
 }
