@@ -1,4 +1,5 @@
 import { strict as assert } from "node:assert";
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -68,6 +69,15 @@ async function checkoutWithApiKey(tmp: string): Promise<string> {
     const stack = await LocalWorkspace.createOrSelectStack({ stackName, workDir: src }, { pulumiCommand, envVars });
     await stack.setConfig("vllm-tuner:apiKey", { value: API_KEY, secret: true });
   }
+  // A checkout, as a user's is: the records name its commit (as the --via-deploy path's do, inside up).
+  const git = (...args: string[]) =>
+    execFileSync("git", ["-c", "user.name=vllm-tuner test", "-c", "user.email=test@localhost", ...args], {
+      cwd: src,
+      stdio: "ignore",
+    });
+  git("init", "-q");
+  git("add", "-A");
+  git("commit", "-q", "-m", "the staged checkout, its stacks holding the key as secrets");
   return src;
 }
 
