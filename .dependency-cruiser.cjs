@@ -2,27 +2,32 @@
  * Layer rules (docs/architecture.md, "Layers"): a module may import its own layer and the layers below it,
  * never one above. From the bottom:
  *   common      atomic write, git info, UsageError, Markdown table, exit codes, tool locator
- *   config      the stack config schema, parser and one-knob rule             (-> common)
- *   components  the Pulumi components and their pure render functions       (-> config, common)
- *   result      what a benchmark run recorded, the results store   (-> benchmarks, config, common)
- *   verdict     the rule, the noise, the recommendation, proposals (-> result, benchmarks, config, common)
- *   benchmarks  the post-deploy benchmark                           (-> verdict, result, config, common)
- *   lab         the GPU-less lab                                              (-> config, common)
- *   index.ts    the Pulumi program                                (-> components, config, common)
- *   campaign    every candidate in turn (-> benchmarks, verdict, result, components, lab, config, common)
- *   review      the review command and workflows                 (-> campaign and everything below)
- * benchmarks is on both sides of result and verdict: what a run measures (MEASURED: inputs, http, kube,
- * metrics, load, stats, measured) is below result, whose schema is composed of those parts' schemas; how
- * a run is driven and shown (ENGINE_TOP: run, cli, post-deploy, report, export) is above verdict. The
- * rules below keep the two halves apart, so no cycle runs through the layers.
+ *   config      the stack config schema, parser and one-knob rule                      (-> common)
+ *   components  the Pulumi components and their pure render functions                (-> config, common)
+ *   measure     what a run measures: scenario and SLO, vLLM and Kubernetes clients, metrics, load, stats,
+ *               the Measured wrapper; the parts result's schema is made of             (-> config, common)
+ *   result      what a benchmark run recorded, the results store             (-> measure, config, common)
+ *   verdict     every judgement: a level's SLO figures, the sweep's, the rule, the noise, the
+ *               recommendation, proposals                           (-> result, measure, config, common)
+ *   benchmarks  the benchmark run: its phases, the run, the reports, export, the CLI, post-deploy
+ *                                                           (-> verdict, result, measure, config, common)
+ *   lab         the GPU-less lab                                                       (-> config, common)
+ *   index.ts    the Pulumi program                                         (-> components, config, common)
+ *   campaign    every candidate in turn                          (-> benchmarks and everything below it,
+ *                                                                              components, lab)
+ *   review      the review command and workflows                          (-> campaign and everything below)
+ * Each layer is one top folder: no folder holds two layers, so the table is the whole rule.
  * A layer with a face (FACES: an index.ts, or the files it names) is entered from another layer only through
- * it; config's and components' faces that load the Pulumi runtime are the program's alone.
+ * it; config's and components' faces that load the Pulumi runtime are the program's alone. measure/ has no
+ * face: result/ composes its schema from measure's parts one by one, as common/'s modules are imported.
+ * The lab's rooms (LAB_ROOMS) are entered through their faces too (lab-rooms-<room>).
  * Tests and scripts may import anything; nothing imports them.
  */
 const LAYERS = [
   "common",
   "config",
   "components",
+  "measure",
   "result",
   "verdict",
   "benchmarks",
@@ -35,26 +40,25 @@ const ALLOWED = {
   common: [],
   config: ["common"],
   components: ["config", "common"],
-  result: ["benchmarks", "config", "common"],
-  verdict: ["result", "benchmarks", "config", "common"],
-  benchmarks: ["verdict", "result", "config", "common"],
+  measure: ["config", "common"],
+  result: ["measure", "config", "common"],
+  verdict: ["result", "measure", "config", "common"],
+  benchmarks: ["verdict", "result", "measure", "config", "common"],
   lab: ["config", "common"],
   "index.ts": ["components", "config", "common"],
-  campaign: ["benchmarks", "verdict", "result", "components", "lab", "config", "common"],
-  review: ["campaign", "benchmarks", "verdict", "result", "components", "lab", "config", "common"],
+  campaign: ["benchmarks", "verdict", "result", "measure", "components", "lab", "config", "common"],
+  review: ["campaign", "benchmarks", "verdict", "result", "measure", "components", "lab", "config", "common"],
 };
 const path = (layer) => (layer === "index.ts" ? "^index\\.ts$" : `^${layer}/`);
 /**
  * Layers entered from outside only through their faces: `index.ts` unless `faces` names them, each with the
- * layers it is for (`ANY`: every layer allowed to import this one); `behind`: who else may reach past the
- * faces, and why.
+ * layers it is for (`ANY`: every layer allowed to import this one).
  */
 const ANY = "any";
 const FACES = {
   verdict: {},
   result: {},
-  // result's schema is composed of the measured parts' schemas, and verdict judges their SLO figures.
-  benchmarks: { behind: ["result", "verdict"] },
+  benchmarks: {},
   campaign: {},
   lab: {},
   // index.ts is pure ("config-face-pure"): the campaign CLI, the lab and the review read config without the
@@ -64,13 +68,17 @@ const FACES = {
   // rollout/ (why a pod will not start) are pure ("components-pure-parts") for the campaign and the review.
   components: { faces: { "index.ts": ["index.ts"], "render/index.ts": ANY, "rollout/index.ts": ANY } },
 };
+/**
+ * lab/'s rooms (docs/lab.md), each entered from elsewhere in lab/ only through its index.ts. From the bottom:
+ * emulation (vLLM emulated), cluster (the lab's options, state and objects), process-engine (its own node),
+ * images, node (the real node), lifecycle (start and stop); lab's root holds its command line and face.
+ */
+const LAB_ROOMS = ["emulation", "cluster", "process-engine", "images", "node", "lifecycle"];
 const escaped = (file) => file.replace(/[.]/g, "\\.");
 /** Who may import `layer/face`: its layer's own files, the layers the face is for, tests and scripts. */
 const faceUsers = (layer, users) => ["test/", "scripts/", `${layer}/`, ...users.map(path).map((p) => p.slice(1))];
 /** A Pulumi package (where node_modules links to another checkout's, its path leads there). */
 const PULUMI_PACKAGE = "(^|/)node_modules/@pulumi/";
-const MEASURED = "^benchmarks/(inputs|http|kube|metrics|load)/|^benchmarks/(stats|measured)\\.ts$";
-const ENGINE_TOP = "^benchmarks/(report|export)/|^benchmarks/(cli|run|post-deploy|index)\\.ts$";
 
 module.exports = {
   forbidden: [
@@ -85,11 +93,11 @@ module.exports = {
           .join("|")})`,
       },
     })),
-    ...Object.entries(FACES).map(([layer, { faces = { "index.ts": ANY }, behind = [] }]) => ({
+    ...Object.entries(FACES).map(([layer, { faces = { "index.ts": ANY } }]) => ({
       name: `face-${layer}`,
       comment: `from outside ${layer}/, import its face (${Object.keys(faces).join(", ")}), not the files behind it (.dependency-cruiser.cjs)`,
       severity: "error",
-      from: { pathNot: `^(${[layer, ...behind, "test", "scripts"].join("|")})/` },
+      from: { pathNot: `^(${[layer, "test", "scripts"].join("|")})/` },
       to: { path: `^${layer}/`, pathNot: `^${layer}/(${Object.keys(faces).map(escaped).join("|")})$` },
     })),
     ...Object.entries(FACES).flatMap(([layer, { faces = {} }]) =>
@@ -121,33 +129,20 @@ module.exports = {
         dependencyTypesNot: ["type-only"],
       },
     },
-    {
-      name: "measured-below-result",
-      comment: "what a run measures (benchmarks' inputs, http, kube, metrics, load) is below result/ and verdict/",
+    ...LAB_ROOMS.map((room) => ({
+      name: `lab-rooms-${room}`,
+      comment: `from elsewhere in lab/, import lab/${room}/index.ts, not the files behind it (.dependency-cruiser.cjs, LAB_ROOMS)`,
       severity: "error",
-      from: { path: MEASURED },
-      to: { path: "^(result|verdict)/" },
-    },
+      from: { path: "^lab/", pathNot: `^lab/${room}/` },
+      to: { path: `^lab/${room}/`, pathNot: `^lab/${room}/index\\.ts$` },
+    })),
     {
-      name: "result-reads-only-measured",
-      comment: "result/ (what a run recorded) imports of benchmarks only what a run measures",
+      name: "lab-cluster-light",
+      comment:
+        "lab/cluster/ loads no Kubernetes client (type-only imports aside): every room reads it, the engine image's bundle too",
       severity: "error",
-      from: { path: "^result/" },
-      to: { path: "^benchmarks/", pathNot: MEASURED },
-    },
-    {
-      name: "result-below-verdict",
-      comment: "result/ (what a run recorded) must not depend on verdict/ (how it is judged)",
-      severity: "error",
-      from: { path: "^result/" },
-      to: { path: "^verdict/" },
-    },
-    {
-      name: "verdict-below-engine-top",
-      comment: "verdict/ (the judgement) must not depend on how a run is driven or shown (benchmarks' run, report)",
-      severity: "error",
-      from: { path: "^verdict/" },
-      to: { path: ENGINE_TOP },
+      from: { path: "^lab/cluster/" },
+      to: { path: "(^|/)node_modules/@kubernetes/", dependencyTypesNot: ["type-only"] },
     },
     {
       name: "no-circular",

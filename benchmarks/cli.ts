@@ -5,12 +5,19 @@ import { parse as parseYaml } from "yaml";
 import { EXIT } from "../common/exit-codes";
 import { type Io, processIo } from "../common/io";
 import { UsageError } from "../common/usage-error";
+import {
+  buildScenario,
+  PHASES,
+  PRESETS,
+  type PresetName,
+  readScenarioFile,
+  type Scenario,
+} from "../measure/inputs/scenario";
+import { SLO_ARG_OPTIONS, SLO_USAGE, type Slo, sloFromArgValues, sloLayer } from "../measure/inputs/slo";
+import { loadStackOutputs, resolveEndpoint, type StackOutputs } from "../measure/inputs/stack-outputs";
 import { comparisonChartFile, RESULTS_DIR, readResult, writeChart } from "../result";
 import { compareResults, compareRule, RULE_OPTIONS, RULE_OPTIONS_USAGE, ruleFromOptions, sloProblem } from "../verdict";
 import { exportCommand } from "./export/command";
-import { buildScenario, PHASES, PRESETS, type PresetName, readScenarioFile, type Scenario } from "./inputs/scenario";
-import { SLO_ARG_OPTIONS, SLO_USAGE, type Slo, sloFromArgValues, sloLayer } from "./inputs/slo";
-import { loadStackOutputs, resolveEndpoint, type StackOutputs } from "./inputs/stack-outputs";
 import { postDeployCommand } from "./post-deploy";
 import { silentProgress, writerProgress } from "./progress";
 import { renderComparison } from "./report/comparison";

@@ -1,12 +1,12 @@
 /**
  * The benchmark's face: what the campaign and the review use of it (the scenario and its SLO, the
  * stack outputs, the vLLM and Kubernetes clients, the run, its progress and its reports). From
- * another layer, import only this file (.dependency-cruiser.cjs, "face-benchmarks"); result/ and
- * verdict/ are built on the measured parts and reach them directly, and tests may too.
+ * another layer, import only this file (.dependency-cruiser.cjs, "face-benchmarks"); what it hands
+ * on of measure/ (the layer below) is what the campaign and the review read of it; tests may reach behind it.
  */
-export { main as cliMain } from "./cli";
-export { ApiClient } from "./http/client";
-export { probeHealth, probeModels } from "./http/probes";
+
+export { ApiClient } from "../measure/http/client";
+export { probeHealth, probeModels } from "../measure/http/probes";
 export {
   buildScenario,
   PRESETS,
@@ -15,8 +15,8 @@ export {
   type ScenarioInput,
   ScenarioSchema,
   SHORT_PRESET,
-} from "./inputs/scenario";
-export { type Slo, scenarioSlo, sloLayer } from "./inputs/slo";
+} from "../measure/inputs/scenario";
+export { type Slo, scenarioSlo, sloLayer } from "../measure/inputs/slo";
 export {
   loadStackOutputs,
   parseStackOutputs,
@@ -24,7 +24,7 @@ export {
   resolveEndpoint,
   type StackOutputs,
   StackOutputsSchema,
-} from "./inputs/stack-outputs";
+} from "../measure/inputs/stack-outputs";
 export {
   apiErrorMessage,
   Cluster,
@@ -32,9 +32,10 @@ export {
   kubernetesServer,
   loadKubeConfig,
   readDeploymentContainer,
-} from "./kube/cluster";
-export type { StartPhases } from "./kube/start-phases";
-export { type Measured, measured, measuredOf, missing } from "./measured";
+} from "../measure/kube/cluster";
+export type { StartPhases } from "../measure/kube/start-phases";
+export { type Measured, measured, measuredOf, missing } from "../measure/measured";
+export { main as cliMain } from "./cli";
 export { readinessPhase } from "./phases/readiness";
 export { type Progress, silentProgress, writerProgress } from "./progress";
 export { renderComparison } from "./report/comparison";

@@ -19,11 +19,12 @@ export const STAGED_FILES = [
 ] as const;
 export const STAGED_DIRS = ["components", "config"] as const;
 /**
- * Linked, not copied: large (node_modules), read at run time from the repo (benchmarks/, scripts/),
+ * Linked, not copied: large (node_modules), read at run time from the repo (benchmarks/ and the measure/
+ * layer it stands on, scripts/),
  * or the program's compiled builds (.program/, keyed by the sources' hash: program.js), so a staged
  * copy of the same sources reuses the checkout's build instead of compiling its own.
  */
-const LINKED_DIRS = ["node_modules", "benchmarks", "scripts", ".program"] as const;
+const LINKED_DIRS = ["node_modules", "benchmarks", "measure", "scripts", ".program"] as const;
 
 /** Keys Pulumi writes into a stack file for its secrets provider; they must survive re-staging. */
 const SECRETS_PROVIDER_KEYS = ["secretsprovider", "encryptedkey", "encryptionsalt"] as const;

@@ -2,7 +2,7 @@ import { z } from "zod";
 
 /**
  * The rule's settings: how a candidate is judged against baseline, apart from its SLO (which has its own
- * module, benchmarks/inputs/slo.ts). Every default is here and nowhere else. Each field is read the same
+ * module, measure/inputs/slo.ts). Every default is here and nowhere else. Each field is read the same
  * way everywhere: as a command-line flag (`targetConcurrency` → `--target-concurrency`, in `bench compare`,
  * `campaign run/tune/propose` and `review`), as an environment variable of `pulumi up`
  * (`VLLM_TUNER_TARGET_CONCURRENCY`, config/post-deploy-input.ts), and in the rule a candidate summary

@@ -41,7 +41,7 @@ const ExportedConfigSchema = z.looseObject({}).superRefine((config, ctx) => {
 /**
  * The stack outputs (`pulumi stack output --json`): the baseline record the program exports
  * (components/render/outputs.ts builds it, index.ts adds `nodePort` and `deploymentUid`) and the
- * benchmark reads (benchmarks/inputs/stack-outputs.ts). One schema for both sides, here below them.
+ * benchmark reads (measure/inputs/stack-outputs.ts). One schema for both sides, here below them.
  * Only what the benchmark cannot do without is required, so a hand-written outputs file works;
  * unknown keys pass through into the result.
  */

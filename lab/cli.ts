@@ -13,20 +13,19 @@
  * check-node says in one line why the real node cannot run here (exit 1), or nothing (exit 0).
  */
 import * as path from "node:path";
-import { startLab, stopLab } from "./cluster";
-import { gpuLayoutProblem } from "./gpus";
-import { realNodeProblem } from "./node";
 import {
+  gpuLayoutProblem,
   LAB_ENGINES,
   LAB_NODES,
   type LabEngine,
   type LabNode,
   type LabOptions,
   nodeEngineProblem,
+  readLabState,
   SIM_TIMINGS,
-} from "./options";
-import { labServiceUrl } from "./service-url";
-import { readLabState } from "./state";
+} from "./cluster";
+import { labServiceUrl, startLab, stopLab } from "./lifecycle";
+import { realNodeProblem } from "./node";
 
 function flagValue(args: readonly string[], name: string): string | undefined {
   const i = args.indexOf(name);

@@ -2,9 +2,16 @@
  * The lab's face: starting and stopping it, and its state as the campaign reads it. From outside lab/,
  * import only this file (.dependency-cruiser.cjs, "face-lab"); tests and scripts may reach behind it.
  */
-export { startLab, stopLab } from "./cluster";
-export { GPU_DEVICES_ANNOTATION } from "./manifests";
-export type { LabOptions, LabState } from "./options";
-export { KUBECONFIG_FILE, LAB_DIR, STATE_FILE } from "./options";
-export { type LabServiceRef, labServiceUrl } from "./service-url";
-export { LabNotRunningError, labStateFile, readLabState, runningLabState } from "./state";
+
+export type { LabOptions, LabState } from "./cluster";
+export {
+  GPU_DEVICES_ANNOTATION,
+  KUBECONFIG_FILE,
+  LAB_DIR,
+  LabNotRunningError,
+  labStateFile,
+  readLabState,
+  runningLabState,
+  STATE_FILE,
+} from "./cluster";
+export { type LabServiceRef, labServiceUrl, startLab, stopLab } from "./lifecycle";

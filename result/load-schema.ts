@@ -1,14 +1,14 @@
 import { z } from "zod";
-import { RequestSampleSchema } from "../benchmarks/http/chat";
-import { SloSchema } from "../benchmarks/inputs/slo";
-import { RecordedMissSchema } from "../benchmarks/inputs/slo-judge";
-import { PodIdentitySchema } from "../benchmarks/kube/readiness";
-import { StallSchema } from "../benchmarks/load/stall";
-import { measuredOf } from "../benchmarks/measured";
-import { ConcurrencyCeilingSchema } from "../benchmarks/metrics/capacity";
-import { GpuWindowSchema } from "../benchmarks/metrics/gpu";
-import { PrefixCacheWindowSchema } from "../benchmarks/metrics/prefix-cache";
-import { SummarySchema } from "../benchmarks/stats";
+import { RequestSampleSchema } from "../measure/http/chat";
+import { SloSchema } from "../measure/inputs/slo";
+import { RecordedMissSchema } from "../measure/inputs/slo-judge";
+import { PodIdentitySchema } from "../measure/kube/readiness";
+import { StallSchema } from "../measure/load/stall";
+import { measuredOf } from "../measure/measured";
+import { ConcurrencyCeilingSchema } from "../measure/metrics/capacity";
+import { GpuWindowSchema } from "../measure/metrics/gpu";
+import { PrefixCacheWindowSchema } from "../measure/metrics/prefix-cache";
+import { SummarySchema } from "../measure/stats";
 import { int, nonNegInt, PhaseStatusSchema, PromptSetSchema, phaseBase } from "./common-schema";
 import { LevelSloSchema, SloCapacitySchema } from "./slo-schema";
 

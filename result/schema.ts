@@ -1,12 +1,12 @@
 import { z } from "zod";
-import { ScenarioSchema } from "../benchmarks/inputs/scenario";
-import { PodIdentitySchema, ReadinessReportSchema } from "../benchmarks/kube/readiness";
-import { StartPhasesSchema } from "../benchmarks/kube/start-phases";
-import { measuredOf } from "../benchmarks/measured";
-import { BatchBudgetSchema } from "../benchmarks/metrics/batch-budget";
-import { KvCapacitySchema } from "../benchmarks/metrics/capacity";
-import { PrefixCacheWindowSchema } from "../benchmarks/metrics/prefix-cache";
-import { KvCapacityLogSchema } from "../benchmarks/metrics/vllm";
+import { ScenarioSchema } from "../measure/inputs/scenario";
+import { PodIdentitySchema, ReadinessReportSchema } from "../measure/kube/readiness";
+import { StartPhasesSchema } from "../measure/kube/start-phases";
+import { measuredOf } from "../measure/measured";
+import { BatchBudgetSchema } from "../measure/metrics/batch-budget";
+import { KvCapacitySchema } from "../measure/metrics/capacity";
+import { PrefixCacheWindowSchema } from "../measure/metrics/prefix-cache";
+import { KvCapacityLogSchema } from "../measure/metrics/vllm";
 import { int, isoTime, nonNegInt, PromptSetSchema, phaseBase } from "./common-schema";
 import { LoadPhaseSchema } from "./load-schema";
 

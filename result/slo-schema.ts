@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { SloSchema } from "../benchmarks/inputs/slo";
-import { BoundJudgementSchema, RecordedMissSchema, SloJudgementSchema } from "../benchmarks/inputs/slo-judge";
-import { measuredOf } from "../benchmarks/measured";
+import { SloSchema } from "../measure/inputs/slo";
+import { BoundJudgementSchema, RecordedMissSchema, SloJudgementSchema } from "../measure/inputs/slo-judge";
+import { measuredOf } from "../measure/measured";
 import { int, nonNegInt } from "./common-schema";
 
 /** The SLO's parts of the result file: a level's attainment and goodput, and the SLO capacity search. */

@@ -1,8 +1,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { z } from "zod";
-import { formatIssues } from "../benchmarks/inputs/scenario";
 import { writeFileAtomic } from "../common/atomic-write";
+import { formatIssues } from "../measure/inputs/scenario";
 import { BenchmarkResultSchema, SCHEMA_VERSION } from "./schema";
 import type { BenchmarkResult } from "./types";
 

@@ -1,11 +1,11 @@
 /**
- * Monte Carlo of the judge's keep-up rule (`benchmarks/inputs/slo-judge.ts`, `keepUp`): an M/M/8 FIFO queue
+ * Monte Carlo of the judge's keep-up rule (`measure/inputs/slo-judge.ts`, `keepUp`): an M/M/8 FIFO queue
  * (mean service 4 s, capacity 2 req/s), Poisson arrivals, each probe sized for 1000 arrivals after a 20 s
  * warm-up; prints the share of probes failing keep-up at each load. docs/slo.md quotes it.
  * Run: npx tsx scripts/keep-up-sim.ts
  */
-import type { RequestSample } from "../benchmarks/http/chat";
-import { keepUp } from "../benchmarks/inputs/slo-judge";
+import type { RequestSample } from "../measure/http/chat";
+import { keepUp } from "../measure/inputs/slo-judge";
 
 let seed = 7;
 /** A seeded uniform in (0, 1): the figures repeat. */

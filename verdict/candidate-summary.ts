@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import * as path from "node:path";
-import { redactSecrets } from "../benchmarks/inputs/stack-outputs";
+import { redactSecrets } from "../measure/inputs/stack-outputs";
 import { type BenchmarkResult, readSummaryFile, writeSummaryFile } from "../result";
 import { canonicalJson, RUN_IDENTITY_KEYS } from "./canonical";
 import { type JudgedResult, judge } from "./compare";

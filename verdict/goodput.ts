@@ -1,6 +1,6 @@
-import { describeSlo, type Slo, sameSlo } from "../benchmarks/inputs/slo";
 import { num } from "../common/format";
 import type { Objective } from "../config";
+import { describeSlo, type Slo, sameSlo } from "../measure/inputs/slo";
 import { type BenchmarkResult, capacityLevelAt } from "../result";
 import type { CandidateVerdict } from "./schema";
 

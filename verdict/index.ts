@@ -46,4 +46,5 @@ export {
   ruleFromOptions,
   sameRule,
 } from "./rule-options";
+export { probeRate, sweepRates, sweepResult } from "./sweep";
 export { levelThroughput } from "./throughput";

@@ -1,6 +1,6 @@
-import { describeBound, describeSlo } from "../benchmarks/inputs/slo";
 import { num } from "../common/format";
 import { type Objective as ObjectiveName, ruleSettingsOf } from "../config";
+import { describeBound, describeSlo } from "../measure/inputs/slo";
 import type { BenchmarkResult } from "../result";
 import { capacityNoise, needsSloText } from "./goodput";
 import { throughputNoise } from "./noise";

@@ -1,5 +1,4 @@
 import { isDeepStrictEqual } from "node:util";
-import { SLO_ARG_OPTIONS, SLO_USAGE, type Slo, SloError, sameSlo, sloFromArgValues } from "../benchmarks/inputs/slo";
 import { UsageError } from "../common/usage-error";
 import {
   RULE_ARG_OPTIONS,
@@ -10,6 +9,7 @@ import {
   ruleSettingsFromFlags,
   ruleSettingsOf,
 } from "../config";
+import { SLO_ARG_OPTIONS, SLO_USAGE, type Slo, SloError, sameSlo, sloFromArgValues } from "../measure/inputs/slo";
 import { ruleSlo } from "./rule";
 import type { CompareRule, RecordedRule } from "./schema";
 

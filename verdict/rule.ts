@@ -1,6 +1,6 @@
-import { DEFAULT_SLO_ATTAINMENT, type Slo, type SloBound } from "../benchmarks/inputs/slo";
-import { judge as judgeLevel, type SloMiss } from "../benchmarks/inputs/slo-judge";
 import { num } from "../common/format";
+import { DEFAULT_SLO_ATTAINMENT, type Slo, type SloBound } from "../measure/inputs/slo";
+import { judge as judgeLevel, type SloMiss } from "../measure/inputs/slo-judge";
 import type { BenchmarkResult, LoadLevel } from "../result";
 import { capacityOf, goodputChecks } from "./goodput";
 import type { CandidateVerdict, CompareRule } from "./schema";

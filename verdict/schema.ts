@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { SloSchema } from "../benchmarks/inputs/slo";
-import { RecordedMissSchema } from "../benchmarks/inputs/slo-judge";
-import { measuredOf } from "../benchmarks/measured";
 import { ObjectiveSchema, RuleSettingsSchema } from "../config";
+import { SloSchema } from "../measure/inputs/slo";
+import { RecordedMissSchema } from "../measure/inputs/slo-judge";
+import { measuredOf } from "../measure/measured";
 import { ModeSchema } from "./mode";
 import { CandidateEvidenceSchema } from "./propose/evidence";
 import { ThroughputBasisSchema } from "./throughput";

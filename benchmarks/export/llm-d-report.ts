@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { parseVllmArgs } from "../../config";
+import { round, summarize } from "../../measure/stats";
 import type { BenchmarkResult, LevelBase, LoadLevel, RateLevel } from "../../result";
-import { round, summarize } from "../stats";
 import { aggregate, everyOne, observability, okSamples } from "./llm-d-results";
 import {
   LLMD_REPORT_VERSION,

@@ -1,6 +1,6 @@
+import type { RequestSample } from "../../measure/http/chat";
+import { type Summary, summarize } from "../../measure/stats";
 import type { LevelBase } from "../../result";
-import type { RequestSample } from "../http/chat";
-import { type Summary, summarize } from "../stats";
 import type { LlmdAggregate, LlmdComponentObservability, LlmdStatistics, LlmdTimeSeries } from "./llm-d-schema";
 
 /**

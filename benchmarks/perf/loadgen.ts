@@ -12,10 +12,10 @@ import { once } from "node:events";
 import { createServer } from "node:net";
 import { parseArgs } from "node:util";
 import { locateTool } from "../../common/tools";
-import { chatBody } from "../http/chat";
-import { ApiClient } from "../http/client";
-import { streamChat } from "../http/stream";
-import { runClosedLoop } from "../load/closed-loop";
+import { chatBody } from "../../measure/http/chat";
+import { ApiClient } from "../../measure/http/client";
+import { streamChat } from "../../measure/http/stream";
+import { runClosedLoop } from "../../measure/load/closed-loop";
 
 interface AutocannonResult {
   requests: { total: number; average: number };

@@ -1,5 +1,3 @@
-import type { LoadLevel, RateLevel, SloCapacity } from "../../result";
-import { levelThroughput } from "../../verdict";
 import {
   type CapacitySettings,
   minCompletedPerProbe,
@@ -7,11 +5,13 @@ import {
   probeSeconds,
   sloE2eAllowanceMs,
   windowRule,
-} from "../inputs/capacity-settings";
-import type { Slo } from "../inputs/slo";
-import { describeMiss } from "../inputs/slo-judge";
-import { probeSeed } from "../load/arrivals";
-import type { OpenLoopEarlyEnd } from "../load/open-loop";
+} from "../../measure/inputs/capacity-settings";
+import type { Slo } from "../../measure/inputs/slo";
+import { describeMiss } from "../../measure/inputs/slo-judge";
+import { probeSeed } from "../../measure/load/arrivals";
+import type { OpenLoopEarlyEnd } from "../../measure/load/open-loop";
+import type { LoadLevel, RateLevel, SloCapacity } from "../../result";
+import { levelThroughput } from "../../verdict";
 import { capacityRecord, judgeProbe, type SearchStart } from "./capacity";
 import { searchCapacity } from "./capacity-search";
 import { cannotPass } from "./probe-stop";

@@ -8,7 +8,7 @@
  * the bracket is stated in both. It never reports a rate it did not offer: a search that cannot bracket
  * gives null and says why.
  */
-import { describeMiss, type SloMiss } from "../inputs/slo-judge";
+import { describeMiss, type SloMiss } from "../../measure/inputs/slo-judge";
 
 export interface ProbeOutcome {
   readonly targetRatePerSecond: number;

@@ -1,8 +1,8 @@
+import { type CapacitySettings, minCompletedPerProbe } from "../../measure/inputs/capacity-settings";
+import type { Slo } from "../../measure/inputs/slo";
+import { judge } from "../../measure/inputs/slo-judge";
+import { measured, missing } from "../../measure/measured";
 import type { RateLevel, SloCapacity } from "../../result";
-import { type CapacitySettings, minCompletedPerProbe } from "../inputs/capacity-settings";
-import type { Slo } from "../inputs/slo";
-import { judge } from "../inputs/slo-judge";
-import { measured, missing } from "../measured";
 import type { CapacitySearch, ProbeOutcome } from "./capacity-search";
 
 /** The SLO capacity's probes and record around the pure search (`capacity-search.ts`). */
@@ -12,7 +12,7 @@ export {
   probePlan,
   probeSeconds,
   sloE2eAllowanceMs,
-} from "../inputs/capacity-settings";
+} from "../../measure/inputs/capacity-settings";
 
 /**
  * Pure: the SLO held at a probe when the level is valid, kept up, had enough completions and met the SLO.

@@ -1,6 +1,6 @@
+import { repeatSentence } from "../../measure/inputs/scenario";
+import { measured, missing } from "../../measure/measured";
 import type { ContextPhase, ContextProbe } from "../../result";
-import { repeatSentence } from "../inputs/scenario";
-import { measured, missing } from "../measured";
 import { nowIso, type PhaseContext, plainChat, Tokenizer } from "./shared";
 
 const CONTEXT_MESSAGE = /context length|context window|maximum model length|max_model_len/i;

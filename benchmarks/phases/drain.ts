@@ -1,7 +1,7 @@
-import type { ApiClient } from "../http/client";
-import { type Measured, measured, missing } from "../measured";
-import { parseExposition } from "../metrics/exposition";
-import { vllmSnapshot } from "../metrics/vllm";
+import type { ApiClient } from "../../measure/http/client";
+import { type Measured, measured, missing } from "../../measure/measured";
+import { parseExposition } from "../../measure/metrics/exposition";
+import { vllmSnapshot } from "../../measure/metrics/vllm";
 
 const POLL_MS = 250;
 

@@ -1,7 +1,7 @@
+import type { RequestSample } from "../../measure/http/chat";
+import type { EarlyEndOptions } from "../../measure/load/closed-loop";
+import { type Measured, measured, missing } from "../../measure/measured";
 import type { EarlyStop } from "../../result";
-import type { RequestSample } from "../http/chat";
-import type { EarlyEndOptions } from "../load/closed-loop";
-import { type Measured, measured, missing } from "../measured";
 import { closedLoopThroughput } from "./throughput-estimate";
 
 type WindowSample = RequestSample & { readonly window: boolean };

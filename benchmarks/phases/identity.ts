@@ -1,11 +1,11 @@
+import { probeHealth, probeModels } from "../../measure/http/probes";
+import type { PodReaders } from "../../measure/kube/pod-readers";
+import { type Measured, measured, missing } from "../../measure/measured";
+import { batchBudget, parseBatchBudgetLog } from "../../measure/metrics/batch-budget";
+import { kvCapacity } from "../../measure/metrics/capacity";
+import { parseExposition } from "../../measure/metrics/exposition";
+import { cacheConfigInfo, type KvCapacityLog, parseKvCapacityLog } from "../../measure/metrics/vllm";
 import type { IdentityPhase, ModelInfo } from "../../result";
-import { probeHealth, probeModels } from "../http/probes";
-import type { PodReaders } from "../kube/pod-readers";
-import { type Measured, measured, missing } from "../measured";
-import { batchBudget, parseBatchBudgetLog } from "../metrics/batch-budget";
-import { kvCapacity } from "../metrics/capacity";
-import { parseExposition } from "../metrics/exposition";
-import { cacheConfigInfo, type KvCapacityLog, parseKvCapacityLog } from "../metrics/vllm";
 import { nowIso, type PhaseContext } from "./shared";
 
 interface IdentityInputs extends PodReaders {

@@ -1,6 +1,6 @@
+import type { RequestSample } from "../../measure/http/chat";
+import { summarize } from "../../measure/stats";
 import type { LoadLevel, OutcomeCounts } from "../../result";
-import type { RequestSample } from "../http/chat";
-import { summarize } from "../stats";
 
 /** What a level's samples say, computed one way for the closed and the open loop. */
 export type LevelFigures = Pick<

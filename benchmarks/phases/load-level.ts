@@ -1,10 +1,9 @@
-import type { LevelBase, ServerWindow } from "../../result";
-import type { RequestSample } from "../http/chat";
-import type { PodIdentity } from "../kube/readiness";
-import type { ClosedLoopResult } from "../load/closed-loop";
-import { StallWatch, scrapeFailureReason, stallReason } from "../load/stall";
-import type { Measured } from "../measured";
-import type { KvCapacity } from "../metrics/capacity";
+import type { RequestSample } from "../../measure/http/chat";
+import type { PodIdentity } from "../../measure/kube/readiness";
+import type { ClosedLoopResult } from "../../measure/load/closed-loop";
+import { StallWatch, scrapeFailureReason, stallReason } from "../../measure/load/stall";
+import type { Measured } from "../../measure/measured";
+import type { KvCapacity } from "../../measure/metrics/capacity";
 import {
   dcgmPoint,
   type GpuPoint,
@@ -13,11 +12,12 @@ import {
   gpuFromDcgm,
   gpuFromPrometheus,
   gpuUnavailable,
-} from "../metrics/gpu";
-import { type LatencyHistograms, latencyHistograms } from "../metrics/histogram";
-import { prefixCacheWindow } from "../metrics/prefix-cache";
-import { deltaOf, peakOf, type ScrapeSeries, WindowScraper } from "../metrics/scraper";
-import { type VllmSnapshot, vllmSnapshot } from "../metrics/vllm";
+} from "../../measure/metrics/gpu";
+import { type LatencyHistograms, latencyHistograms } from "../../measure/metrics/histogram";
+import { prefixCacheWindow } from "../../measure/metrics/prefix-cache";
+import { deltaOf, peakOf, type ScrapeSeries, WindowScraper } from "../../measure/metrics/scraper";
+import { type VllmSnapshot, vllmSnapshot } from "../../measure/metrics/vllm";
+import type { LevelBase, ServerWindow } from "../../result";
 import { waitForIdle } from "./drain";
 import { levelFigures } from "./level-figures";
 import { serverLatency } from "./server-latency";

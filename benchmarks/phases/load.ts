@@ -1,19 +1,18 @@
+import type { ChatRequest } from "../../measure/http/chat";
+import { streamChat } from "../../measure/http/stream";
+import { type CapacitySettings, type OpenLoop, repeatSentence, sweepSlo } from "../../measure/inputs/scenario";
+import { type Slo, scenarioSlo } from "../../measure/inputs/slo";
+import { levelJudgement } from "../../measure/inputs/slo-judge";
+import { runClosedLoop } from "../../measure/load/closed-loop";
+import { runOpenLoop } from "../../measure/load/open-loop";
+import { measureCeiling, predictCeiling } from "../../measure/metrics/capacity";
 import type { LoadLevel, LoadPhase, RateLevel, SloCapacity, SweepResult } from "../../result";
-import { levelThroughput } from "../../verdict";
-import type { ChatRequest } from "../http/chat";
-import { streamChat } from "../http/stream";
-import { type CapacitySettings, type OpenLoop, repeatSentence, sweepSlo } from "../inputs/scenario";
-import { type Slo, scenarioSlo } from "../inputs/slo";
-import { levelJudgement } from "../inputs/slo-judge";
-import { runClosedLoop } from "../load/closed-loop";
-import { runOpenLoop } from "../load/open-loop";
-import { measureCeiling, predictCeiling } from "../metrics/capacity";
+import { levelThroughput, probeRate, sweepRates, sweepResult } from "../../verdict";
 import { capacitySearchRun, type ProbeLevel } from "./capacity-run";
 import { earlyEndChecks, earlyStopRecord } from "./early-stop";
 import { hopeless, type LoadInputs, measureLevel } from "./load-level";
 import { PromptSource, usageRange } from "./prompts";
 import { nowIso, type PhaseContext, Tokenizer } from "./shared";
-import { probeRate, sweepRates, sweepResult } from "./sweep";
 import { closedLoopThroughput } from "./throughput-estimate";
 
 export type { LoadInputs } from "./load-level";

@@ -1,7 +1,7 @@
-import type { RequestSample } from "../http/chat";
-import type { Slo } from "../inputs/slo";
-import { requestMeets } from "../inputs/slo-judge";
-import type { OpenLoopView } from "../load/open-loop";
+import type { RequestSample } from "../../measure/http/chat";
+import type { Slo } from "../../measure/inputs/slo";
+import { requestMeets } from "../../measure/inputs/slo-judge";
+import type { OpenLoopView } from "../../measure/load/open-loop";
 
 /**
  * A capacity probe ends as soon as it cannot pass, whatever the requests still to come do: a failing probe

@@ -1,7 +1,7 @@
+import type { Cluster } from "../../measure/kube/cluster";
+import { apiErrorMessage } from "../../measure/kube/cluster";
+import type { Measured } from "../../measure/measured";
 import type { ReadinessPhase } from "../../result";
-import type { Cluster } from "../kube/cluster";
-import { apiErrorMessage } from "../kube/cluster";
-import type { Measured } from "../measured";
 import { nowIso } from "./shared";
 
 /**

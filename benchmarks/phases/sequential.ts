@@ -1,9 +1,9 @@
+import { repeatSentence } from "../../measure/inputs/scenario";
+import { prefixCacheWindow } from "../../measure/metrics/prefix-cache";
+import { WindowScraper } from "../../measure/metrics/scraper";
+import { vllmSnapshot } from "../../measure/metrics/vllm";
+import { mean } from "../../measure/stats";
 import type { InputLengthCase, InputLengthPhase, PlainRun, SequentialPhase } from "../../result";
-import { repeatSentence } from "../inputs/scenario";
-import { prefixCacheWindow } from "../metrics/prefix-cache";
-import { WindowScraper } from "../metrics/scraper";
-import { vllmSnapshot } from "../metrics/vllm";
-import { mean } from "../stats";
 import { PromptSource, usageRange } from "./prompts";
 import { nowIso, type PhaseContext, plainChat, Tokenizer } from "./shared";
 

@@ -1,6 +1,5 @@
-import type { ServerLatency, ServerLatencyFigure } from "../../result";
-import type { RequestSample } from "../http/chat";
-import { type Measured, measured, missing } from "../measured";
+import type { RequestSample } from "../../measure/http/chat";
+import { type Measured, measured, missing } from "../../measure/measured";
 import {
   type Histogram,
   histogramDelta,
@@ -8,8 +7,9 @@ import {
   LATENCY_HISTOGRAMS,
   type LatencyHistogramKey,
   type LatencyHistograms,
-} from "../metrics/histogram";
-import type { ScrapeSeries } from "../metrics/scraper";
+} from "../../measure/metrics/histogram";
+import type { ScrapeSeries } from "../../measure/metrics/scraper";
+import type { ServerLatency, ServerLatencyFigure } from "../../result";
 
 const ms = (seconds: number | null) => (seconds === null ? null : seconds * 1000);
 

@@ -1,6 +1,6 @@
-import { chatBody } from "../http/chat";
-import { type ApiClient, errorMessageOf } from "../http/client";
-import type { Scenario } from "../inputs/scenario";
+import { chatBody } from "../../measure/http/chat";
+import { type ApiClient, errorMessageOf } from "../../measure/http/client";
+import type { Scenario } from "../../measure/inputs/scenario";
 import type { Progress } from "../progress";
 
 /** What every phase gets from the run. */

@@ -1,6 +1,6 @@
+import type { RequestSample } from "../../measure/http/chat";
+import { type Measured, measured, missing } from "../../measure/measured";
 import type { ThroughputEstimate } from "../../result";
-import type { RequestSample } from "../http/chat";
-import { type Measured, measured, missing } from "../measured";
 
 /** Sub-windows of equal length the error is estimated from (batch means). */
 export const BATCHES = 5;

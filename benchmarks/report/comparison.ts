@@ -1,7 +1,7 @@
 import { num } from "../../common/format";
 import { markdownTableLines } from "../../common/markdown-table";
+import { describeMiss } from "../../measure/inputs/slo-judge";
 import { type Comparison, objectiveOf, rankedFigure } from "../../verdict";
-import { describeMiss } from "../inputs/slo-judge";
 
 /** Pure renderer of a comparison for the terminal or a PR comment. */
 export function renderComparison(c: Comparison): string {

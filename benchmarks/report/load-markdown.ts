@@ -1,10 +1,10 @@
 import { num } from "../../common/format";
+import { describeSlo } from "../../measure/inputs/slo";
+import { describeMiss } from "../../measure/inputs/slo-judge";
+import type { Measured } from "../../measure/measured";
+import type { ConcurrencyCeiling } from "../../measure/metrics/capacity";
+import { PERCENTILE_METHOD } from "../../measure/stats";
 import type { LevelBase, LoadLevel, LoadPhase, PromptSet, ServerLatencyFigure } from "../../result";
-import { describeSlo } from "../inputs/slo";
-import { describeMiss } from "../inputs/slo-judge";
-import type { Measured } from "../measured";
-import type { ConcurrencyCeiling } from "../metrics/capacity";
-import { PERCENTILE_METHOD } from "../stats";
 import { countsText, Notes, pcts, table } from "./markdown-notes";
 import { sloSectionLines } from "./slo-markdown";
 

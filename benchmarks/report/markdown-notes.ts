@@ -1,8 +1,8 @@
 import { num } from "../../common/format";
 import { markdownTableLines } from "../../common/markdown-table";
+import type { Measured } from "../../measure/measured";
+import type { Summary } from "../../measure/stats";
 import type { OutcomeCounts } from "../../result";
-import type { Measured } from "../measured";
-import type { Summary } from "../stats";
 
 /** What the result report's sections share: the n/a notes and number cells. */
 

@@ -1,7 +1,7 @@
 import { num } from "../../common/format";
+import { describeSlo } from "../../measure/inputs/slo";
+import { describeMiss } from "../../measure/inputs/slo-judge";
 import type { LevelBase, LoadPhase, SloCapacity } from "../../result";
-import { describeSlo } from "../inputs/slo";
-import { describeMiss } from "../inputs/slo-judge";
 import { table } from "./markdown-notes";
 
 /** The SLO's part of a result's report: attainment and request goodput per level, and the SLO capacity. Pure. */

@@ -1,5 +1,5 @@
+import { describeBound } from "../../measure/inputs/slo";
 import { type BenchmarkResult, capacityLevelAt } from "../../result";
-import { describeBound } from "../inputs/slo";
 import { niceMax } from "./svg";
 
 /**

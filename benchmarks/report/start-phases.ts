@@ -1,6 +1,6 @@
 import { markdownTableLines } from "../../common/markdown-table";
-import type { StartPhases } from "../kube/start-phases";
-import type { Measured } from "../measured";
+import type { StartPhases } from "../../measure/kube/start-phases";
+import type { Measured } from "../../measure/measured";
 
 /** One phase as a cell: the value with its unit, or n/a with the reason kept for the notes. */
 function cell(m: Measured<number | string>, unit: string, reasons: Set<string>): string {

@@ -107,7 +107,7 @@ NODE_VERSION="$("$NODE" --version), npm $("$NODE" "$NPM_CLI" --version)"
 stream node
 
 # ---------------------------------------------------------------- bin
-# What the lab executes (lab/cluster.ts, common/tools.ts, campaign/pulumi.ts): kwokctl + kwok, the
+# What the lab executes (lab/lifecycle/cluster.ts, common/tools.ts, campaign/pulumi.ts): kwokctl + kwok, the
 # control plane, etcd, the Pulumi CLI + language host + providers (unpack.sh installs the providers
 # into DIR/pulumi-home), the Node.js dynamic provider host (`up`'s rollout wait, components/rollout-ready.ts;
 # the CLI finds it next to itself), llm-d-inference-sim for the simulator engine.
@@ -122,7 +122,7 @@ for t in "${TOOLS[@]}"; do
 done
 cp "$LAB_HOME"/bin/.*.version "$STAGE/bin/" 2>/dev/null || true
 if ((!WITH_SIM)); then
-  # lab/controller.ts looks the simulator up at start even with --engine vllm: a stub that says why.
+  # lab/process-engine/controller.ts looks the simulator up at start even with --engine vllm: a stub that says why.
   printf '#!/bin/sh\necho "llm-d-inference-sim is not in this bundle (built with --no-sim)" >&2\nexit 1\n' > "$STAGE/bin/llm-d-inference-sim"
   chmod +x "$STAGE/bin/llm-d-inference-sim"
 fi

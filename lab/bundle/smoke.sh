@@ -24,7 +24,7 @@ check() {
 check node node --version
 check npm npm --version
 check "node_modules" node -e 'require("@pulumi/pulumi"); require("@kubernetes/client-node"); require("tsx/cjs"); require("ts-node"); console.log("requires ok")'
-check "tsx program" node --require tsx/cjs -e 'require("./lab/options"); console.log("lab/options.ts loads")'
+check "tsx program" node --require tsx/cjs -e 'require("./lab/cluster/options"); console.log("lab/cluster/options.ts loads")'
 check pulumi pulumi version
 check "pulumi plugins" bash -o pipefail -c 'pulumi plugin ls 2>&1 | grep -E "kubernetes +resource|resource +kubernetes"'
 check pulumi-language-nodejs sh -c 'test -x "$(dirname "$(command -v pulumi)")/pulumi-language-nodejs" && echo present'

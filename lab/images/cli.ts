@@ -3,7 +3,7 @@
  * prints each tarball with its names, one JSON object. The engine image carries the lab's default
  * options; the lab builds it with its own (buildLabImages).
  */
-import { LabOptionsSchema } from "../options";
+import { LabOptionsSchema } from "../cluster";
 import { buildLabImages } from "./images";
 
 try {

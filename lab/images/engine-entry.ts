@@ -2,13 +2,12 @@
  * The lab's engine image's entrypoint (bundled into one .js by lab/images/build.ts): takes
  * `vllm serve`'s argv, waits out the lab's simulated model load (cold or warm by the model cache
  * on the claim), then serves llm-d-inference-sim behind the lab's KV layer and timing model
- * (lab/sim-serve.ts) on the container's port. Its first line says it is the lab's simulator.
+ * (lab/emulation/sim-serve.ts) on the container's port. Its first line says it is the lab's simulator.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { KvStartupError } from "../kv-model";
-import { serveSimulator } from "../sim-serve";
-import { freeLoopbackPort } from "../vllm-engine";
+import { KvStartupError, serveSimulator } from "../emulation";
+import { freeLoopbackPort } from "../process-engine";
 import {
   containerPortOf,
   ENGINE_BANNER,

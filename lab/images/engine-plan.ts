@@ -1,17 +1,13 @@
 import * as path from "node:path";
 import { vllmDefaultOf, vllmFlagValue } from "../../config";
-import { utilizationOf } from "../emulate-memory";
-import { kvPoolFor } from "../kv-model";
-import type { KvProxyConfig } from "../kv-proxy";
-import { type LabOptions, LabOptionsSchema, simCardGib, simTimingFitted } from "../options";
-import { simArgsFor } from "../sim-args";
-import type { SimPodConfig } from "../sim-serve";
-import { batchBudget, H200_TIMING } from "../timing-model";
+import { type LabOptions, LabOptionsSchema, simCardGib, simTimingFitted } from "../cluster";
+import type { KvProxyConfig, SimPodConfig } from "../emulation";
+import { batchBudget, H200_TIMING, kvPoolFor, simArgsFor, utilizationOf } from "../emulation";
 
 /**
  * Pure: what the lab's engine image does with the argv the real vllm-openai image's `vllm serve`
  * takes (the pod's args: the model and the flags the stack renders): llm-d-inference-sim's argv
- * (lab/sim-args.ts) and the lab's KV layer in front of it, on the container's port on every
+ * (lab/emulation/sim-args.ts) and the lab's KV layer in front of it, on the container's port on every
  * interface, as vLLM's `--host` default is, where the kubelet's probes reach it.
  */
 
@@ -33,7 +29,7 @@ const MODEL_MAX_MODEL_LEN = 131072;
  * --max-model-len does not fit the pool its --gpu-memory-utilization leaves on the card. With
  * `fittedTiming` the layer also paces answers by the timing model. The step's token budget (which
  * also sizes the pool's sliding-window blocks) is the pod's --max-num-batched-tokens, else vLLM's
- * default for the card whose speed the timing is (lab/timing-model.ts `batchBudget`: 8192); a
+ * default for the card whose speed the timing is (lab/emulation/timing-model.ts `batchBudget`: 8192); a
  * missing --max-num-seqs is vLLM's default for the emulated card (256 on 24 GiB).
  */
 export function kvProxyConfigFor(podArgs: readonly string[], cardGib: number, fittedTiming: boolean): KvProxyConfig {
@@ -58,7 +54,7 @@ const VLLM_DEFAULT_HOST = "0.0.0.0";
 
 export interface EnginePlan {
   readonly serve: SimPodConfig;
-  /** The simulator's own argv (lab/sim-args.ts). */
+  /** The simulator's own argv (lab/emulation/sim-args.ts). */
   readonly simArgs: readonly string[];
   /** The pod's flags the simulator has no counterpart for. */
   readonly ignored: readonly string[];
@@ -111,7 +107,7 @@ export function containerPortOf(podArgs: readonly string[]): number {
 
 /**
  * The plan for these pod args; `simPort` is the loopback port the simulator gets (any free one but
- * the container port). Throws KvStartupError (lab/kv-model.ts) where vLLM would refuse to start.
+ * the container port). Throws KvStartupError (lab/emulation/kv-model.ts) where vLLM would refuse to start.
  */
 export function enginePlan(podArgs: readonly string[], options: LabOptions, simPort: number): EnginePlan {
   const port = containerPortOf(podArgs);

@@ -4,7 +4,7 @@ import * as path from "node:path";
 import { buildSync } from "esbuild";
 import { findTool, locateTool } from "../../common/tools";
 import { mergedStackConfig, stackNames } from "../../config";
-import type { LabOptions } from "../options";
+import type { LabOptions } from "../cluster";
 import { type BuiltImage, buildImage, type ImageRecipe, imagesDir } from "./build";
 import { ENGINE_OPTIONS_ENV, engineOptionsEnv, IMAGE_SIM_BINARY } from "./engine-plan";
 import { normalizedImageName } from "./oci";

@@ -1,6 +1,6 @@
 import type { V1ConfigMap, V1Namespace } from "@kubernetes/client-node";
+import { PROVISIONER } from "../cluster";
 import { LOCAL_PATH_HELPER_IMAGE } from "../images";
-import { PROVISIONER } from "../manifests";
 import type { NodeLayout } from "./layout";
 
 /**

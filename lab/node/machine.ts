@@ -1,4 +1,4 @@
-import { SEED_NODE_RESOURCES } from "../manifests";
+import { SEED_NODE_RESOURCES } from "../cluster";
 
 /**
  * What the real node's kubelet is shown of the machine (pure): the seed's GPU machine, whose

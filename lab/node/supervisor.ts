@@ -9,9 +9,8 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
-import { ignoreStatus } from "../api-errors";
+import { GPU_NODE_LABELS, ignoreStatus } from "../cluster";
 import { importImages } from "../images";
-import { GPU_NODE_LABELS } from "../manifests";
 import { waitForContainerd } from "./containerd";
 import { createCgroup, enterCgroup, removeCgroupTree, shadowHostPaths, showSeedMachine, unmountUnder } from "./host";
 import {

@@ -13,11 +13,11 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { stringify as toYaml } from "yaml";
-import { minCompletedPerProbe, probePlan, sloE2eAllowanceMs } from "../../benchmarks/inputs/capacity-settings";
-import { buildScenario, type ScenarioInput } from "../../benchmarks/inputs/scenario";
-import { parseSloBounds, scenarioSlo } from "../../benchmarks/inputs/slo";
 import { main as campaign } from "../../campaign/cli";
 import { LAB_DIR, runningLabState, startLab, stopLab } from "../../lab";
+import { minCompletedPerProbe, probePlan, sloE2eAllowanceMs } from "../../measure/inputs/capacity-settings";
+import { buildScenario, type ScenarioInput } from "../../measure/inputs/scenario";
+import { parseSloBounds, scenarioSlo } from "../../measure/inputs/slo";
 import { readResult } from "../../result/store";
 import type { BenchmarkResult } from "../../result/types";
 

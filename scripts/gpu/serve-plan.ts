@@ -11,9 +11,9 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { stackOutputs } from "../../components/render/outputs";
-import { emulatedKvCacheBytes, utilizationOf } from "../../lab/emulate-memory";
-import { hasWeights } from "../../lab/preflight";
-import { vllmCommandFor } from "../../lab/vllm-command";
+import { hasWeights } from "../../lab/cluster/preflight";
+import { emulatedKvCacheBytes, utilizationOf } from "../../lab/emulation/emulate-memory";
+import { vllmCommandFor } from "../../lab/process-engine/vllm-command";
 import { stackConfigOrExit } from "../stack-config";
 
 const { values } = parseArgs({

@@ -1,4 +1,4 @@
-import { percentile } from "../../benchmarks/stats";
+import { percentile } from "../../measure/stats";
 
 /** One round of the switch-cost benchmark, every figure in seconds. */
 export interface SwitchRound {

@@ -1,5 +1,5 @@
 /**
- * The lab's timing model (lab/timing-model.ts) in virtual time under an open loop: Poisson arrivals
+ * The lab's timing model (lab/emulation/timing-model.ts) in virtual time under an open loop: Poisson arrivals
  * at a rate (the benchmark's schedule, seed 0), the API server's one-at-a-time work, vLLM's FCFS
  * admission up to maxNumSeqs, the model's steps. Prints, per rate, where the requests queued: the
  * peak of those the API server still held (invisible to `vllm:num_requests_waiting`) and of those
@@ -8,7 +8,7 @@
  *
  *   npx tsx scripts/timing-fit/open-loop.ts
  */
-import { arrivalSchedule } from "../../benchmarks/load/arrivals";
+
 import {
   applyStep,
   batchBudget,
@@ -17,8 +17,9 @@ import {
   H200_TIMING,
   planStep,
   type TimingParams,
-} from "../../lab/timing-model";
-import { quantile } from "../../lab/timing-replay";
+} from "../../lab/emulation/timing-model";
+import { quantile } from "../../lab/emulation/timing-replay";
+import { arrivalSchedule } from "../../measure/load/arrivals";
 
 interface OpenLoop {
   readonly ratePerSecond: number;

@@ -7,10 +7,10 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { LocalWorkspace, type Stack } from "@pulumi/pulumi/automation";
 import { stringify as toYaml } from "yaml";
-import { buildScenario, type ScenarioInput } from "../../benchmarks/inputs/scenario";
 import { findPulumi } from "../../campaign/pulumi";
 import { stageProject } from "../../campaign/stage";
 import { type LabServiceRef, type LabState, labServiceUrl, stopLab } from "../../lab";
+import { buildScenario, type ScenarioInput } from "../../measure/inputs/scenario";
 
 export const PROJECT_DIR = path.resolve(__dirname, "../..");
 

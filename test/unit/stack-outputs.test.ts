@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
-import { parseStackOutputs } from "../../benchmarks/inputs/stack-outputs";
 import { STACK_OUTPUT_KEYS } from "../../config/stack-outputs";
+import { parseStackOutputs } from "../../measure/inputs/stack-outputs";
 import { runProgram } from "./helpers/program";
 
 describe("stack outputs: one schema for the program and the benchmark (config/stack-outputs.ts)", function () {

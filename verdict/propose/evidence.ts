@@ -1,10 +1,10 @@
 import { z } from "zod";
-import { SloBoundSchema } from "../../benchmarks/inputs/slo";
-import { judge, RecordedMissSchema } from "../../benchmarks/inputs/slo-judge";
-import { type Measured, measured, measuredOf, missing } from "../../benchmarks/measured";
-import { BatchBudgetSchema } from "../../benchmarks/metrics/batch-budget";
-import { MeasuredCeilingSchema, measureCeiling } from "../../benchmarks/metrics/capacity";
 import { knobJsType, TUNABLE_KNOBS, type TunableKnob, type TunableKnobValues } from "../../config";
+import { SloBoundSchema } from "../../measure/inputs/slo";
+import { judge, RecordedMissSchema } from "../../measure/inputs/slo-judge";
+import { type Measured, measured, measuredOf, missing } from "../../measure/measured";
+import { BatchBudgetSchema } from "../../measure/metrics/batch-budget";
+import { MeasuredCeilingSchema, measureCeiling } from "../../measure/metrics/capacity";
 import { type BenchmarkResult, capacityLevelAt } from "../../result";
 import { levelThroughput, ThroughputBasisSchema } from "../throughput";
 

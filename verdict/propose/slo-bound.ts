@@ -1,5 +1,5 @@
-import { describeMiss } from "../../benchmarks/inputs/slo-judge";
 import { num } from "../../common/format";
+import { describeMiss } from "../../measure/inputs/slo-judge";
 import type { CapacityEvidence } from "./evidence";
 import {
   batchBudgetOf,

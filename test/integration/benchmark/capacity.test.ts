@@ -1,8 +1,8 @@
 import { strict as assert } from "node:assert";
-import { buildScenario, type ScenarioInput } from "../../../benchmarks/inputs/scenario";
-import { describeMiss } from "../../../benchmarks/inputs/slo-judge";
 import { probePlan } from "../../../benchmarks/phases/capacity";
 import { runBenchmark } from "../../../benchmarks/run";
+import { buildScenario, type ScenarioInput } from "../../../measure/inputs/scenario";
+import { describeMiss } from "../../../measure/inputs/slo-judge";
 import type { BenchmarkResult, RateLevel, SloCapacity } from "../../../result/types";
 import { type RunningSim, requireSimulator, type SimOptions, startSimulator } from "./simulator";
 

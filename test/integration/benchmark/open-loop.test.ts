@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
-import { buildScenario } from "../../../benchmarks/inputs/scenario";
 import { runBenchmark } from "../../../benchmarks/run";
+import { buildScenario } from "../../../measure/inputs/scenario";
 import type { BenchmarkResult, RateLevel } from "../../../result/types";
 import { type RunningSim, requireSimulator, type SimOptions, startSimulator } from "./simulator";
 

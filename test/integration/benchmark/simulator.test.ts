@@ -3,9 +3,9 @@ import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { main } from "../../../benchmarks/cli";
-import { buildScenario } from "../../../benchmarks/inputs/scenario";
 import { runBenchmark } from "../../../benchmarks/run";
 import { EXIT } from "../../../common/exit-codes";
+import { buildScenario } from "../../../measure/inputs/scenario";
 import type { BenchmarkResult, LoadLevel } from "../../../result/types";
 import { type RunningSim, requireSimulator, type SimOptions, startSimulator } from "./simulator";
 

@@ -3,8 +3,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { buildScenario } from "../../../benchmarks/inputs/scenario";
 import { runBenchmark } from "../../../benchmarks/run";
+import { buildScenario } from "../../../measure/inputs/scenario";
 
 const outputs = { namespace: "ns", deploymentName: "d", servedModelName: "fake-model", config: { maxNumSeqs: 4 } };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -8,7 +8,7 @@ import type { CampaignSummary } from "../../../campaign/record";
 import { readTuneState, type TuneState } from "../../../campaign/tune/state";
 import { EXIT } from "../../../common/exit-codes";
 import { startLab, stopLab } from "../../../lab";
-import { hostProbes } from "../../../lab/preflight";
+import { hostProbes } from "../../../lab/cluster/preflight";
 import { tuneStateFile } from "../../../result/store";
 import { kubeClients, labCampaignPlaces, PROJECT_DIR, writeLoadScenario } from "../helpers";
 

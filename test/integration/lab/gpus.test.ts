@@ -7,9 +7,9 @@ import { request } from "undici";
 import { render } from "../../../components";
 import { type CandidateConfig, mergedStackConfig, parseCandidateConfig } from "../../../config";
 import { type LabState, labServiceUrl, startLab, stopLab } from "../../../lab";
-import { GPU_DEVICES_ANNOTATION } from "../../../lab/manifests";
-import { hostProbes } from "../../../lab/preflight";
-import { readServiceEndpoint } from "../../../lab/state";
+import { GPU_DEVICES_ANNOTATION } from "../../../lab/cluster/manifests";
+import { hostProbes } from "../../../lab/cluster/preflight";
+import { readServiceEndpoint } from "../../../lab/cluster/state";
 import { kubeClients, PROJECT_DIR, until } from "../helpers";
 
 const NS = "gemmaforge";

@@ -8,6 +8,7 @@ import { request } from "undici";
 import { locateTool } from "../../../common/tools";
 import { render } from "../../../components";
 import { mergedStackConfig, parseCandidateConfig, vllmFlagValue } from "../../../config";
+import { LabOptionsSchema } from "../../../lab/cluster/options";
 import {
   buildLabImages,
   ENGINE_BANNER,
@@ -19,7 +20,6 @@ import {
   PAUSE_IMAGE,
   stackImages,
 } from "../../../lab/images";
-import { LabOptionsSchema } from "../../../lab/options";
 import { freePort, requireSimulator } from "../benchmark/simulator";
 import { PROJECT_DIR } from "../helpers";
 

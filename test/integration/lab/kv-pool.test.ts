@@ -1,13 +1,13 @@
 import * as assert from "node:assert/strict";
 import { request } from "undici";
-import { ApiClient } from "../../../benchmarks/http/client";
-import { streamChat } from "../../../benchmarks/http/stream";
-import { runClosedLoop } from "../../../benchmarks/load/closed-loop";
-import { parseExposition } from "../../../benchmarks/metrics/exposition";
-import { cacheConfigInfo, vllmSnapshot } from "../../../benchmarks/metrics/vllm";
 import { waitForIdle } from "../../../benchmarks/phases/drain";
 import { type LabState, startLab, stopLab } from "../../../lab";
-import { kvPoolFor } from "../../../lab/kv-model";
+import { kvPoolFor } from "../../../lab/emulation/kv-model";
+import { ApiClient } from "../../../measure/http/client";
+import { streamChat } from "../../../measure/http/stream";
+import { runClosedLoop } from "../../../measure/load/closed-loop";
+import { parseExposition } from "../../../measure/metrics/exposition";
+import { cacheConfigInfo, vllmSnapshot } from "../../../measure/metrics/vllm";
 import { labTarget, pulumiSandbox } from "../helpers";
 
 const MODEL = "gemma-4-12b-q4";

@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { LabStateSchema } from "../../../lab/options";
+import { LabStateSchema } from "../../../lab/cluster/options";
 import { kubeClients, PROJECT_DIR } from "../helpers";
 
 /** Runs a bash script with the test's environment minus what would leak this checkout into the bundle's. */
@@ -98,8 +98,8 @@ describe("offline bundle: built, unpacked and the lab started from the unpacked 
     // told there is one (what lab:up would refuse here), as test/integration/lab/gpus.test.ts does.
     const fakeVllm = path.join(repo, "test", "integration", "lab", "fake-vllm.cjs");
     const start = [
-      'const { startLab } = require("./lab/cluster");',
-      'const { hostProbes } = require("./lab/preflight");',
+      'const { startLab } = require("./lab/lifecycle/cluster");',
+      'const { hostProbes } = require("./lab/cluster/preflight");',
       `startLab({ engine: "vllm", vllmPython: ${JSON.stringify(fakeVllm)}, coldStartSeconds: 2, warmStartSeconds: 1 },`,
       "  { hasGpu: () => true, importVllm: hostProbes.importVllm })",
       "  .then(() => process.exit(0), (e) => { console.error(e.message); process.exit(1); });",

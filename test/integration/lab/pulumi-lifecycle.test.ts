@@ -1,10 +1,10 @@
 import * as assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
 import type { UpResult } from "@pulumi/pulumi/automation";
-import { Cluster } from "../../../benchmarks/kube/cluster";
 import { render } from "../../../components";
 import { mergedStackConfig, parseCandidateConfig, secretRefs } from "../../../config";
 import { type LabState, startLab, stopLab } from "../../../lab";
+import { Cluster } from "../../../measure/kube/cluster";
 import { kubeClients, PROJECT_DIR, type PulumiSandbox, pulumiSandbox, watchPodCount } from "../helpers";
 
 const NS = "gemmaforge";

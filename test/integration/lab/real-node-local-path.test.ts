@@ -3,10 +3,10 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type * as k8s from "@kubernetes/client-node";
 import { type LabState, startLab, stopLab } from "../../../lab";
+import { PROVISIONER } from "../../../lab/cluster/manifests";
+import { LAB_DIR } from "../../../lab/cluster/options";
 import { LOCAL_PATH_HELPER_IMAGE } from "../../../lab/images";
-import { PROVISIONER } from "../../../lab/manifests";
 import { nodeLayout, realNodeProblem } from "../../../lab/node";
-import { LAB_DIR } from "../../../lab/options";
 import { kubeClients, until } from "../helpers";
 
 const NS = "default";

@@ -6,11 +6,11 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { request } from "undici";
 import { type LabState, startLab, stopLab } from "../../../lab";
+import { SEED_NODE_RESOURCES } from "../../../lab/cluster/manifests";
+import { LAB_DIR } from "../../../lab/cluster/options";
 import { PAUSE_IMAGE } from "../../../lab/images";
-import { SEED_NODE_RESOURCES } from "../../../lab/manifests";
 import { nodeLayout, realNodeProblem } from "../../../lab/node";
 import { cgroupHierarchies, cgroupProcesses, mountsUnder } from "../../../lab/node/host";
-import { LAB_DIR } from "../../../lab/options";
 import { kubeClients, until } from "../helpers";
 import { buildFixtureImage } from "./fixture-image";
 

@@ -1,8 +1,8 @@
 import { strict as assert } from "node:assert";
 import * as net from "node:net";
 import { Agent, request } from "undici";
-import { LoopbackEndpoint } from "../../../lab/loopback-endpoint";
-import { splice } from "../../../lab/splice";
+import { splice } from "../../../lab/emulation/splice";
+import { LoopbackEndpoint } from "../../../lab/process-engine/loopback-endpoint";
 import { type RunningSim, requireSimulator, startSimulator } from "../benchmark/simulator";
 
 const MODEL = "sim-model";
@@ -53,8 +53,8 @@ describe("lab: requests after cut streams, through the lab's forwarders", functi
       interTokenLatencyMs: 10,
     });
     const simPort = Number(new URL(sim.url).port);
-    // lab/sim-serve.ts's forwarder (the engine image's front door without the KV layer), then
-    // lab/loopback-endpoint.ts's: two hops of lab/splice.ts between the client and the simulator.
+    // lab/emulation/sim-serve.ts's forwarder (the engine image's front door without the KV layer), then
+    // lab/process-engine/loopback-endpoint.ts's: two hops of lab/emulation/splice.ts between the client and the simulator.
     inner = net.createServer({ allowHalfOpen: true }, (c) =>
       splice(c, net.connect({ port: simPort, host: "127.0.0.1", allowHalfOpen: true })),
     );

@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
-import { buildScenario } from "../../../benchmarks/inputs/scenario";
 import { runBenchmark } from "../../../benchmarks/run";
 import { observe, waitServing } from "../../../campaign/probe";
+import { buildScenario } from "../../../measure/inputs/scenario";
 import { type KeyProxy, startKeyProxy } from "../../integration/helpers";
 import { type FakeVllm, startFakeVllm } from "./fake-vllm";
 

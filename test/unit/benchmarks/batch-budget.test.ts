@@ -1,14 +1,14 @@
 import * as assert from "node:assert/strict";
-import { measured, missing } from "../../../benchmarks/measured";
-import { batchBudget, cardFromNodeLabels, parseBatchBudgetLog } from "../../../benchmarks/metrics/batch-budget";
 import { H200_CARD, knobOnServer, vllmDefaultOf } from "../../../config";
+import { measured, missing } from "../../../measure/measured";
+import { batchBudget, cardFromNodeLabels, parseBatchBudgetLog } from "../../../measure/metrics/batch-budget";
 
 const RTX_4090 = measured({ name: "NVIDIA-GeForce-RTX-4090", memoryGib: 24564 / 1024 });
 const A100_80 = measured({ name: "NVIDIA-A100-SXM4-80GB", memoryGib: 81920 / 1024 });
 const LINE =
   "(APIServer pid=920) INFO 11-30 03:39:44 [scheduler.py:252] Chunked prefill is enabled with max_num_batched_tokens=8192.";
 
-describe("the batch budget the server runs with (benchmarks/metrics/batch-budget.ts)", () => {
+describe("the batch budget the server runs with (measure/metrics/batch-budget.ts)", () => {
   it("reads vLLM's start-up line, the last one when the engine restarted", () => {
     assert.deepEqual(parseBatchBudgetLog(`x\n${LINE}\n${LINE.replace("8192", "2048")}\n`), {
       tokens: 2048,

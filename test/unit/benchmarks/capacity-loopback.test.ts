@@ -2,10 +2,10 @@ import * as assert from "node:assert/strict";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildScenario } from "../../../benchmarks/inputs/scenario";
 import { renderMarkdown } from "../../../benchmarks/report/markdown";
 import { writeResult } from "../../../benchmarks/report/write";
 import { runBenchmark } from "../../../benchmarks/run";
+import { buildScenario } from "../../../measure/inputs/scenario";
 import { readResult } from "../../../result/store";
 import { type FakeVllm, startFakeVllm } from "./fake-vllm";
 

@@ -1,17 +1,17 @@
 import * as assert from "node:assert/strict";
+import { type ProbeOutcome, searchCapacity } from "../../../benchmarks/phases/capacity-search";
+import { aboveAllowed, cannotPass } from "../../../benchmarks/phases/probe-stop";
+import { mulberry32 } from "../../../common/seeded-random";
 import {
   minCompletedPerProbe,
   probePlan,
   probeSeconds,
   sloE2eAllowanceMs,
-} from "../../../benchmarks/inputs/capacity-settings";
-import { parseSloBounds, type Slo } from "../../../benchmarks/inputs/slo";
-import { requestMeets, type SloMiss } from "../../../benchmarks/inputs/slo-judge";
-import { probeSchedule, probeSeed } from "../../../benchmarks/load/arrivals";
-import { type ProbeOutcome, searchCapacity } from "../../../benchmarks/phases/capacity-search";
-import { aboveAllowed, cannotPass } from "../../../benchmarks/phases/probe-stop";
-import { percentile } from "../../../benchmarks/stats";
-import { mulberry32 } from "../../../common/seeded-random";
+} from "../../../measure/inputs/capacity-settings";
+import { parseSloBounds, type Slo } from "../../../measure/inputs/slo";
+import { requestMeets, type SloMiss } from "../../../measure/inputs/slo-judge";
+import { probeSchedule, probeSeed } from "../../../measure/load/arrivals";
+import { percentile } from "../../../measure/stats";
 
 /** The lab's goodput SLO and the seed's load: 128 output tokens, so a passing request ends within 4.81 s. */
 const SLO: Slo = { bounds: parseSloBounds("ttft:p99:1000,tpot:p99:30"), attainment: 0.99 };

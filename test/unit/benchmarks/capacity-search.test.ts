@@ -1,10 +1,10 @@
 import * as assert from "node:assert/strict";
-import type { SloMiss } from "../../../benchmarks/inputs/slo-judge";
 import {
   type CapacitySearchOptions,
   type ProbeOutcome,
   searchCapacity,
 } from "../../../benchmarks/phases/capacity-search";
+import type { SloMiss } from "../../../measure/inputs/slo-judge";
 
 const ATTAINMENT_MISS: SloMiss = { kind: "attainment", attainment: 0.5, target: 0.99 };
 

@@ -1,5 +1,5 @@
 import * as assert from "node:assert/strict";
-import { buildScenario } from "../../../benchmarks/inputs/scenario";
+import { buildScenario } from "../../../measure/inputs/scenario";
 
 /** A scenario with the goodput campaign's capacity search (its defaults unless `capacity` says otherwise). */
 const scenario = (over: { slo?: string; sloAttainment?: number; capacity?: object; warmupSeconds?: number }) =>

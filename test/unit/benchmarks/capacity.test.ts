@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
-import { maxNumSeqsOf, parseStackOutputs } from "../../../benchmarks/inputs/stack-outputs";
-import { measured, missing } from "../../../benchmarks/measured";
-import { type LevelFigures, measureCeiling, predictCeiling } from "../../../benchmarks/metrics/capacity";
+import { maxNumSeqsOf, parseStackOutputs } from "../../../measure/inputs/stack-outputs";
+import { measured, missing } from "../../../measure/measured";
+import { type LevelFigures, measureCeiling, predictCeiling } from "../../../measure/metrics/capacity";
 
 const lvl = (concurrency: number, rps: number, waiting: number | null, valid = true): LevelFigures => ({
   concurrency,

@@ -4,8 +4,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Cluster, kubernetesServer, readDeploymentContainer } from "../../../benchmarks/kube/cluster";
 import { readDeployment } from "../../../campaign/probe";
+import { Cluster, kubernetesServer, readDeploymentContainer } from "../../../measure/kube/cluster";
 
 const NS = "gemmaforge";
 const uid = "dep-uid";

@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
 import { parseSet } from "../../../benchmarks/cli";
-import { buildScenario, SEED_SENTENCE, SHORT_PRESET } from "../../../benchmarks/inputs/scenario";
-import { parseStackOutputs, redactSecrets, resolveEndpoint } from "../../../benchmarks/inputs/stack-outputs";
+import { buildScenario, SEED_SENTENCE, SHORT_PRESET } from "../../../measure/inputs/scenario";
+import { parseStackOutputs, redactSecrets, resolveEndpoint } from "../../../measure/inputs/stack-outputs";
 
 const outputs = {
   namespace: "gemmaforge",

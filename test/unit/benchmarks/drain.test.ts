@@ -1,8 +1,8 @@
 import * as assert from "node:assert/strict";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
-import { ApiClient } from "../../../benchmarks/http/client";
 import { waitForIdle } from "../../../benchmarks/phases/drain";
+import { ApiClient } from "../../../measure/http/client";
 
 /** A /metrics endpoint on loopback that reports the given running/waiting gauges, one pair per poll. */
 async function metricsServer(sequence: Array<[number, number] | null>) {

@@ -1,8 +1,5 @@
 import { strict as assert } from "node:assert";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { RequestSample } from "../../../benchmarks/http/chat";
-import { buildScenario } from "../../../benchmarks/inputs/scenario";
-import { type InFlightView, runClosedLoop } from "../../../benchmarks/load/closed-loop";
 import {
   checkIntervalMs,
   earlyStopDecision,
@@ -10,6 +7,9 @@ import {
   minCompletedRequests,
 } from "../../../benchmarks/phases/early-stop";
 import { closedLoopThroughput } from "../../../benchmarks/phases/throughput-estimate";
+import type { RequestSample } from "../../../measure/http/chat";
+import { buildScenario } from "../../../measure/inputs/scenario";
+import { type InFlightView, runClosedLoop } from "../../../measure/load/closed-loop";
 import { scenarioHash } from "../../../verdict/candidate-summary";
 
 type Sample = RequestSample & { readonly window: boolean };

@@ -1,10 +1,10 @@
 import { strict as assert } from "node:assert";
-import { parseSloBounds, type Slo } from "../../../benchmarks/inputs/slo";
-import { measured } from "../../../benchmarks/measured";
 import { capacityRecord } from "../../../benchmarks/phases/capacity";
 import { searchCapacity } from "../../../benchmarks/phases/capacity-search";
 import { renderComparison } from "../../../benchmarks/report/comparison";
 import { capacityComparisonSvg } from "../../../benchmarks/report/slo-svg";
+import { parseSloBounds, type Slo } from "../../../measure/inputs/slo";
+import { measured } from "../../../measure/measured";
 import type { BenchmarkResult, RateLevel } from "../../../result/types";
 import { compareResults, describeRule } from "../../../verdict/compare";
 import { rankNoise } from "../../../verdict/objectives";

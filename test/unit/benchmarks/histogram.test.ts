@@ -1,18 +1,18 @@
 import { strict as assert } from "node:assert";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { RequestSample } from "../../../benchmarks/http/chat";
-import { measured, missing } from "../../../benchmarks/measured";
-import { parseExposition } from "../../../benchmarks/metrics/exposition";
+import { clientMeanBetween, serverFigure, serverLatency } from "../../../benchmarks/phases/server-latency";
+import type { RequestSample } from "../../../measure/http/chat";
+import { measured, missing } from "../../../measure/measured";
+import { parseExposition } from "../../../measure/metrics/exposition";
 import {
   histogramDelta,
   histogramOf,
   histogramQuantile,
   type LatencyHistograms,
   latencyHistograms,
-} from "../../../benchmarks/metrics/histogram";
-import type { ScrapeSeries } from "../../../benchmarks/metrics/scraper";
-import { clientMeanBetween, serverFigure, serverLatency } from "../../../benchmarks/phases/server-latency";
+} from "../../../measure/metrics/histogram";
+import type { ScrapeSeries } from "../../../measure/metrics/scraper";
 
 /** Real vLLM 0.24.0 `/metrics`: idle, at 4 running, and after the load (../shared/vllm-0.24/captures). */
 const capture = (name: string) =>

@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
-import type { RequestSample } from "../../../benchmarks/http/chat";
 import { levelFigures } from "../../../benchmarks/phases/level-figures";
+import type { RequestSample } from "../../../measure/http/chat";
 
 type Sample = RequestSample & { readonly window: boolean };
 

@@ -5,13 +5,13 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { main } from "../../../benchmarks/cli";
-import { ApiClient, TransportError } from "../../../benchmarks/http/client";
-import { streamChat } from "../../../benchmarks/http/stream";
-import { buildScenario, SHORT_PRESET } from "../../../benchmarks/inputs/scenario";
-import { runClosedLoop } from "../../../benchmarks/load/closed-loop";
 import { writeResult } from "../../../benchmarks/report/write";
 import { runBenchmark } from "../../../benchmarks/run";
 import { EXIT } from "../../../common/exit-codes";
+import { ApiClient, TransportError } from "../../../measure/http/client";
+import { streamChat } from "../../../measure/http/stream";
+import { buildScenario, SHORT_PRESET } from "../../../measure/inputs/scenario";
+import { runClosedLoop } from "../../../measure/load/closed-loop";
 import { readResult } from "../../../result/store";
 import { type FakeVllm, startFakeVllm } from "./fake-vllm";
 

@@ -1,10 +1,10 @@
 import { strict as assert } from "node:assert";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseExposition, select } from "../../../benchmarks/metrics/exposition";
-import { dcgmPoint } from "../../../benchmarks/metrics/gpu";
-import { deltaOf, peakOf, type ScrapeSeries } from "../../../benchmarks/metrics/scraper";
-import { cacheConfigInfo, parseKvCapacityLog, type VllmSnapshot, vllmSnapshot } from "../../../benchmarks/metrics/vllm";
+import { parseExposition, select } from "../../../measure/metrics/exposition";
+import { dcgmPoint } from "../../../measure/metrics/gpu";
+import { deltaOf, peakOf, type ScrapeSeries } from "../../../measure/metrics/scraper";
+import { cacheConfigInfo, parseKvCapacityLog, type VllmSnapshot, vllmSnapshot } from "../../../measure/metrics/vllm";
 
 const fixture = (name: string) => readFileSync(join(__dirname, "fixtures", name), "utf8");
 

@@ -1,8 +1,8 @@
 import { strict as assert } from "node:assert";
-import { parseSloBounds, type Slo } from "../../../benchmarks/inputs/slo";
 import { capacityRecord } from "../../../benchmarks/phases/capacity";
 import { searchCapacity } from "../../../benchmarks/phases/capacity-search";
 import { OBJECTIVES as OBJECTIVE_NAMES } from "../../../config";
+import { parseSloBounds, type Slo } from "../../../measure/inputs/slo";
 import { throughputNoise } from "../../../verdict/noise";
 import { OBJECTIVES, objectiveOf, rankedFigure, rankNoise } from "../../../verdict/objectives";
 import type { CandidateVerdict } from "../../../verdict/schema";

@@ -1,11 +1,11 @@
 import { strict as assert } from "node:assert";
-import type { RequestSample } from "../../../benchmarks/http/chat";
-import { ApiClient } from "../../../benchmarks/http/client";
-import { streamChat } from "../../../benchmarks/http/stream";
-import { buildScenario } from "../../../benchmarks/inputs/scenario";
-import { arrivalSchedule } from "../../../benchmarks/load/arrivals";
-import { runOpenLoop } from "../../../benchmarks/load/open-loop";
 import { mulberry32 } from "../../../common/seeded-random";
+import type { RequestSample } from "../../../measure/http/chat";
+import { ApiClient } from "../../../measure/http/client";
+import { streamChat } from "../../../measure/http/stream";
+import { buildScenario } from "../../../measure/inputs/scenario";
+import { arrivalSchedule } from "../../../measure/load/arrivals";
+import { runOpenLoop } from "../../../measure/load/open-loop";
 import { type FakeVllm, startFakeVllm } from "./fake-vllm";
 
 describe("arrival schedules", () => {

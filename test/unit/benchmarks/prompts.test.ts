@@ -1,11 +1,11 @@
 import { strict as assert } from "node:assert";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { ApiClient } from "../../../benchmarks/http/client";
-import { buildScenario } from "../../../benchmarks/inputs/scenario";
 import { equalCostSymbols, PromptSource, tagOf, widthFor } from "../../../benchmarks/phases/prompts";
 import { type PhaseContext, Tokenizer } from "../../../benchmarks/phases/shared";
 import { silentProgress } from "../../../benchmarks/progress";
+import { ApiClient } from "../../../measure/http/client";
+import { buildScenario } from "../../../measure/inputs/scenario";
 
 /** A /tokenize that counts one token per character, `costly` characters twice. */
 async function charTokenizer(costly: string) {

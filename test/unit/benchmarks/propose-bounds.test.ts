@@ -1,5 +1,5 @@
 import * as assert from "node:assert/strict";
-import { measured } from "../../../benchmarks/measured";
+import { measured } from "../../../measure/measured";
 import { baseline, opts, run, saturatedAt8 } from "./propose-fixtures";
 
 describe("propose: context headroom", () => {

@@ -1,7 +1,7 @@
 import * as assert from "node:assert/strict";
 import * as path from "node:path";
-import { measured, missing } from "../../../benchmarks/measured";
 import { TUNABLE_KNOBS } from "../../../config";
+import { measured, missing } from "../../../measure/measured";
 import { readResult } from "../../../result/store";
 import type { BenchmarkResult, ThroughputEstimate } from "../../../result/types";
 import { candidateEvidence, DEFAULT_PROPOSE_OPTIONS, propose } from "../../../verdict/propose";

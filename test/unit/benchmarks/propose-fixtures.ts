@@ -1,4 +1,4 @@
-import { measured } from "../../../benchmarks/measured";
+import { measured } from "../../../measure/measured";
 import {
   type CandidateEvidence,
   DEFAULT_PROPOSE_OPTIONS,

@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
-import type { SloBound } from "../../../benchmarks/inputs/slo";
-import { measured, missing } from "../../../benchmarks/measured";
 import { renderProposals } from "../../../benchmarks/report/proposals";
+import type { SloBound } from "../../../measure/inputs/slo";
+import { measured, missing } from "../../../measure/measured";
 import type { CandidateEvidence } from "../../../verdict/propose";
 import { baseline, opts, run } from "./propose-fixtures";
 

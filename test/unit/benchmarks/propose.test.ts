@@ -1,5 +1,5 @@
 import * as assert from "node:assert/strict";
-import { measured, missing } from "../../../benchmarks/measured";
+import { measured, missing } from "../../../measure/measured";
 import { type CandidateEvidence, proposalStackName, propose } from "../../../verdict/propose";
 import { baseline, level, opts, run, saturatedAt8 } from "./propose-fixtures";
 

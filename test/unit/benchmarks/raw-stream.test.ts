@@ -3,9 +3,9 @@ import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { type AddressInfo, createServer as createNetServer } from "node:net";
 import { join } from "node:path";
-import { type ChatRequest, chunkKind, readChunk } from "../../../benchmarks/http/chat";
-import { ApiClient } from "../../../benchmarks/http/client";
-import { streamChat } from "../../../benchmarks/http/stream";
+import { type ChatRequest, chunkKind, readChunk } from "../../../measure/http/chat";
+import { ApiClient } from "../../../measure/http/client";
+import { streamChat } from "../../../measure/http/stream";
 
 /** The body real vLLM 0.24.0 streamed (24 tokens, usage, [DONE]), from ../shared/vllm-0.24/captures. */
 const capture = readFileSync(join(__dirname, "..", "..", "fixtures", "vllm-0.24", "chat_stream_sse.txt"), "utf8");

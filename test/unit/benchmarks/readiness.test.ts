@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import type { V1Deployment, V1PersistentVolumeClaim, V1Pod, V1ReplicaSet } from "@kubernetes/client-node";
-import { currentPod, currentReplicaSet, readinessReport, rolloutPending } from "../../../benchmarks/kube/readiness";
+import { currentPod, currentReplicaSet, readinessReport, rolloutPending } from "../../../measure/kube/readiness";
 
 const t = (s: string) => new Date(`2025-06-01T10:${s}Z`);
 const rs = (rev: number, hash: string, created: string): V1ReplicaSet => ({

@@ -1,7 +1,7 @@
-import { buildScenario } from "../../../benchmarks/inputs/scenario";
-import { measured, missing } from "../../../benchmarks/measured";
-import { gpuUnavailable } from "../../../benchmarks/metrics/gpu";
-import { summarize } from "../../../benchmarks/stats";
+import { buildScenario } from "../../../measure/inputs/scenario";
+import { measured, missing } from "../../../measure/measured";
+import { gpuUnavailable } from "../../../measure/metrics/gpu";
+import { summarize } from "../../../measure/stats";
 import type { BenchmarkResult, LoadLevel } from "../../../result/types";
 
 /** A load level with the given throughput, p95 latency (all samples equal) and peaks. */

@@ -1,8 +1,8 @@
 import * as assert from "node:assert/strict";
-import type { RequestSample } from "../../../benchmarks/http/chat";
-import { parseSloBounds, type Slo } from "../../../benchmarks/inputs/slo";
-import { requestMeets } from "../../../benchmarks/inputs/slo-judge";
 import { minCompletedPerProbe } from "../../../benchmarks/phases/capacity";
+import type { RequestSample } from "../../../measure/http/chat";
+import { parseSloBounds, type Slo } from "../../../measure/inputs/slo";
+import { requestMeets } from "../../../measure/inputs/slo-judge";
 
 const sample = (ttftMs: number | null, tpotMs: number | null, e2eMs: number, gaps: number[] = [], window = true) => ({
   startEpochMs: 0,

@@ -1,8 +1,8 @@
 import * as assert from "node:assert/strict";
-import type { RequestSample } from "../../../benchmarks/http/chat";
-import { parseSloBounds, type Slo } from "../../../benchmarks/inputs/slo";
-import { cutOffPast, describeMiss, type JudgedLevel, judge } from "../../../benchmarks/inputs/slo-judge";
-import { summarize } from "../../../benchmarks/stats";
+import type { RequestSample } from "../../../measure/http/chat";
+import { parseSloBounds, type Slo } from "../../../measure/inputs/slo";
+import { cutOffPast, describeMiss, type JudgedLevel, judge } from "../../../measure/inputs/slo-judge";
+import { summarize } from "../../../measure/stats";
 
 type Sample = RequestSample & { window: boolean };
 

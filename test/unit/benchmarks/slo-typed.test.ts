@@ -1,8 +1,8 @@
 import * as assert from "node:assert/strict";
-import { buildScenario } from "../../../benchmarks/inputs/scenario";
-import { type Slo, sameSlo, scenarioSlo, sloLayer } from "../../../benchmarks/inputs/slo";
-import { describeMiss } from "../../../benchmarks/inputs/slo-judge";
-import { measured } from "../../../benchmarks/measured";
+import { buildScenario } from "../../../measure/inputs/scenario";
+import { type Slo, sameSlo, scenarioSlo, sloLayer } from "../../../measure/inputs/slo";
+import { describeMiss } from "../../../measure/inputs/slo-judge";
+import { measured } from "../../../measure/measured";
 import { SweepResultSchema } from "../../../result/load-schema";
 import { LevelSloSchema, SloCapacitySchema } from "../../../result/slo-schema";
 import { sloProblem } from "../../../verdict/objectives";

@@ -1,5 +1,5 @@
 import * as assert from "node:assert/strict";
-import { buildScenario } from "../../../benchmarks/inputs/scenario";
+import { buildScenario } from "../../../measure/inputs/scenario";
 import {
   describeSlo,
   parseSloAttainment,
@@ -7,7 +7,7 @@ import {
   SloError,
   scenarioSlo,
   sloFromArgValues,
-} from "../../../benchmarks/inputs/slo";
+} from "../../../measure/inputs/slo";
 
 const refused = (f: () => unknown, message: string) =>
   assert.throws(f, (e: Error) => e instanceof SloError && e.message === message);

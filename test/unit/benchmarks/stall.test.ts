@@ -1,5 +1,5 @@
 import { strict as assert } from "node:assert";
-import { StallWatch, scrapeFailureReason, stallReason } from "../../../benchmarks/load/stall";
+import { StallWatch, scrapeFailureReason, stallReason } from "../../../measure/load/stall";
 
 /** A watch on a hand-moved clock. */
 function watchAt(boundMs: number) {

@@ -1,9 +1,9 @@
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { parseStartPhases, type StartPhases } from "../../../benchmarks/kube/start-phases";
 import { startPhasesLines } from "../../../benchmarks/report/start-phases";
 import { startsLines } from "../../../campaign/starts";
+import { parseStartPhases, type StartPhases } from "../../../measure/kube/start-phases";
 
 const ROOT = path.join(__dirname, "..", "..", "..");
 const read = (p: string) => fs.readFileSync(path.join(ROOT, p), "utf8");

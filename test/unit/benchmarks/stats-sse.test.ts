@@ -1,8 +1,8 @@
 import { strict as assert } from "node:assert";
-import { chatBody } from "../../../benchmarks/http/chat";
-import { errorMessageOf } from "../../../benchmarks/http/client";
-import { SseParser } from "../../../benchmarks/http/sse";
-import { percentile, summarize } from "../../../benchmarks/stats";
+import { chatBody } from "../../../measure/http/chat";
+import { errorMessageOf } from "../../../measure/http/client";
+import { SseParser } from "../../../measure/http/sse";
+import { percentile, summarize } from "../../../measure/stats";
 
 describe("statistics", () => {
   it("interpolates percentiles linearly between order statistics, as numpy's default", () => {

@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
-import type { RequestSample } from "../../../benchmarks/http/chat";
-import { measured, missing } from "../../../benchmarks/measured";
 import { BATCHES, closedLoopThroughput, progressCurve } from "../../../benchmarks/phases/throughput-estimate";
+import type { RequestSample } from "../../../measure/http/chat";
+import { measured, missing } from "../../../measure/measured";
 import { compareResults, judge } from "../../../verdict/compare";
 import { throughputNoise } from "../../../verdict/noise";
 import { recommend } from "../../../verdict/recommend";

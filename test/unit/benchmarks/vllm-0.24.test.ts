@@ -1,25 +1,25 @@
 import { strict as assert } from "node:assert";
-import { readChunk } from "../../../benchmarks/http/chat";
-import { ApiClient, errorMessageOf } from "../../../benchmarks/http/client";
-import { SseParser } from "../../../benchmarks/http/sse";
-import { streamChat } from "../../../benchmarks/http/stream";
-import { buildScenario } from "../../../benchmarks/inputs/scenario";
-import { measured, missing } from "../../../benchmarks/measured";
-import { kvCapacity, measureCeiling, predictCeiling } from "../../../benchmarks/metrics/capacity";
-import { parseExposition, select } from "../../../benchmarks/metrics/exposition";
-import { prefixCacheWindow } from "../../../benchmarks/metrics/prefix-cache";
-import type { ScrapeSeries } from "../../../benchmarks/metrics/scraper";
+import { mentionsContextLength } from "../../../benchmarks/phases/context-boundary";
+import { identityPhase } from "../../../benchmarks/phases/identity";
+import { type PhaseContext, parseTokenizeBody, plainChat, Tokenizer } from "../../../benchmarks/phases/shared";
+import { silentProgress } from "../../../benchmarks/progress";
+import { readChunk } from "../../../measure/http/chat";
+import { ApiClient, errorMessageOf } from "../../../measure/http/client";
+import { SseParser } from "../../../measure/http/sse";
+import { streamChat } from "../../../measure/http/stream";
+import { buildScenario } from "../../../measure/inputs/scenario";
+import { measured, missing } from "../../../measure/measured";
+import { kvCapacity, measureCeiling, predictCeiling } from "../../../measure/metrics/capacity";
+import { parseExposition, select } from "../../../measure/metrics/exposition";
+import { prefixCacheWindow } from "../../../measure/metrics/prefix-cache";
+import type { ScrapeSeries } from "../../../measure/metrics/scraper";
 import {
   cacheConfigInfo,
   kvCapacityFromMetrics,
   parseKvCapacityLog,
   type VllmSnapshot,
   vllmSnapshot,
-} from "../../../benchmarks/metrics/vllm";
-import { mentionsContextLength } from "../../../benchmarks/phases/context-boundary";
-import { identityPhase } from "../../../benchmarks/phases/identity";
-import { type PhaseContext, parseTokenizeBody, plainChat, Tokenizer } from "../../../benchmarks/phases/shared";
-import { silentProgress } from "../../../benchmarks/progress";
+} from "../../../measure/metrics/vllm";
 import { readCapture, readCaptureFile, startReplay, streamTiming } from "./vllm-capture";
 
 const MODEL = "gemma-4-12b-q4";

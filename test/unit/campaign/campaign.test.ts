@@ -1,5 +1,4 @@
 import { strict as assert } from "node:assert";
-import { buildScenario, SHORT_PRESET } from "../../../benchmarks/inputs/scenario";
 import {
   type CampaignDeps,
   type CampaignSettings,
@@ -13,6 +12,7 @@ import { exitCodeOf } from "../../../campaign/summary";
 import { EXIT } from "../../../common/exit-codes";
 import { stackOutputs } from "../../../components/render/outputs";
 import { mergedStackConfig, parseCandidateConfig, type RawConfig, secretRefs } from "../../../config";
+import { buildScenario, SHORT_PRESET } from "../../../measure/inputs/scenario";
 import type { BenchmarkResult } from "../../../result/types";
 import { level, result } from "../benchmarks/sample-result";
 import { PROJECT_DIR } from "../helpers/program";

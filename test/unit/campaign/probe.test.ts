@@ -1,9 +1,9 @@
 import { strict as assert } from "node:assert";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
-import { ApiClient } from "../../../benchmarks/http/client";
-import { parseModels, probeHealth, probeModels } from "../../../benchmarks/http/probes";
 import { waitServing } from "../../../campaign/probe";
+import { ApiClient } from "../../../measure/http/client";
+import { parseModels, probeHealth, probeModels } from "../../../measure/http/probes";
 
 const KEY = "sk-probe-test";
 

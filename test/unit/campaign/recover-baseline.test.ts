@@ -1,13 +1,13 @@
 import { strict as assert } from "node:assert";
-import { buildScenario, SHORT_PRESET } from "../../../benchmarks/inputs/scenario";
-import type { DeploymentRef } from "../../../benchmarks/kube/cluster";
-import type { ReadinessReport } from "../../../benchmarks/kube/readiness";
-import { parseStartPhases } from "../../../benchmarks/kube/start-phases";
 import { type CampaignSettings, prepare } from "../../../campaign/campaign";
 import { recoverBaseline } from "../../../campaign/finish";
 import { silentCampaignProgress } from "../../../campaign/progress";
 import { stackOutputs } from "../../../components/render/outputs";
 import { mergedStackConfig, parseCandidateConfig } from "../../../config";
+import { buildScenario, SHORT_PRESET } from "../../../measure/inputs/scenario";
+import type { DeploymentRef } from "../../../measure/kube/cluster";
+import type { ReadinessReport } from "../../../measure/kube/readiness";
+import { parseStartPhases } from "../../../measure/kube/start-phases";
 import type { ReadinessPhase } from "../../../result/types";
 import { PROJECT_DIR } from "../helpers/program";
 

@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
-import { buildScenario, SHORT_PRESET } from "../../../benchmarks/inputs/scenario";
 import { resumeDecision, resumeInSlots } from "../../../campaign/resume";
+import { buildScenario, SHORT_PRESET } from "../../../measure/inputs/scenario";
 import { canonicalJson, configChanges } from "../../../verdict/canonical";
 import { level, result } from "../benchmarks/sample-result";
 

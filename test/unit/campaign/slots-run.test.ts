@@ -1,11 +1,11 @@
 import { strict as assert } from "node:assert";
-import { buildScenario, SHORT_PRESET } from "../../../benchmarks/inputs/scenario";
 import { type CampaignDeps, type CampaignSettings, planCampaign, runCampaign } from "../../../campaign/campaign";
 import { lineAtEnd, silentCampaignProgress } from "../../../campaign/progress";
 import { ownedStacks } from "../../../campaign/slots";
 import { renderCampaignMarkdown } from "../../../campaign/summary";
 import { stackOutputs } from "../../../components/render/outputs";
 import { mergedStackConfig, parseCandidateConfig } from "../../../config";
+import { buildScenario, SHORT_PRESET } from "../../../measure/inputs/scenario";
 import type { BenchmarkResult } from "../../../result/types";
 import { level, result } from "../benchmarks/sample-result";
 import { PROJECT_DIR } from "../helpers/program";

@@ -1,10 +1,10 @@
 import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type { DeploymentRef } from "../../../benchmarks/kube/cluster";
-import type { ReadinessReport } from "../../../benchmarks/kube/readiness";
-import { parseStartPhases } from "../../../benchmarks/kube/start-phases";
 import { readRestoreReadiness, restoreStartOf } from "../../../campaign/starts";
+import type { DeploymentRef } from "../../../measure/kube/cluster";
+import type { ReadinessReport } from "../../../measure/kube/readiness";
+import { parseStartPhases } from "../../../measure/kube/start-phases";
 import type { ReadinessPhase } from "../../../result/types";
 
 const ROOT = path.join(__dirname, "..", "..", "..");

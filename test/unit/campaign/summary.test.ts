@@ -1,14 +1,14 @@
 import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { buildScenario, SHORT_PRESET } from "../../../benchmarks/inputs/scenario";
-import { parseStartPhases } from "../../../benchmarks/kube/start-phases";
 import { streamProgress } from "../../../campaign/progress";
 import { type CampaignSummary, CampaignSummarySchema } from "../../../campaign/record";
 import { recoveryCommand } from "../../../campaign/recover";
 import type { CandidateStart } from "../../../campaign/starts";
 import { exitCodeOf, recommendationLine, renderCampaignMarkdown } from "../../../campaign/summary";
 import { EXIT } from "../../../common/exit-codes";
+import { buildScenario, SHORT_PRESET } from "../../../measure/inputs/scenario";
+import { parseStartPhases } from "../../../measure/kube/start-phases";
 import { compareResults } from "../../../verdict/compare";
 import { level, result } from "../benchmarks/sample-result";
 

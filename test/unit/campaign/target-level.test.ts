@@ -1,8 +1,8 @@
 import * as assert from "node:assert/strict";
 import * as path from "node:path";
-import { measured } from "../../../benchmarks/measured";
 import { main } from "../../../campaign/cli";
 import { unreachedTarget } from "../../../campaign/tune/options";
+import { measured } from "../../../measure/measured";
 import { baseline, level, opts, run } from "../benchmarks/propose-fixtures";
 import { PROJECT_DIR } from "../helpers/program";
 

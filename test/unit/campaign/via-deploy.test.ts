@@ -2,7 +2,6 @@ import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { buildScenario, readScenarioFile, SHORT_PRESET } from "../../../benchmarks/inputs/scenario";
 import { postDeployScenario } from "../../../benchmarks/post-deploy";
 import { writeResult } from "../../../benchmarks/report/write";
 import { type CampaignDeps, type CampaignSettings, runCampaign } from "../../../campaign/campaign";
@@ -17,6 +16,7 @@ import {
 } from "../../../campaign/via-deploy";
 import { stackOutputs } from "../../../components/render/outputs";
 import { mergedStackConfig, parseCandidateConfig } from "../../../config";
+import { buildScenario, readScenarioFile, SHORT_PRESET } from "../../../measure/inputs/scenario";
 import type { BenchmarkResult } from "../../../result/types";
 import { candidateSummary } from "../../../verdict/candidate-summary";
 import { level, result } from "../benchmarks/sample-result";

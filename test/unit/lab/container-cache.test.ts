@@ -5,8 +5,8 @@ import * as path from "node:path";
 import type * as k8s from "@kubernetes/client-node";
 import * as render from "../../../components/render";
 import { mergedStackConfig, parseCandidateConfig } from "../../../config";
-import { vllmCommandFor, vllmEnvFor } from "../../../lab/vllm-command";
-import { freshContainerDir, secretVolumeDirs, volumeDirs } from "../../../lab/vllm-engine";
+import { vllmCommandFor, vllmEnvFor } from "../../../lab/process-engine/vllm-command";
+import { freshContainerDir, secretVolumeDirs, volumeDirs } from "../../../lab/process-engine/vllm-engine";
 import { PROJECT_DIR } from "../helpers/program";
 
 /** The baseline pod as the program renders it, with the given compileCache, as the lab's kubelet reads it. */

@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { startLab } from "../../../lab";
-import { ContainerProcess, criLogLine, tailMessage } from "../../../lab/container-process";
+import { ContainerProcess, criLogLine, tailMessage } from "../../../lab/process-engine/container-process";
 
 describe("lab: a container's process", () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "lab-container-"));

@@ -7,11 +7,16 @@ import * as path from "node:path";
 import type * as k8s from "@kubernetes/client-node";
 import { request } from "undici";
 import { parseUpOptions } from "../../../lab/cli";
-import { DeviceAllocator, gpuLayoutProblem, gpusRequested, labNodeLayout } from "../../../lab/gpus";
-import { labNode } from "../../../lab/manifests";
-import { isSingleNodeClaim, multiAttachConflict } from "../../../lab/pod-volumes";
-import { podForSelector, ServiceRoutes, type ServingPod, selectsVllmPods } from "../../../lab/service-routes";
-import { readServiceEndpoint } from "../../../lab/state";
+import { DeviceAllocator, gpuLayoutProblem, gpusRequested, labNodeLayout } from "../../../lab/cluster/gpus";
+import { labNode } from "../../../lab/cluster/manifests";
+import { readServiceEndpoint } from "../../../lab/cluster/state";
+import { isSingleNodeClaim, multiAttachConflict } from "../../../lab/process-engine/pod-volumes";
+import {
+  podForSelector,
+  ServiceRoutes,
+  type ServingPod,
+  selectsVllmPods,
+} from "../../../lab/process-engine/service-routes";
 
 describe("lab --gpus/--nodes: GPUs spread over nodes", () => {
   it("keeps one node with one GPU by default, named as before", () => {

@@ -1,5 +1,7 @@
 import * as assert from "node:assert/strict";
 import { createHash } from "node:crypto";
+import { LabOptionsSchema } from "../../../lab/cluster/options";
+import { KvStartupError } from "../../../lab/emulation/kv-model";
 import { tarballName } from "../../../lab/images/build";
 import {
   ENGINE_OPTIONS_ENV,
@@ -11,8 +13,6 @@ import {
 import { stackImages, toolchainVersion } from "../../../lab/images/images";
 import { type ImageSpec, normalizedImageName, OCI_LAYOUT_FILE, renderLayout, tagOf } from "../../../lab/images/oci";
 import { parseLdd } from "../../../lab/images/rootfs";
-import { KvStartupError } from "../../../lab/kv-model";
-import { LabOptionsSchema } from "../../../lab/options";
 
 const sha = (b: Buffer) => `sha256:${createHash("sha256").update(b).digest("hex")}`;
 

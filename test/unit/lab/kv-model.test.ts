@@ -1,19 +1,19 @@
 import * as assert from "node:assert/strict";
-import { parseBatchBudgetLog } from "../../../benchmarks/metrics/batch-budget";
-import { parseExposition } from "../../../benchmarks/metrics/exposition";
+import { parseUpOptions } from "../../../lab/cli";
+import { LabOptionsSchema } from "../../../lab/cluster/options";
+import { rewriteMetrics } from "../../../lab/emulation/kv-metrics";
+import { blocksForTokens, KvStartupError, kvPoolFor, kvPoolLogLines } from "../../../lab/emulation/kv-model";
+import { KvScheduler } from "../../../lab/emulation/kv-scheduler";
+import { H200_TIMING } from "../../../lab/emulation/timing-model";
+import { enginePlan, kvProxyConfigFor } from "../../../lab/images/engine-plan";
+import { parseBatchBudgetLog } from "../../../measure/metrics/batch-budget";
+import { parseExposition } from "../../../measure/metrics/exposition";
 import {
   cacheConfigInfo,
   kvCapacityFromMetrics,
   parseKvCapacityLog,
   vllmSnapshot,
-} from "../../../benchmarks/metrics/vllm";
-import { parseUpOptions } from "../../../lab/cli";
-import { enginePlan, kvProxyConfigFor } from "../../../lab/images/engine-plan";
-import { rewriteMetrics } from "../../../lab/kv-metrics";
-import { blocksForTokens, KvStartupError, kvPoolFor, kvPoolLogLines } from "../../../lab/kv-model";
-import { KvScheduler } from "../../../lab/kv-scheduler";
-import { LabOptionsSchema } from "../../../lab/options";
-import { H200_TIMING } from "../../../lab/timing-model";
+} from "../../../measure/metrics/vllm";
 
 describe("lab KV model: the pool vLLM 0.24 reports for the gemma3-like model", () => {
   // Every figure below is what real vLLM 0.24 logged (examples/gpu-campaign-2026-11-30/pod-logs,

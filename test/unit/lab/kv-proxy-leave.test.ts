@@ -1,15 +1,15 @@
 import * as assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { request } from "undici";
-import { kvPoolFor } from "../../../lab/kv-model";
-import { KvProxy } from "../../../lab/kv-proxy";
-import { LoopbackEndpoint } from "../../../lab/loopback-endpoint";
+import { kvPoolFor } from "../../../lab/emulation/kv-model";
+import { KvProxy } from "../../../lab/emulation/kv-proxy";
+import { LoopbackEndpoint } from "../../../lab/process-engine/loopback-endpoint";
 import { fakeSim, listen, until } from "./kv-fake-sim";
 
 /**
  * Clients that leave (the benchmark aborts what is in flight at a level's end) must give their
  * slot back, or the next level waits for a server that stays busy. Each case runs with the client
- * on the proxy itself (its socket closes at once) and behind the lab's endpoint (lab/splice.ts:
+ * on the proxy itself (its socket closes at once) and behind the lab's endpoint (lab/emulation/splice.ts:
  * the proxy sees a half-close and the rest of the answer is read and dropped).
  */
 for (const front of ["direct", "behind the lab endpoint"] as const) {

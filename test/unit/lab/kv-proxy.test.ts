@@ -1,7 +1,7 @@
 import * as assert from "node:assert/strict";
 import { request } from "undici";
-import { kvPoolFor } from "../../../lab/kv-model";
-import { KvProxy } from "../../../lab/kv-proxy";
+import { kvPoolFor } from "../../../lab/emulation/kv-model";
+import { KvProxy } from "../../../lab/emulation/kv-proxy";
 import { fakeSim, listen, until } from "./kv-fake-sim";
 
 describe("lab KV proxy: admission in front of a simulator", () => {

@@ -1,7 +1,7 @@
 import * as assert from "node:assert/strict";
-import { labNode, localPathStorageClass, podStatusAt, provisionedVolume } from "../../../lab/manifests";
-import { podIPFor } from "../../../lab/pod-runtime";
-import { simArgsFor } from "../../../lab/sim-args";
+import { labNode, localPathStorageClass, podStatusAt, provisionedVolume } from "../../../lab/cluster/manifests";
+import { simArgsFor } from "../../../lab/emulation/sim-args";
+import { podIPFor } from "../../../lab/process-engine/pod-runtime";
 
 const timing = { port: 8100, timeToFirstTokenMs: 100, interTokenLatencyMs: 10 };
 

@@ -2,8 +2,8 @@ import * as assert from "node:assert/strict";
 import * as http from "node:http";
 import * as net from "node:net";
 import { request } from "undici";
-import { LoopbackEndpoint } from "../../../lab/loopback-endpoint";
-import { splice } from "../../../lab/splice";
+import { splice } from "../../../lab/emulation/splice";
+import { LoopbackEndpoint } from "../../../lab/process-engine/loopback-endpoint";
 
 describe("lab: the process engine's 127.0.0.1 endpoint in front of a server's loopback port", () => {
   let upstream: http.Server;
@@ -75,7 +75,7 @@ describe("lab: a client that leaves mid-response", () => {
     });
     await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
     const upstreamPort = (upstream.address() as net.AddressInfo).port;
-    // lab/sim-serve.ts's forwarder in front of the simulator's port (the engine image's, without the KV layer).
+    // lab/emulation/sim-serve.ts's forwarder in front of the simulator's port (the engine image's, without the KV layer).
     inner = net.createServer({ allowHalfOpen: true }, (c) =>
       splice(c, net.connect({ port: upstreamPort, host: "127.0.0.1", allowHalfOpen: true })),
     );

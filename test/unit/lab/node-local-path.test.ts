@@ -3,9 +3,9 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { localPathStorageClass } from "../../../lab/cluster/manifests";
 import { LOCAL_PATH_HELPER_IMAGE } from "../../../lab/images";
 import { rootfsInputs, writeLayer } from "../../../lab/images/rootfs";
-import { localPathStorageClass } from "../../../lab/manifests";
 import { nodeLayout } from "../../../lab/node";
 import { localPathArgs, localPathConfigMap, localPathNamespace } from "../../../lab/node/local-path";
 

@@ -1,5 +1,5 @@
 import * as assert from "node:assert/strict";
-import { SEED_NODE_RESOURCES } from "../../../lab/manifests";
+import { SEED_NODE_RESOURCES } from "../../../lab/cluster/manifests";
 import { parseCpuList, quantityValue, seedMachine, seedMeminfo, topologyTree } from "../../../lab/node/machine";
 
 const MEMINFO = "MemTotal:       24683664 kB\nMemFree:         1000000 kB\nSwapTotal:             0 kB\n";

@@ -1,12 +1,12 @@
 import * as assert from "node:assert/strict";
 import { parseUpOptions } from "../../../lab/cli";
+import { LabOptionsSchema, labNodeFromEnv, nodeEngineProblem } from "../../../lab/cluster/options";
 import { PAUSE_IMAGE } from "../../../lab/images";
-import { kwokConfig } from "../../../lab/kwok-config";
+import { kwokConfig } from "../../../lab/lifecycle/kwok-config";
 import { nodeLayout, realNodeProblem } from "../../../lab/node";
 import { cgroupHierarchies, mountsUnder } from "../../../lab/node/host";
 import { seedMachine } from "../../../lab/node/machine";
 import { cniConflist, containerdConfig, kubeconfig, kubeletConfig, kubeProxyConfig } from "../../../lab/node/render";
-import { LabOptionsSchema, labNodeFromEnv, nodeEngineProblem } from "../../../lab/options";
 
 const MOUNTINFO = [
   "22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw",

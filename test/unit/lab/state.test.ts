@@ -2,8 +2,8 @@ import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { LabOptionsSchema } from "../../../lab/options";
-import { LabNotRunningError, labStateFile, readLabState, runningLabState } from "../../../lab/state";
+import { LabOptionsSchema } from "../../../lab/cluster/options";
+import { LabNotRunningError, labStateFile, readLabState, runningLabState } from "../../../lab/cluster/state";
 
 const made: string[] = [];
 
@@ -29,7 +29,7 @@ const STATE = {
   simulated: true,
 };
 
-describe("lab state (one schema in lab/options.ts, one reader in lab/state.ts)", () => {
+describe("lab state (one schema in lab/cluster/options.ts, one reader in lab/cluster/state.ts)", () => {
   after(() => {
     for (const dir of made) fs.rmSync(dir, { recursive: true, force: true });
   });

@@ -1,10 +1,10 @@
 import * as assert from "node:assert/strict";
 import * as http from "node:http";
 import { request } from "undici";
-import { kvPoolFor } from "../../../lab/kv-model";
-import { KvProxy } from "../../../lab/kv-proxy";
-import { carriesToken, releasable } from "../../../lab/timed-answer";
-import { frontendMs, H200_TIMING, stepMs } from "../../../lab/timing-model";
+import { kvPoolFor } from "../../../lab/emulation/kv-model";
+import { KvProxy } from "../../../lab/emulation/kv-proxy";
+import { carriesToken, releasable } from "../../../lab/emulation/timed-answer";
+import { frontendMs, H200_TIMING, stepMs } from "../../../lab/emulation/timing-model";
 import { listen, until } from "./kv-fake-sim";
 
 const TOKENS = 20;

@@ -1,8 +1,8 @@
 import * as assert from "node:assert/strict";
 import { render } from "../../../components";
 import { mergedStackConfig, parseCandidateConfig } from "../../../config";
-import { emulatedKvCacheBytes, utilizationOf } from "../../../lab/emulate-memory";
-import { LAB_VLLM_ENV, vllmCommandFor, vllmEnvFor } from "../../../lab/vllm-command";
+import { emulatedKvCacheBytes, utilizationOf } from "../../../lab/emulation/emulate-memory";
+import { LAB_VLLM_ENV, vllmCommandFor, vllmEnvFor } from "../../../lab/process-engine/vllm-command";
 import { PROJECT_DIR } from "../helpers/program";
 
 /** The container args exactly as the stack's Deployment renders them. */

@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parseUpOptions } from "../../../lab/cli";
-import { checkModelDir, checkVllmEngine, hasWeights, hostProbes } from "../../../lab/preflight";
+import { checkModelDir, checkVllmEngine, hasWeights, hostProbes } from "../../../lab/cluster/preflight";
 
 describe("lab --engine vllm: refused at once on a machine that cannot run it", () => {
   it("without a GPU, says so before looking for vLLM", () => {

@@ -1,4 +1,4 @@
-import { parseVllmArgs } from "../config";
+import { parseVllmArgs } from "../../config";
 
 /**
  * Turns a vLLM pod's `vllm serve` args into llm-d-inference-sim flags, so a candidate behaves in

@@ -1,8 +1,8 @@
-import type { LoadLevel, RateLevel, SweepResult, SweepVerdict } from "../../result";
-import type { OpenLoop } from "../inputs/scenario";
-import type { Slo } from "../inputs/slo";
-import { judge } from "../inputs/slo-judge";
-import { type Measured, measured, missing } from "../measured";
+import type { OpenLoop } from "../measure/inputs/scenario";
+import type { Slo } from "../measure/inputs/slo";
+import { judge } from "../measure/inputs/slo-judge";
+import { type Measured, measured, missing } from "../measure/measured";
+import type { LoadLevel, RateLevel, SweepResult, SweepVerdict } from "../result";
 
 /**
  * Pure: `steps` rates evenly spaced from the synchronous to the throughput rate, both included

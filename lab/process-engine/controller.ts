@@ -7,11 +7,16 @@
 
 import * as fs from "node:fs";
 import * as k8s from "@kubernetes/client-node";
+import {
+  hasWeights,
+  KUBECONFIG_FILE,
+  type LabOptions,
+  LabOptionsSchema,
+  labNodeLayout,
+  SERVICES_FILE,
+} from "../cluster";
 import type { ServerEngine } from "./engine";
-import { labNodeLayout } from "./gpus";
 import { LabKubelet } from "./kubelet";
-import { KUBECONFIG_FILE, type LabOptions, LabOptionsSchema, SERVICES_FILE } from "./options";
-import { hasWeights } from "./preflight";
 import { LabProvisioner } from "./provisioner";
 import { ServiceRoutes } from "./service-routes";
 import { vllmEngine } from "./vllm-engine";

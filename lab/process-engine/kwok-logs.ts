@@ -1,7 +1,7 @@
 import * as k8s from "@kubernetes/client-node";
-import { ignoreStatus } from "./api-errors";
+import { ignoreStatus } from "../cluster";
 
-/** kwok's Logs resource (enabled as a CRD by lab/cluster.ts): which file `kubectl logs` of a pod reads. */
+/** kwok's Logs resource (enabled as a CRD by lab/lifecycle/cluster.ts): which file `kubectl logs` of a pod reads. */
 const GROUP = "kwok.x-k8s.io";
 const VERSION = "v1alpha1";
 const PLURAL = "logs";

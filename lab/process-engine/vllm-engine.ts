@@ -2,9 +2,9 @@ import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
 import type * as k8s from "@kubernetes/client-node";
-import { emulatedKvCacheBytes, utilizationOf } from "./emulate-memory";
+import { LAB_DIR, type LabOptions } from "../cluster";
+import { emulatedKvCacheBytes, utilizationOf } from "../emulation";
 import type { ServerEngine, ServerLaunch } from "./engine";
-import { LAB_DIR, type LabOptions } from "./options";
 import { type LocalModel, type ResolvedEnvVar, vllmCommandFor, vllmEnvFor } from "./vllm-command";
 
 /** Reads a Secret's data (decoded), or undefined when there is none; what the kubelet does for `secretKeyRef` and secret volumes. */

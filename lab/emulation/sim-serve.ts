@@ -1,6 +1,6 @@
 /**
  * One simulated vLLM server: llm-d-inference-sim behind the lab's front door. The front door is
- * the KV admission proxy (lab/kv-proxy.ts) when the lab emulates a KV pool, else a plain byte
+ * the KV admission proxy (lab/emulation/kv-proxy.ts) when the lab emulates a KV pool, else a plain byte
  * forwarder. Run by the lab's engine image (lab/images/engine-entry.ts) in the real node's containers.
  */
 import { spawn } from "node:child_process";

@@ -1,6 +1,5 @@
 import * as k8s from "@kubernetes/client-node";
-import { ignoreStatus } from "./api-errors";
-import { PROVISIONER, provisionedVolume } from "./manifests";
+import { ignoreStatus, PROVISIONER, provisionedVolume } from "../cluster";
 
 const SELECTED_NODE = "volume.kubernetes.io/selected-node";
 

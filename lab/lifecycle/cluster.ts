@@ -3,32 +3,37 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import * as k8s from "@kubernetes/client-node";
-import { processAlive } from "../common/process-alive";
-import { findTool } from "../common/tools";
-import { ignoreStatus } from "./api-errors";
-import { emulationFormula } from "./emulate-memory";
-import { type LabNodeLayout, labNodeLayout } from "./gpus";
-import { buildLabImages } from "./images";
-import { kvModelFormula } from "./kv-model";
-import { kwokConfig, kwokPkiDir } from "./kwok-config";
-import { labNode, localPathStorageClass } from "./manifests";
-import { type RealNodeSpec, realNodeProblem, startRealNode, waitForRealNode } from "./node";
+import { processAlive } from "../../common/process-alive";
+import { findTool } from "../../common/tools";
 import {
+  checkModelDir,
+  checkVllmEngine,
   ENGINE_NODE,
+  hasWeights,
+  hostProbes,
+  ignoreStatus,
   KUBECONFIG_FILE,
   LAB_DIR,
+  type LabNodeLayout,
   type LabOptions,
   LabOptionsSchema,
   type LabState,
+  labNode,
   labNodeFromEnv,
+  labNodeLayout,
+  localPathStorageClass,
   nodeEngineProblem,
+  readLabState,
   SERVICES_FILE,
   STATE_FILE,
   simCardGib,
   simTimingFitted,
-} from "./options";
-import { checkModelDir, checkVllmEngine, hasWeights, hostProbes, type VllmProbes } from "./preflight";
-import { readLabState } from "./state";
+  type VllmProbes,
+} from "../cluster";
+import { emulationFormula, kvModelFormula } from "../emulation";
+import { buildLabImages } from "../images";
+import { type RealNodeSpec, realNodeProblem, startRealNode, waitForRealNode } from "../node";
+import { kwokConfig, kwokPkiDir } from "./kwok-config";
 
 const run = promisify(execFile);
 
@@ -76,7 +81,7 @@ function refuseUnfitMachine(options: LabOptions, probes: VllmProbes): void {
 /**
  * Starts the lab: a kwokctl cluster on loopback built from local binaries, the local-path storage
  * class, and the GPU node: the real node (lab/node/) for the simulator engine, or, for engine vllm,
- * kwok's nodes and the node agent (the lab's kubelet, provisioner and Service routes: lab/controller.ts).
+ * kwok's nodes and the node agent (the lab's kubelet, provisioner and Service routes: lab/process-engine/controller.ts).
  * Idempotent: a running lab is returned as it is.
  */
 export async function startLab(input: Partial<LabOptions> = {}, probes: VllmProbes = hostProbes): Promise<LabState> {
@@ -187,13 +192,13 @@ function labImageTarballs(options: LabOptions): string[] {
   return [images.pause.tarball, images.engine.tarball, images.helper.tarball, ...options.nodeImages];
 }
 
-/** Starts the process engine's node agent (lab/controller.ts) in the background; returns its pid. */
+/** Starts the process engine's node agent (lab/process-engine/controller.ts) in the background; returns its pid. */
 function startController(options: LabOptions): number {
   const controllerLog = fs.openSync(path.join(LAB_DIR, "controller.log"), "a");
   const controller = spawn(
     process.execPath,
-    ["--require", "tsx/cjs", path.join(__dirname, "controller.ts"), JSON.stringify(options)],
-    { detached: true, stdio: ["ignore", controllerLog, controllerLog], cwd: path.resolve(__dirname, "..") },
+    ["--require", "tsx/cjs", path.join(__dirname, "..", "process-engine", "controller.ts"), JSON.stringify(options)],
+    { detached: true, stdio: ["ignore", controllerLog, controllerLog], cwd: path.resolve(__dirname, "..", "..") },
   );
   controller.unref();
   fs.closeSync(controllerLog);
@@ -257,7 +262,7 @@ function simKvEmulation(options: LabOptions): string {
 /** The simulator lab's latency model as the state records it. */
 function simTimingNote(options: LabOptions): string {
   return simTimingFitted(options)
-    ? "fitted: vLLM 0.24 on an H200 (lab/timing-model.ts, docs/lab-timing-model.md), paced by the KV layer"
+    ? "fitted: vLLM 0.24 on an H200 (lab/emulation/timing-model.ts, docs/lab-timing-model.md), paced by the KV layer"
     : `fixed: the simulator's own, time to first token ${options.timeToFirstTokenMs} ms, inter-token latency ${options.interTokenLatencyMs} ms`;
 }
 

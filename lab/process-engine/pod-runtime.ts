@@ -10,7 +10,7 @@ import type { ClaimHolder } from "./pod-volumes";
 export interface PodRuntime extends ClaimHolder {
   readonly uid: string;
   readonly isVllm: boolean;
-  /** Node-local indexes of the GPUs the pod holds (lab/gpus.ts). */
+  /** Node-local indexes of the GPUs the pod holds (lab/cluster/gpus.ts). */
   readonly devices: readonly number[];
   /** Index of its node in the lab's layout (sets its node's IP and its pod IP range). */
   readonly nodeIndex: number;

@@ -1,10 +1,10 @@
 import { applyStep, batchBudget, type EngineSeq, frontendMs, planStep, type TimingParams } from "./timing-model";
 
 /**
- * Pure: the timing model (lab/timing-model.ts) run in virtual time under the benchmark's closed
+ * Pure: the timing model (lab/emulation/timing-model.ts) run in virtual time under the benchmark's closed
  * loop: `concurrency` clients, each sending its next request as soon as its last one ends. What
  * the fit (scripts/timing-fit/) compares with the recorded runs, and what the unit tests and
- * docs/lab-timing-model.md quote. The lab's KV layer (lab/step-engine.ts) runs the same steps on
+ * docs/lab-timing-model.md quote. The lab's KV layer (lab/emulation/step-engine.ts) runs the same steps on
  * a real clock.
  */
 export interface ClosedLoop {

@@ -1,7 +1,7 @@
 import type * as k8s from "@kubernetes/client-node";
-import { writeFileAtomic } from "../common/atomic-write";
+import { writeFileAtomic } from "../../common/atomic-write";
+import type { ServiceEndpoints } from "../cluster";
 import { LoopbackEndpoint } from "./loopback-endpoint";
-import type { ServiceEndpoints } from "./options";
 
 /** A vLLM pod whose server runs now, and where on this machine it answers. */
 export interface ServingPod {

@@ -4,14 +4,14 @@ import { z } from "zod";
 import { MAX_LAB_GPUS } from "./gpus";
 
 /** Where the lab keeps its state, kubeconfig and logs: `.lab/` in the project (git-ignored). */
-export const LAB_DIR = path.resolve(__dirname, "..", ".lab");
+export const LAB_DIR = path.resolve(__dirname, "..", "..", ".lab");
 export const STATE_FILE = path.join(LAB_DIR, "state.json");
 /** Where the process engine's kubelet publishes each vLLM Service's loopback endpoint (ServiceEndpointsSchema). */
 export const SERVICES_FILE = path.join(LAB_DIR, "services.json");
 export const KUBECONFIG_FILE = path.join(LAB_DIR, "kubeconfig");
 
 /** Where the lab's cache and built tools live: one rule, in common/tools.ts. */
-export { labHome, toolchainBin } from "../common/tools";
+export { labHome, toolchainBin } from "../../common/tools";
 
 function defaultClusterName(): string {
   return `vllm-lab-${createHash("sha256").update(LAB_DIR).digest("hex").slice(0, 8)}`;
@@ -91,7 +91,7 @@ export const LabOptionsSchema = z.object({
   endpointPort: z.number().int().min(1024).max(65535).default(8100),
   /**
    * With the simulator and its KV layer: `fitted` paces every answer by the timing model fitted to
-   * real vLLM 0.24 on an H200 (lab/timing-model.ts: TPOT with the batch, TTFT with prompt and
+   * real vLLM 0.24 on an H200 (lab/emulation/timing-model.ts: TPOT with the batch, TTFT with prompt and
    * queue, prefill chunks by --max-num-batched-tokens); `fixed` serves the simulator's own fixed
    * latencies below. The bare simulator (simKvEmulation false) is always `fixed`.
    */
@@ -112,17 +112,17 @@ export const LabOptionsSchema = z.object({
   /**
    * The GPU memory, GiB, of the card to emulate (the seed's RTX 4090: 24). With engine vllm each
    * pod's --gpu-memory-utilization becomes the --kv-cache-memory-bytes that card would leave
-   * (lab/emulate-memory.ts); with the simulator, the same budget sizes the lab's KV pool
-   * (lab/kv-model.ts), 24 when not given.
+   * (lab/emulation/emulate-memory.ts); with the simulator, the same budget sizes the lab's KV pool
+   * (lab/emulation/kv-model.ts), 24 when not given.
    */
   emulateGpuMemoryGib: z.number().positive().max(1024).optional(),
   /**
-   * With the simulator: put the lab's KV pool and admission (lab/kv-proxy.ts) in front of each
+   * With the simulator: put the lab's KV pool and admission (lab/emulation/kv-proxy.ts) in front of each
    * simulator, so gpuMemoryUtilization and maxModelLen bind as on a GPU; false serves the bare
    * simulator (only --max-num-seqs binds).
    */
   simKvEmulation: z.boolean().default(true),
-  /** `nvidia.com/gpu` devices the lab's nodes advertise in all (lab/gpus.ts spreads them). */
+  /** `nvidia.com/gpu` devices the lab's nodes advertise in all (lab/cluster/gpus.ts spreads them). */
   gpus: z.number().int().min(1).max(MAX_LAB_GPUS).default(1),
   /** GPU nodes; `nodeName` is the first. More than one: kwok's, with engine vllm (the real node is one kubelet). */
   nodes: z.number().int().min(1).max(MAX_LAB_GPUS).default(1),
@@ -152,7 +152,7 @@ export function simTimingFitted(options: LabOptions): boolean {
 
 /**
  * What `lab up` leaves behind in `.lab/state.json` for the benchmark, the campaign and the tests:
- * the one schema every reader validates against (lab/state.ts reads it).
+ * the one schema every reader validates against (lab/cluster/state.ts reads it).
  */
 export const LabStateSchema = z.looseObject({
   clusterName: z.string().min(1),
@@ -170,7 +170,7 @@ export const LabStateSchema = z.looseObject({
     .string()
     .regex(/^https?:\/\/\S+$/)
     .optional(),
-  /** The node agent (lab/controller.ts); gone means the lab is not running. */
+  /** The node agent (lab/process-engine/controller.ts); gone means the lab is not running. */
   controllerPid: z.number().int().positive(),
   options: LabOptionsSchema,
   startedAt: z.string(),
@@ -184,7 +184,7 @@ export const LabStateSchema = z.looseObject({
   emulatedGpu: z.string().optional(),
   /** With the simulator: how its KV pool is emulated, or that it is not ("off: ..."). */
   kvEmulation: z.string().optional(),
-  /** With the simulator: the latency model its answers follow (lab/timing-model.ts's fit, or the fixed flags). */
+  /** With the simulator: the latency model its answers follow (lab/emulation/timing-model.ts's fit, or the fixed flags). */
   simTiming: z.string().optional(),
 });
 export type LabState = z.infer<typeof LabStateSchema>;

@@ -13,7 +13,7 @@
  * approximately, not measured on its card.
  */
 
-import { vllmFlagValue } from "../config";
+import { vllmFlagValue } from "../../config";
 
 const SEED_WEIGHTS_GIB = 9.6;
 const OVERHEAD_GIB = 1.5;

@@ -1,6 +1,6 @@
 import type * as k8s from "@kubernetes/client-node";
+import type { LabEngine } from "../cluster";
 import type { ContainerLaunch } from "./container-process";
-import type { LabEngine } from "./options";
 
 /** One start of a vLLM pod's server: what runs, where it answers /health, where its Service's endpoint points. */
 export interface ServerLaunch extends ContainerLaunch {
@@ -10,7 +10,7 @@ export interface ServerLaunch extends ContainerLaunch {
   readonly detail: Record<string, unknown>;
 }
 
-/** What runs a vLLM pod's container on this machine (lab/vllm-engine.ts: a real `vllm serve`). */
+/** What runs a vLLM pod's container on this machine (lab/process-engine/vllm-engine.ts: a real `vllm serve`). */
 export interface ServerEngine {
   readonly name: LabEngine;
   /** Throws when the pod cannot be started as it is (a Secret it needs is missing, say). */
@@ -20,6 +20,6 @@ export interface ServerEngine {
 /** Which start of the container this is, and the GPUs the pod holds. */
 interface LaunchAttempt {
   readonly restarts: number;
-  /** This machine's indexes of the devices the pod was given (lab/gpus.ts); CUDA_VISIBLE_DEVICES for a real engine. */
+  /** This machine's indexes of the devices the pod was given (lab/cluster/gpus.ts); CUDA_VISIBLE_DEVICES for a real engine. */
   readonly hostDevices: readonly number[];
 }

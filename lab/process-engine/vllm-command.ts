@@ -5,7 +5,7 @@
  * the checkpoint and its revision.
  */
 
-import { parseVllmArgs } from "../config";
+import { parseVllmArgs } from "../../config";
 
 /** The module `vllm serve` is (the image's entrypoint); run with the Python that has vLLM. */
 const VLLM_CLI_MODULE = "vllm.entrypoints.cli.main";

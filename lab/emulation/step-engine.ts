@@ -25,7 +25,7 @@ interface Slot {
 }
 
 /**
- * The timing model (lab/timing-model.ts) on a real clock, for the KV proxy of one simulated pod:
+ * The timing model (lab/emulation/timing-model.ts) on a real clock, for the KV proxy of one simulated pod:
  * the API server's queue before the engine (`frontend`), then vLLM's scheduler steps over the
  * admitted requests, each step as long as the model says, tokens released at the step's end. The
  * simulator itself answers at once (no latency of its own); the proxy hands its tokens out as

@@ -14,7 +14,7 @@ export interface KvProxyConfig {
   /** The served model name, as the simulator labels its series. */
   readonly modelName: string;
   /**
-   * The engine timing (lab/step-engine.ts): the proxy paces the simulator's answer by the fitted
+   * The engine timing (lab/emulation/step-engine.ts): the proxy paces the simulator's answer by the fitted
    * model of vLLM's steps. Absent: the simulator's own fixed latencies pass through.
    */
   readonly timing?: EngineTiming;
@@ -29,13 +29,13 @@ const GENERATE = new Set(["/v1/chat/completions", "/v1/completions"]);
 
 /**
  * The lab's admission proxy in front of one llm-d-inference-sim on loopback: the part of vLLM's
- * scheduler the simulator lacks (a KV pool that makes requests wait; see lab/kv-scheduler.ts). A
+ * scheduler the simulator lacks (a KV pool that makes requests wait; see lab/emulation/kv-scheduler.ts). A
  * generation request is counted by the simulator's own /tokenize (the count the benchmark reads),
  * reserves prompt + max_tokens, and is forwarded once admitted; it releases when the simulator
  * has sent its last byte. A client that leaves while waiting leaves the queue; one that leaves
  * while running has the rest of its answer read and dropped (the simulator cannot abort, and a
- * failed write of it corrupts other requests: lab/splice.ts), so it holds its slot until then.
- * /metrics gets the pool's and the scheduler's families (lab/kv-metrics.ts); all else passes through.
+ * failed write of it corrupts other requests: lab/emulation/splice.ts), so it holds its slot until then.
+ * /metrics gets the pool's and the scheduler's families (lab/emulation/kv-metrics.ts); all else passes through.
  */
 export class KvProxy {
   readonly scheduler: KvScheduler;

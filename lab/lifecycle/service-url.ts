@@ -1,6 +1,6 @@
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
-import { labStateFile, readServiceEndpoint, runningLabState } from "./state";
+import { labStateFile, readServiceEndpoint, runningLabState } from "../cluster";
 
 /** A vLLM Service of the lab, as a stack's outputs name it. */
 export interface LabServiceRef {

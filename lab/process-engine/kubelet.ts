@@ -1,13 +1,19 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
-import { ignoreStatus } from "./api-errors";
+import {
+  DeviceAllocator,
+  GPU_DEVICES_ANNOTATION,
+  gpusRequested,
+  ignoreStatus,
+  LAB_DIR,
+  type LabNodeLayout,
+  podStatusAt,
+  VLLM_POD_SELECTOR,
+} from "../cluster";
 import { ContainerProcess } from "./container-process";
 import type { ServerEngine, ServerLaunch } from "./engine";
-import { DeviceAllocator, gpusRequested, type LabNodeLayout } from "./gpus";
 import { KwokLogs } from "./kwok-logs";
-import { GPU_DEVICES_ANNOTATION, podStatusAt, VLLM_POD_SELECTOR } from "./manifests";
-import { LAB_DIR } from "./options";
 import {
   containerLogFile,
   hostIPFor,
@@ -29,7 +35,7 @@ const LAB_STOP_GRACE_SECONDS = 20;
 /**
  * The process engine's kubelet for the vLLM pods on kwok's GPU nodes (kwok runs any other pod;
  * the simulator engine runs on the real node instead). They get the statuses a kubelet would
- * report, and each vLLM pod (container `vllm`) gets a real `vllm serve` (lab/vllm-engine.ts) built
+ * report, and each vLLM pod (container `vllm`) gets a real `vllm serve` (lab/process-engine/vllm-engine.ts) built
  * from its own args, answering on a loopback port of its own that its Service forwards to
  * (ServiceRoutes). A pod turns Ready once its server answers /health. A
  * server that exits is a container restart with back-off (restartCount, CrashLoopBackOff,

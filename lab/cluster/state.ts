@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { processAlive } from "../common/process-alive";
+import { processAlive } from "../../common/process-alive";
 import {
   type LabState,
   LabStateSchema,

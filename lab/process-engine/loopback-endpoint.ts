@@ -1,8 +1,8 @@
 import * as net from "node:net";
-import { splice } from "./splice";
+import { splice } from "../emulation";
 
 /**
- * One of the process engine's endpoints on 127.0.0.1 (lab/service-routes.ts): a TCP listener that
+ * One of the process engine's endpoints on 127.0.0.1 (lab/process-engine/service-routes.ts): a TCP listener that
  * forwards each connection to the current server's loopback port, or refuses it while no vLLM pod
  * serves.
  */

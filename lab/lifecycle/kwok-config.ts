@@ -1,6 +1,6 @@
 import * as os from "node:os";
 import * as path from "node:path";
-import { VLLM_POD_SELECTOR } from "./manifests";
+import { VLLM_POD_SELECTOR } from "../cluster";
 
 /** Where kwokctl keeps a cluster's certificates ($KWOK_WORKDIR, else ~/.kwok: kwokctl's own rule). */
 export function kwokPkiDir(
@@ -13,7 +13,7 @@ export function kwokPkiDir(
 /**
  * Pure: the kwokctl configuration of the lab's cluster. With the process engine (`--engine vllm`)
  * kwok heartbeats the lab's nodes and runs ordinary pods on them; the vLLM pods' status is left to
- * the lab's own kubelet (lab/kubelet.ts), which ties Ready to a serving `vllm serve`. With the
+ * the lab's own kubelet (lab/process-engine/kubelet.ts), which ties Ready to a serving `vllm serve`. With the
  * real node (`realNodePki`: the cluster's certificates), kwok manages only the nodes the lab
  * creates for it (annotated `kwok.x-k8s.io/node: fake`), not the kubelet's, and the API server
  * shows the kubelet the admin certificate (logs, exec) as a real cluster's does.
@@ -26,7 +26,7 @@ export function kwokConfig(realNodePki?: string): string {
     "options:",
     "  bindAddress: 127.0.0.1",
     // Logs objects tell kwok's kubelet server which file `kubectl logs` of a pod reads; the
-    // lab's kubelet writes one per vLLM pod (lab/kwok-logs.ts).
+    // lab's kubelet writes one per vLLM pod (lab/process-engine/kwok-logs.ts).
     "  enableCRDs:",
     "  - Logs",
     // Without a default route (a loopback-only network namespace) the API server cannot

@@ -1,5 +1,5 @@
 /**
- * vLLM 0.24's four latency histograms the benchmark reads (benchmarks/metrics/histogram.ts), kept
+ * vLLM 0.24's four latency histograms the benchmark reads (measure/metrics/histogram.ts), kept
  * by the lab's KV layer when it paces answers by the timing model: the simulator's own would
  * describe its zero latency. Buckets and help text as vLLM 0.24 writes them
  * (../shared/vllm-0.24/captures/metrics_end.txt).
