@@ -1,5 +1,5 @@
 import { num } from "../common/format";
-import { DEFAULT_SLO_ATTAINMENT, type Slo, type SloBound } from "../measure/inputs/slo";
+import { DEFAULT_SLO_ATTAINMENT, METRIC_LABEL, type Slo, type SloBound } from "../measure/inputs/slo";
 import { judge as judgeLevel, type SloMiss } from "../measure/inputs/slo-judge";
 import type { BenchmarkResult, LoadLevel } from "../result";
 import { capacityOf, goodputChecks } from "./goodput";
@@ -17,8 +17,6 @@ export function ruleSlo(rule: CompareRule): Slo | undefined {
   return bounds.length > 0 ? { bounds, attainment: DEFAULT_SLO_ATTAINMENT } : undefined;
 }
 
-const LABEL = { ttft: "TTFT", tpot: "TPOT", itl: "ITL", e2e: "e2e" } as const;
-
 /**
  * The target level's SLO misses (`judge`) that disqualify under the throughput objective: each bound's
  * percentile, as before the judge. Its validity is the rule's own reason, a closed loop neither drops nor
@@ -28,8 +26,8 @@ function boundReasons(misses: readonly SloMiss[]): string[] {
   return misses.flatMap((m) => {
     if (m.kind !== "bound") return [];
     return m.figureMs === null
-      ? [`no ${LABEL[m.metric]} ${m.percentile} at the target`]
-      : [`${LABEL[m.metric]} ${m.percentile} ${num(m.figureMs, 1)} ms > SLO ${m.boundMs} ms`];
+      ? [`no ${METRIC_LABEL[m.metric]} ${m.percentile} at the target`]
+      : [`${METRIC_LABEL[m.metric]} ${m.percentile} ${num(m.figureMs, 1)} ms > SLO ${m.boundMs} ms`];
   });
 }
 

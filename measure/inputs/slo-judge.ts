@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { RequestSample } from "../http/chat";
 import { type Measured, measured, missing } from "../measured";
 import { percentile, type Summary } from "../stats";
-import { SLO_METRICS, SLO_PERCENTILES, type Slo, type SloBound, SloBoundSchema, SloSchema } from "./slo";
+import { METRIC_LABEL, SLO_METRICS, SLO_PERCENTILES, type Slo, type SloBound, SloBoundSchema, SloSchema } from "./slo";
 
 /**
  * The one judgement of a level under an SLO (`judge`): every reader (the level's record, the sweep, the
@@ -238,7 +238,6 @@ export function judge(level: JudgedLevel, slo: Slo | null): SloJudgement {
 export const levelJudgement = (level: JudgedLevel, slo: Slo | null): Measured<SloJudgement> =>
   slo === null ? missing("no SLO given (--slo, or the scenario's slo)") : measured(judge(level, slo));
 
-const METRIC_LABEL = { ttft: "TTFT", tpot: "TPOT", itl: "ITL", e2e: "e2e" } as const;
 const pct = (f: number) => `${+(f * 100).toFixed(2)} %`;
 
 /** Pure: one miss as a person reads it (reports, progress lines, a rule's reason); never parsed back. */

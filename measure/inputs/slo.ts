@@ -162,7 +162,8 @@ export function sloFromFlags(flags: SloFlags, warn: (line: string) => void): Slo
   return { bounds, attainment };
 }
 
-const METRIC_LABEL: Record<SloBound["metric"], string> = { ttft: "TTFT", tpot: "TPOT", itl: "ITL", e2e: "e2e" };
+/** Each metric as a person reads it: the one table a sentence takes its name from. */
+export const METRIC_LABEL: Record<SloBound["metric"], string> = { ttft: "TTFT", tpot: "TPOT", itl: "ITL", e2e: "e2e" };
 
 export const describeBound = (b: SloBound): string => `${METRIC_LABEL[b.metric]} ${b.percentile} ≤ ${b.ms} ms`;
 
