@@ -3,7 +3,7 @@
  * candidate, and checks each capacity against plain open-loop runs. Starts its own lab (the fitted timing
  * model, H200 speed) in this checkout's .lab/ and stops it after; refuses when a lab is already running.
  *   1. `campaign run --objective goodput --slo ttft:p99:1000,tpot:p99:30` over the stacks (default
- *      baseline,seqs8): a closed loop at concurrency 8 (where the search starts), then the default search.
+ *      baseline,seqs4, stack files of the project): a closed loop at concurrency 8 (where the search starts), then the default search.
  *   2. Per candidate with a bracket, one open-loop `campaign run` (no search) at the capacity's rate and at
  *      the failing end, each for the window a probe at that rate plans: the SLO should hold at the first
  *      (attainment ≥ 0.99) and not at the second.
@@ -22,7 +22,7 @@ import { readResult } from "../../result/store";
 import type { BenchmarkResult } from "../../result/types";
 
 const REPO = path.resolve(__dirname, "../..");
-const STACKS = process.argv[2] ?? "baseline,seqs8";
+const STACKS = process.argv[2] ?? "baseline,seqs4";
 const SLO = "ttft:p99:1000,tpot:p99:30";
 const MAX_TOKENS = 128;
 const BASE: ScenarioInput = {
