@@ -36,6 +36,8 @@ export const CapacityProbeSchema = z.strictObject({
   misses: z.array(RecordedMissSchema),
   /** Why the probe ended before its planned window (it could no longer pass); absent before. */
   endedEarly: z.string().nullable().optional(),
+  /** "confirm": a longer re-run of the passing end before it was reported; absent before (every probe a scout). */
+  kind: z.enum(["scout", "confirm"]).optional(),
   windowSeconds: z.number(),
   completed: nonNegInt,
   attainment: z.number().nullable(),
@@ -54,6 +56,8 @@ export const SloCapacitySchema = z.strictObject({
     maxProbes: int,
     maxMinutes: z.number(),
     tailRequests: int,
+    /** Absent in results written before the passing end was confirmed. */
+    confirmTailRequests: int.optional(),
   }),
   /** Completed requests a probe needs for its percentiles to mean something, and the rule that gave it. */
   minCompletedPerProbe: int,
@@ -70,6 +74,8 @@ export const SloCapacitySchema = z.strictObject({
   lowestFailingTargetRatePerSecond: z.number().nullable().optional(),
   /** The bracket's passing end (offered); null with why when the search did not bracket. */
   capacityRatePerSecond: measuredOf(z.number()),
+  /** The passing end also held in a longer confirming probe; absent in results written before confirmation. */
+  confirmed: z.boolean().optional(),
   resolutionPerSecond: z.number().nullable(),
   relativeResolution: z.number().nullable(),
   /** What failed at the lowest failing rate: the bound that binds first as the rate rises. */

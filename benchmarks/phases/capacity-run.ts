@@ -13,7 +13,7 @@ import type { OpenLoopEarlyEnd } from "../../measure/load/open-loop";
 import type { LoadLevel, RateLevel, SloCapacity } from "../../result";
 import { levelThroughput } from "../../verdict";
 import { capacityRecord, judgeProbe, type SearchStart } from "./capacity";
-import { searchCapacity } from "./capacity-search";
+import { type ProbeKind, searchCapacity } from "./capacity-search";
 import { cannotPass } from "./probe-stop";
 
 /** What a capacity probe's level is given beyond its rate: its own window, arrivals, seed and early end. */
@@ -64,14 +64,16 @@ export async function capacitySearchRun(
 ): Promise<SloCapacity> {
   const started = Date.now();
   const { count, rule } = minCompletedPerProbe(slo, settings.tailRequests);
+  const confirm = minCompletedPerProbe(slo, Math.max(settings.tailRequests, settings.confirmTailRequests));
+  const needed = (kind: ProbeKind) => (kind === "confirm" ? confirm.count : count);
   const allowanceMs = sloE2eAllowanceMs(slo, d.maxTokens);
   const start = searchStart(d.closedLevels, settings);
-  const probeRule = `${rule}; ${windowRule(count, allowanceMs)}; it ends as soon as it can no longer pass`;
+  const probeRule = `${rule}; ${windowRule(count, allowanceMs)}; it ends as soon as it can no longer pass; the passing end is then re-run on its own seed as a confirming probe: ${confirm.rule}`;
   d.log(`load: SLO capacity search from ${start.ratePerSecond.toFixed(3)}/s (${start.basis}); ${probeRule}`);
   const levels: RateLevel[] = [];
   const search = await searchCapacity(
-    async (rate) => {
-      const plan = probePlan(rate, count, allowanceMs);
+    async (rate, kind) => {
+      const plan = probePlan(rate, needed(kind), allowanceMs);
       const level = await d.open(rate, {
         windowSeconds: plan.windowSeconds,
         arrivals: plan.arrivals,
@@ -81,9 +83,9 @@ export async function capacitySearchRun(
       if (level === null || level.status !== "ok")
         return { targetRatePerSecond: rate, error: level?.error ?? d.error() ?? "interrupted" };
       levels.push(level);
-      const out = judgeProbe(level, slo, count);
+      const out = judgeProbe(level, slo, needed(kind));
       d.log(
-        `capacity probe ${rate.toFixed(3)}/s (offered ${out.offeredRatePerSecond.toFixed(3)}/s): ${out.holds ? "holds" : `fails: ${out.misses.map(describeMiss).join("; ")}`}`,
+        `capacity ${kind === "confirm" ? "confirming probe" : "probe"} ${rate.toFixed(3)}/s (offered ${out.offeredRatePerSecond.toFixed(3)}/s): ${out.holds ? "holds" : `fails: ${out.misses.map(describeMiss).join("; ")}`}`,
       );
       return out;
     },
@@ -94,8 +96,9 @@ export async function capacitySearchRun(
       resolution: settings.resolution,
       maxProbes: settings.maxProbes,
       maxMs: settings.maxMinutes * 60_000,
-      probeMs: (rate) => probeSeconds(probePlan(rate, count, allowanceMs), d.warmupSeconds) * 1000,
+      probeMs: (rate, kind) => probeSeconds(probePlan(rate, needed(kind), allowanceMs), d.warmupSeconds) * 1000,
       nowMs: Date.now,
+      confirm: true,
     },
   );
   const record = capacityRecord(slo, settings, search, levels, (Date.now() - started) / 1000, start, probeRule);
@@ -103,7 +106,7 @@ export async function capacitySearchRun(
   d.log(
     c.value === null
       ? `SLO capacity: none (${c.reason})`
-      : `SLO capacity: ${c.value.toFixed(3)}/s offered (target ${record.highestPassingTargetRatePerSecond?.toFixed(3)}/s), bracket [${c.value.toFixed(3)}, ${record.lowestFailingRatePerSecond?.toFixed(3)}]/s offered (${+((record.relativeResolution ?? 0) * 100).toFixed(1)} %), ${record.probes.length} probes in ${record.elapsedSeconds.toFixed(0)} s, first to fail: ${record.firstMisses.join("; ")}`,
+      : `SLO capacity: ${c.value.toFixed(3)}/s offered (target ${record.highestPassingTargetRatePerSecond?.toFixed(3)}/s), bracket [${c.value.toFixed(3)}, ${record.lowestFailingRatePerSecond?.toFixed(3)}]/s offered (${+((record.relativeResolution ?? 0) * 100).toFixed(1)} %), ${record.confirmed ? `confirmed by a probe of ${confirm.count} completions` : `NOT confirmed (${c.reason ?? search.reason})`}, ${record.probes.length} probes in ${record.elapsedSeconds.toFixed(0)} s, first to fail: ${record.firstMisses.join("; ")}`,
   );
   return record;
 }

@@ -7,6 +7,12 @@
  * probes or the time run out. Rates asked are targets; each probe reports what it really offered, and
  * the bracket is stated in both. It never reports a rate it did not offer: a search that cannot bracket
  * gives null and says why.
+ *
+ * Scouts are short; with `confirm`, the passing end is re-run once the bracket is narrow enough, as a
+ * longer probe on its own seed (the callback sizes it). A short pass can be luck: a rate is the capacity
+ * only if it also holds in the confirming probe. A confirming probe that fails is the new failing end,
+ * and the search goes on below it. A budget that stops the search before the confirmation keeps the
+ * bracket it measured, and says that its passing end is unconfirmed.
  */
 import { describeMiss, type SloMiss } from "../../measure/inputs/slo-judge";
 
@@ -18,6 +24,14 @@ export interface ProbeOutcome {
   readonly holds: boolean;
   /** Why it did not (empty when it held), typed (`judge`), in the order found. */
   readonly misses: readonly SloMiss[];
+}
+
+/** A scout decides where to look; a confirming probe re-runs the passing end, longer, before it is reported. */
+export type ProbeKind = "scout" | "confirm";
+
+/** A probe as the search recorded it: its outcome and what kind of probe it was. */
+export interface SearchProbe extends ProbeOutcome {
+  readonly kind: ProbeKind;
 }
 
 /** A probe that could not be judged (the run failed or was interrupted): the search stops there. */
@@ -37,17 +51,21 @@ export interface CapacitySearchOptions {
   /** Wall-clock budget, ms: no probe starts that would end past it (`probeMs`). */
   readonly maxMs: number;
   /** A probe's planned length at a rate, ms. */
-  readonly probeMs: (ratePerSecond: number) => number;
+  readonly probeMs: (ratePerSecond: number, kind: ProbeKind) => number;
+  /** Re-run the passing end as a confirming probe before reporting it. */
+  readonly confirm: boolean;
   readonly nowMs: () => number;
 }
 
 export type StoppedBy = "resolution" | "probes" | "time" | "not-bracketed" | "probe-failed";
 
 export interface CapacitySearch {
-  readonly probes: readonly ProbeOutcome[];
+  readonly probes: readonly SearchProbe[];
   /** The bracket's probes: the highest target that held below the lowest that failed; null where none did. */
-  readonly passing: ProbeOutcome | null;
-  readonly failing: ProbeOutcome | null;
+  readonly passing: SearchProbe | null;
+  readonly failing: SearchProbe | null;
+  /** The passing end held in a confirming probe too (false without one, or without a bracket). */
+  readonly confirmed: boolean;
   /** The capacity: the passing probe's offered rate, or null when the search did not bracket, with why. */
   readonly capacityRatePerSecond: number | null;
   readonly reason: string | null;
@@ -64,18 +82,27 @@ export const DOWN = 0.7;
 
 const isFailure = (p: ProbeOutcome | ProbeFailure): p is ProbeFailure => "error" in p;
 
-/** The bracket over the probes so far: the lowest failing target, and the highest passing below it. */
-export function bracketOf(probes: readonly ProbeOutcome[]): { pass: ProbeOutcome | null; fail: ProbeOutcome | null } {
+/**
+ * The bracket over the probes so far: the lowest failing target, and the highest passing below it (its
+ * confirming probe where one held: the longer window states the offered rate more exactly).
+ */
+export function bracketOf(probes: readonly SearchProbe[]): { pass: SearchProbe | null; fail: SearchProbe | null } {
   const bad = probes.filter((p) => !p.holds);
   const fail = bad.length ? bad.reduce((a, b) => (b.targetRatePerSecond < a.targetRatePerSecond ? b : a)) : null;
   const ok = probes.filter((p) => p.holds && (fail === null || p.targetRatePerSecond < fail.targetRatePerSecond));
-  const pass = ok.length ? ok.reduce((a, b) => (b.targetRatePerSecond > a.targetRatePerSecond ? b : a)) : null;
+  const higher = (a: SearchProbe, b: SearchProbe) =>
+    b.targetRatePerSecond > a.targetRatePerSecond ||
+    (b.targetRatePerSecond === a.targetRatePerSecond && b.kind === "confirm");
+  const pass = ok.length ? ok.reduce((a, b) => (higher(a, b) ? b : a)) : null;
   return { pass, fail };
 }
 
-function outcome(probes: ProbeOutcome[], stoppedBy: StoppedBy, reason: string | null): CapacitySearch {
+const UNCONFIRMED = "its passing end was not confirmed by a longer probe";
+
+function outcome(probes: SearchProbe[], stoppedBy: StoppedBy, reason: string | null, confirm: boolean): CapacitySearch {
   const { pass, fail } = bracketOf(probes);
   const bracketed = pass !== null && fail !== null;
+  const confirmed = bracketed && pass.kind === "confirm";
   // In target rates, as the search controls it: a failing probe that ended early offered its target's
   // Poisson process over a short stretch, whose count is too few to restate the width in offered rates.
   const width = bracketed ? fail.targetRatePerSecond - pass.targetRatePerSecond : null;
@@ -83,8 +110,13 @@ function outcome(probes: ProbeOutcome[], stoppedBy: StoppedBy, reason: string | 
     probes,
     passing: pass,
     failing: fail,
+    confirmed,
     capacityRatePerSecond: bracketed ? pass.offeredRatePerSecond : null,
-    reason: bracketed ? null : (reason ?? "the search did not bracket the capacity"),
+    reason: bracketed
+      ? confirm && !confirmed
+        ? `${UNCONFIRMED} (${reason ?? stoppedBy})`
+        : null
+      : (reason ?? "the search did not bracket the capacity"),
     resolutionPerSecond: width,
     relativeResolution: width === null || pass === null ? null : width / pass.offeredRatePerSecond,
     firstMisses: fail?.misses ?? [],
@@ -93,7 +125,7 @@ function outcome(probes: ProbeOutcome[], stoppedBy: StoppedBy, reason: string | 
 }
 
 /** The next target: the bracket's midpoint, or a step out from the only side measured; null when done. */
-function nextRate(probes: readonly ProbeOutcome[], o: CapacitySearchOptions): number | StoppedBy {
+function nextRate(probes: readonly SearchProbe[], o: CapacitySearchOptions): number | StoppedBy {
   const { pass, fail } = bracketOf(probes);
   if (pass && fail) {
     const p = pass.targetRatePerSecond;
@@ -108,46 +140,66 @@ function nextRate(probes: readonly ProbeOutcome[], o: CapacitySearchOptions): nu
   return p >= o.highRatePerSecond ? "not-bracketed" : Math.min(p * 2, o.highRatePerSecond);
 }
 
+/** The passing end to confirm next, or null when there is none or it is confirmed already. */
+function toConfirm(probes: readonly SearchProbe[]): number | null {
+  const { pass, fail } = bracketOf(probes);
+  return pass !== null && fail !== null && pass.kind === "scout" ? pass.targetRatePerSecond : null;
+}
+
 /** Pure (but for the callback and the clock): runs the search. */
 export async function searchCapacity(
-  probe: (targetRatePerSecond: number) => Promise<ProbeOutcome | ProbeFailure>,
+  probe: (targetRatePerSecond: number, kind: ProbeKind) => Promise<ProbeOutcome | ProbeFailure>,
   opts: CapacitySearchOptions,
 ): Promise<CapacitySearch> {
   const { lowRatePerSecond: low, highRatePerSecond: high } = opts;
   if (!(low > 0 && high >= low)) throw new Error(`capacity search: need 0 < low ≤ high, got ${low}, ${high}`);
   const started = opts.nowMs();
-  const probes: ProbeOutcome[] = [];
+  const probes: SearchProbe[] = [];
   let rate = Math.min(high, Math.max(low, opts.startRatePerSecond ?? low));
+  let kind: ProbeKind = "scout";
   for (;;) {
+    const sofar = bracketOf(probes);
+    const what = kind === "confirm" ? "its confirmation" : sofar.pass && sofar.fail ? "the resolution" : "a bracket";
     if (probes.length >= opts.maxProbes)
-      return outcome(probes, "probes", `probe budget (${opts.maxProbes}) spent before a bracket`);
-    const wouldEnd = opts.nowMs() - started + opts.probeMs(rate);
+      return outcome(probes, "probes", `probe budget (${opts.maxProbes}) spent before ${what}`, opts.confirm);
+    const wouldEnd = opts.nowMs() - started + opts.probeMs(rate, kind);
     if (wouldEnd > opts.maxMs)
       return outcome(
         probes,
         "time",
-        `time budget (${Math.round(opts.maxMs / 1000)} s) spent before a bracket: the probe at ${fmt(rate)}/s would end at ${Math.round(wouldEnd / 1000)} s`,
+        `time budget (${Math.round(opts.maxMs / 1000)} s) spent before ${what}: the ${kind === "confirm" ? "confirming " : ""}probe at ${fmt(rate)}/s would end at ${Math.round(wouldEnd / 1000)} s`,
+        opts.confirm,
       );
-    const out = await probe(rate);
-    if (isFailure(out)) return outcome(probes, "probe-failed", `the probe at ${fmt(rate)}/s did not run: ${out.error}`);
-    probes.push({ ...out, misses: [...out.misses] });
+    const out = await probe(rate, kind);
+    if (isFailure(out))
+      return outcome(probes, "probe-failed", `the probe at ${fmt(rate)}/s did not run: ${out.error}`, opts.confirm);
+    probes.push({ ...out, misses: [...out.misses], kind });
     const next = nextRate(probes, opts);
+    kind = "scout";
     if (typeof next === "number") {
       rate = next;
       continue;
     }
-    if (next !== "not-bracketed") return outcome(probes, next, null);
+    const confirmAt = opts.confirm && next === "resolution" ? toConfirm(probes) : null;
+    if (confirmAt !== null) {
+      rate = confirmAt;
+      kind = "confirm";
+      continue;
+    }
+    if (next !== "not-bracketed") return outcome(probes, next, null, opts.confirm);
     const { pass, fail } = bracketOf(probes);
     return fail
       ? outcome(
           probes,
           next,
           `the SLO fails at the lowest rate, ${fmt(low)}/s (${fail.misses.map(describeMiss).join("; ")}): the capacity is below it`,
+          opts.confirm,
         )
       : outcome(
           probes,
           next,
           `the SLO holds at the highest rate offered, ${fmt(pass!.offeredRatePerSecond)}/s (target ${fmt(high)}/s): the capacity is above what the generator offers`,
+          opts.confirm,
         );
   }
 }

@@ -70,6 +70,7 @@ export function capacityRecord(
         holds: p.holds,
         misses: [...p.misses],
         endedEarly: l?.openLoop.endedEarly ?? null,
+        kind: p.kind,
         windowSeconds: l?.windowSeconds ?? 0,
         completed: l?.counts.succeeded ?? 0,
         attainment: l?.slo?.value?.attainment ?? null,
@@ -84,6 +85,7 @@ export function capacityRecord(
       search.capacityRatePerSecond === null
         ? missing(search.reason ?? "the search did not bracket the capacity")
         : measured(search.capacityRatePerSecond),
+    confirmed: search.confirmed,
     resolutionPerSecond: search.resolutionPerSecond,
     relativeResolution: search.relativeResolution,
     firstMisses: [...search.firstMisses],

@@ -3,6 +3,7 @@ import { streamChat } from "../../measure/http/stream";
 import { type CapacitySettings, type OpenLoop, repeatSentence, sweepSlo } from "../../measure/inputs/scenario";
 import { type Slo, scenarioSlo } from "../../measure/inputs/slo";
 import { levelJudgement } from "../../measure/inputs/slo-judge";
+import { probeSeed } from "../../measure/load/arrivals";
 import { runClosedLoop } from "../../measure/load/closed-loop";
 import { runOpenLoop } from "../../measure/load/open-loop";
 import { measureCeiling, predictCeiling } from "../../measure/metrics/capacity";
@@ -116,11 +117,17 @@ class LoadRun {
     return level;
   }
 
-  /** An open-loop level; a capacity `probe` brings its own window, arrivals, seed and early end. */
+  /**
+   * An open-loop level; a capacity `probe` brings its own window, arrivals, seed and early end. A plain
+   * level draws its schedule as a probe does: its own seed (the scenario's seed and the level's index) and
+   * exactly round(rate × window) arrivals in the window, so it offers its target (to the rounding), not the
+   * target times one draw's Poisson error; what it offered is recorded beside the target.
+   */
   async open(ratePerSecond: number, probe?: ProbeLevel): Promise<RateLevel | null> {
     if (this.ctx.signal.aborted || this.error !== null) return null;
     const cfg = { ...this.cfg, durationSeconds: probe?.windowSeconds ?? this.cfg.durationSeconds };
-    const seed = probe?.seed ?? cfg.openLoop.seed;
+    const seed = probe?.seed ?? probeSeed(cfg.openLoop.seed, this.rateLevels.length);
+    const windowArrivals = probe?.arrivals ?? Math.round(ratePerSecond * cfg.durationSeconds);
     const ctx = { ...this.ctx, scenario: { ...this.ctx.scenario, load: cfg } };
     const o = cfg.openLoop;
     const name = `rate ${ratePerSecond.toFixed(3)}/s`;
@@ -133,7 +140,8 @@ class LoadRun {
         arrival: o.arrival,
         seed,
         maxInFlight: o.maxInFlight,
-        ...(probe ? { windowArrivals: probe.arrivals, earlyEnd: probe.earlyEnd } : {}),
+        windowArrivals,
+        ...(probe ? { earlyEnd: probe.earlyEnd } : {}),
         warmupMs: cfg.warmupSeconds * 1000,
         durationMs: cfg.durationSeconds * 1000,
         maxRequests: cfg.maxRequestsPerLevel,
@@ -165,7 +173,7 @@ class LoadRun {
     this.rateLevels.push(level);
     this.onLevel?.();
     this.ctx.progress.log(
-      `${levelLine(name, level)}; sent ${level.openLoop.sentRatePerSecond.toFixed(3)}/s, dropped ${loop.droppedInWindow}`,
+      `${levelLine(name, level)}; offered ${level.openLoop.sentRatePerSecond.toFixed(3)}/s (target ${ratePerSecond.toFixed(3)}/s), dropped ${loop.droppedInWindow}`,
     );
     if (level.status === "failed") this.error = `${name}: ${level.error}`;
     return level;

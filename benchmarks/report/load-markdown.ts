@@ -145,13 +145,14 @@ function rateSections(load: LoadPhase, notes: Notes): string[] {
   const o = load.rateLevels[0]?.openLoop;
   const out = [
     "",
-    `### Open loop (request rate: ${o ? `${o.arrival} arrivals, seed ${o.seed}, at most ${o.maxInFlight} in flight` : "no rate run"})`,
+    `### Open loop (request rate: ${o ? `${o.arrival} arrivals, each level its own seed, at most ${o.maxInFlight} in flight` : "no rate run"})`,
     "",
     ...table(
-      ["target req/s", "sent req/s", "dropped (window / warm-up)", "peak in flight", ...LOAD_HEADERS],
+      ["target req/s", "offered req/s", "seed", "dropped (window / warm-up)", "peak in flight", ...LOAD_HEADERS],
       load.rateLevels.map((l) => [
         num(l.openLoop.targetRatePerSecond, 3),
         num(l.openLoop.sentRatePerSecond, 3),
+        String(l.openLoop.seed),
         `${l.openLoop.droppedInWindow} / ${l.openLoop.droppedInWarmup}`,
         String(l.openLoop.peakInFlight),
         ...loadRow("", l, notes).slice(1),

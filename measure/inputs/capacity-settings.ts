@@ -13,7 +13,9 @@ const positiveInt = z.number().int().positive();
  * The search (`phases/capacity-search.ts`): from the closed loop's highest throughput (or `lowRatePerSecond`
  * when no closed loop ran), down by 0.7 until a probe holds or up by 2 until one fails, within
  * [`lowRatePerSecond`, `highRatePerSecond`]; then bisection until the bracket is within `resolution` of its
- * passing end; at most `maxProbes` probes, and no probe started that would end past `maxMinutes`.
+ * passing end; then the passing end is re-run as a confirming probe of max(`confirmTailRequests`,
+ * `tailRequests`) ÷ (1 − q) completions (docs/slo.md, "A pass that holds"); at most `maxProbes` probes, and no probe started that
+ * would end past `maxMinutes`.
  */
 export const CapacitySchema = z
   .object({
@@ -23,6 +25,8 @@ export const CapacitySchema = z
     maxProbes: positiveInt.max(50).default(10),
     maxMinutes: z.number().positive().max(600).default(5),
     tailRequests: positiveInt.max(1000).default(1),
+    /** The confirming probe's `tailRequests` (at least `tailRequests`): the passing end is re-run this long before it is reported. */
+    confirmTailRequests: positiveInt.max(1000).default(2),
   })
   .strict()
   .refine((c) => c.highRatePerSecond >= c.lowRatePerSecond, {

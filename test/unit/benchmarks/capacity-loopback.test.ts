@@ -6,6 +6,7 @@ import { renderMarkdown } from "../../../benchmarks/report/markdown";
 import { writeResult } from "../../../benchmarks/report/write";
 import { runBenchmark } from "../../../benchmarks/run";
 import { buildScenario } from "../../../measure/inputs/scenario";
+import { probeSeed } from "../../../measure/load/arrivals";
 import { readResult } from "../../../result/store";
 import { type FakeVllm, startFakeVllm } from "./fake-vllm";
 
@@ -81,5 +82,39 @@ describe("SLO capacity search end to end (loopback, one slot)", function () {
     const md = renderMarkdown(r);
     assert.match(md, /^### SLO: TTFT p90 ≤ 300 ms, met by ≥ 90 % of requests$/m);
     assert.match(md, /^### SLO capacity: \*\*[0-9.]+ req\/s offered, bracket \[/m);
+  });
+
+  it("runs plain open-loop levels on their own seeds, each window holding round(rate × window) arrivals, offered beside the target", async () => {
+    const scenario = buildScenario([
+      {
+        phases: ["load"],
+        ignoreEos: true,
+        load: {
+          mode: "rate",
+          durationSeconds: 2,
+          warmupSeconds: 0.3,
+          promptRepeats: 2,
+          maxTokens: 4,
+          metricsIntervalMs: 200,
+          openLoop: { ratesPerSecond: [3.3, 7], seed: 5 },
+        },
+      },
+    ]);
+    const r = await runBenchmark({
+      stack: "fake",
+      outputs: { namespace: "ns", deploymentName: "d", servedModelName: "fake-model", config: {} },
+      endpoint: fake.url,
+      noCluster: true,
+      scenario,
+    });
+    const levels = r.phases.load!.rateLevels;
+    assert.deepEqual(
+      levels.map((l) => [l.openLoop.targetRatePerSecond, l.openLoop.seed, l.openLoop.scheduledInWindow]),
+      [
+        [3.3, probeSeed(5, 0), 7],
+        [7, probeSeed(5, 1), 14],
+      ],
+    );
+    for (const l of levels) assert.equal(l.openLoop.sentRatePerSecond, l.openLoop.sentInWindow / l.windowSeconds);
   });
 });

@@ -1,5 +1,5 @@
 import * as assert from "node:assert/strict";
-import { type ProbeOutcome, searchCapacity } from "../../../benchmarks/phases/capacity-search";
+import { type ProbeKind, type ProbeOutcome, searchCapacity } from "../../../benchmarks/phases/capacity-search";
 import { aboveAllowed, cannotPass } from "../../../benchmarks/phases/probe-stop";
 import { mulberry32 } from "../../../common/seeded-random";
 import {
@@ -58,11 +58,17 @@ function serve(arrivalsMs: readonly number[], slots: number, seed: number): Samp
 }
 
 /** A probe as the benchmark runs one: its plan, its own schedule, checks every 500 ms, the judgement. */
-function simulateProbe(rate: number, index: number, slots: number): ProbeOutcome & { seconds: number } {
-  const plan = probePlan(rate, NEEDED, E_MS);
+function simulateProbe(
+  rate: number,
+  index: number,
+  slots: number,
+  needed = NEEDED,
+  seeds = { arrivals: 7, service: 11 },
+): ProbeOutcome & { seconds: number } {
+  const plan = probePlan(rate, needed, E_MS);
   const windowMs = plan.windowSeconds * 1000;
-  const arrivals = probeSchedule(rate, "poisson", probeSeed(7, index), 0, windowMs, plan.arrivals);
-  const all = serve(arrivals, slots, probeSeed(11, index));
+  const arrivals = probeSchedule(rate, "poisson", probeSeed(seeds.arrivals, index), 0, windowMs, plan.arrivals);
+  const all = serve(arrivals, slots, probeSeed(seeds.service, index));
   const endOf = (s: Sample) => s.startEpochMs + s.e2eMs;
   for (let t = 500; t < windowMs; t += 500) {
     const view = {
@@ -88,7 +94,7 @@ function simulateProbe(rate: number, index: number, slots: number): ProbeOutcome
   const bound = (metric: "ttft" | "tpot", figureMs: number, boundMs: number) =>
     figureMs > boundMs ? [{ kind: "bound" as const, metric, percentile: "p99" as const, figureMs, boundMs }] : [];
   const misses: SloMiss[] = [
-    ...(done.length < NEEDED ? [{ kind: "too-few" as const, completed: done.length, needed: NEEDED }] : []),
+    ...(done.length < needed ? [{ kind: "too-few" as const, completed: done.length, needed }] : []),
     ...(done.length < 0.9 * all.filter((s) => s.startEpochMs < windowMs - E_MS).length
       ? [{ kind: "invalid" as const, reasons: ["the synthetic server did not keep up"] }]
       : []),
@@ -175,33 +181,60 @@ describe("capacity probes end as soon as they cannot pass", () => {
   });
 });
 
+const CONFIRM_NEEDED = minCompletedPerProbe(SLO, 2).count;
+
+/** The default search (confirming its passing end) on the synthetic server, timed by the probes' plans. */
+async function defaultSearch(slots: number, runSeed = 0, confirm = true) {
+  const probes: (ProbeOutcome & { seconds: number })[] = [];
+  let clock = 0;
+  const closedLoopRate = slots / 1.07;
+  const needed = (kind: ProbeKind) => (kind === "confirm" ? CONFIRM_NEEDED : NEEDED);
+  const r = await searchCapacity(
+    async (rate, kind) => {
+      const p = simulateProbe(rate, probes.length, slots, needed(kind), {
+        arrivals: 7 + runSeed,
+        service: 11 + runSeed,
+      });
+      probes.push(p);
+      clock += (10 + p.seconds) * 1000;
+      return p;
+    },
+    {
+      startRatePerSecond: closedLoopRate,
+      lowRatePerSecond: 0.5,
+      highRatePerSecond: 64,
+      resolution: 0.1,
+      maxProbes: 10,
+      maxMs: 5 * 60_000,
+      probeMs: (rate, kind) => probeSeconds(probePlan(rate, needed(kind), E_MS), 10) * 1000,
+      nowMs: () => clock,
+      confirm,
+    },
+  );
+  return { r, probes, clock, closedLoopRate };
+}
+
+/** Share of `n` fresh runs (seeds no search used) of a plain probe-sized level at `rate` in which the SLO held. */
+const heldInReruns = (rate: number, slots: number, n: number) =>
+  Array.from({ length: n }, (_, i) => simulateProbe(rate, i, slots, NEEDED, { arrivals: 9001, service: 9002 })).filter(
+    (p) => p.holds,
+  ).length / n;
+
+const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
 describe("the default search on a synthetic server with noise", () => {
-  it("starts from the closed loop's throughput, brackets within 10 %, reports only rates it offered, in under 5 minutes", async () => {
+  it("starts from the closed loop's throughput, brackets within 10 %, confirms its passing end or says it could not, reports only rates it offered, in under 5 minutes", async () => {
+    const ends: string[] = [];
     for (const slots of [4, 8, 16]) {
-      const probes: (ProbeOutcome & { seconds: number })[] = [];
-      let clock = 0;
-      const closedLoopRate = slots / 1.07;
-      const r = await searchCapacity(
-        async (rate) => {
-          const p = simulateProbe(rate, probes.length, slots);
-          probes.push(p);
-          clock += (10 + p.seconds) * 1000;
-          return p;
-        },
-        {
-          startRatePerSecond: closedLoopRate,
-          lowRatePerSecond: 0.5,
-          highRatePerSecond: 64,
-          resolution: 0.1,
-          maxProbes: 10,
-          maxMs: 5 * 60_000,
-          probeMs: (rate) => probeSeconds(probePlan(rate, NEEDED, E_MS), 10) * 1000,
-          nowMs: () => clock,
-        },
-      );
+      const { r, probes, clock, closedLoopRate } = await defaultSearch(slots);
       const line = `${slots} slots: ${probes.map((p) => `${p.targetRatePerSecond.toFixed(2)}/s ${p.holds ? "holds" : "fails"} ${p.seconds.toFixed(1)} s`).join(", ")}; ${(clock / 1000).toFixed(0)} s`;
       process.stderr.write(`      ${line}\n`);
-      assert.equal(r.stoppedBy, "resolution", `${line}: ${r.reason}`);
+      ends.push(`${r.stoppedBy} ${r.confirmed}`);
+      // A confirmed capacity is the confirming probe's; a budget that stopped the confirmation says so.
+      if (r.confirmed) {
+        assert.equal(r.passing!.kind, "confirm");
+        assert.equal(r.reason, null);
+      } else assert.match(r.reason!, /^its passing end was not confirmed by a longer probe \((time|probe) budget/);
       assert.ok(r.relativeResolution! <= 0.1 + 1e-9);
       const offered = probes.map((p) => p.offeredRatePerSecond);
       assert.ok(offered.includes(r.capacityRatePerSecond!));
@@ -210,6 +243,27 @@ describe("the default search on a synthetic server with noise", () => {
       assert.ok(offered.includes(r.failing!.offeredRatePerSecond));
       assert.ok(r.capacityRatePerSecond! < closedLoopRate);
       assert.ok(clock <= 5 * 60_000, `${slots} slots: ${clock / 1000} s`);
+    }
+    // 4 slots: a scout's pass at 2.90/s fails its confirmation, and the time ends before 2.62/s is confirmed;
+    // 16 slots: 14.95/s fails its confirmation, and the probes run out before 13.83/s is confirmed.
+    assert.deepEqual(ends, ["time false", "resolution true", "probes false"]);
+  });
+  it("a confirmed capacity holds in more fresh re-runs than a scout's pass, over 15 searches per server", async () => {
+    for (const slots of [4, 8, 16]) {
+      const heldAt = async (confirm: boolean) => {
+        const held: number[] = [];
+        for (let run = 0; run < 15; run++) {
+          const { r } = await defaultSearch(slots, 100 * run, confirm);
+          if (r.capacityRatePerSecond !== null) held.push(heldInReruns(r.capacityRatePerSecond, slots, 20));
+        }
+        return held;
+      };
+      const confirmed = await heldAt(true);
+      const scouted = await heldAt(false);
+      process.stderr.write(
+        `      ${slots} slots: re-runs holding at the capacity, confirmed ${mean(confirmed).toFixed(2)}, scout only ${mean(scouted).toFixed(2)}\n`,
+      );
+      assert.ok(mean(confirmed) > mean(scouted), `${slots} slots`);
     }
   });
 });

@@ -51,6 +51,7 @@ const opts = (over: Partial<CapacitySearchOptions> = {}): CapacitySearchOptions 
   maxMs: 60_000,
   probeMs: () => 0,
   nowMs: () => 0,
+  confirm: false,
   ...over,
 });
 

@@ -15,7 +15,7 @@ const scenario = (over: { slo?: string; sloAttainment?: number; capacity?: objec
   ]);
 
 describe("capacity settings: refused when the SLO and scenario are read, with the arithmetic", () => {
-  it("the defaults under the lab's p99 SLO run: 5 minutes, 1 request beyond the percentile", () => {
+  it("the defaults under the lab's p99 SLO run: 5 minutes, 1 request beyond the percentile (2 in the confirming probe)", () => {
     assert.deepEqual(scenario({}).load.openLoop.capacity, {
       lowRatePerSecond: 0.5,
       highRatePerSecond: 64,
@@ -23,6 +23,7 @@ describe("capacity settings: refused when the SLO and scenario are read, with th
       maxProbes: 10,
       maxMinutes: 5,
       tailRequests: 1,
+      confirmTailRequests: 2,
     });
   });
 

@@ -19,6 +19,7 @@ const settings = {
   maxProbes: 10,
   maxMinutes: 30,
   tailRequests: 10,
+  confirmTailRequests: 10,
 };
 
 /** A rate level at `rate` with `preemptions` over its window. */
@@ -53,7 +54,7 @@ async function withCapacity(stack: string, knee: number, opts: { preemptions?: n
       holds: r <= knee,
       misses: r <= knee ? [] : [TTFT_MISS],
     }),
-    { ...settings, maxMs: 1e9, probeMs: () => 0, nowMs: () => 0 },
+    { ...settings, maxMs: 1e9, probeMs: () => 0, nowMs: () => 0, confirm: false },
   );
   const levels = search.probes.map((p) => rateLevel(p.targetRatePerSecond, opts.preemptions ?? 0));
   const r = result(stack, [level(4, 2, 1800, 0, 0)]);

@@ -16,6 +16,7 @@ const settings = {
   maxProbes: 10,
   maxMinutes: 30,
   tailRequests: 10,
+  confirmTailRequests: 10,
 };
 
 /** A result whose capacity search found its knee at `knee` req/s (rate levels as the closed-loop level at c=1). */
@@ -38,7 +39,7 @@ async function withCapacity(stack: string, knee: number) {
               },
             ],
     }),
-    { ...settings, maxMs: 1e9, probeMs: () => 0, nowMs: () => 0 },
+    { ...settings, maxMs: 1e9, probeMs: () => 0, nowMs: () => 0, confirm: false },
   );
   const levels = search.probes.map((p) => {
     const { concurrency: _c, ...base } = level(1, p.targetRatePerSecond, 900, 0, 0);

@@ -4,7 +4,7 @@ import type { RequestSample } from "../../../measure/http/chat";
 import { ApiClient } from "../../../measure/http/client";
 import { streamChat } from "../../../measure/http/stream";
 import { buildScenario } from "../../../measure/inputs/scenario";
-import { arrivalSchedule } from "../../../measure/load/arrivals";
+import { arrivalSchedule, probeSchedule, probeSeed } from "../../../measure/load/arrivals";
 import { runOpenLoop } from "../../../measure/load/open-loop";
 import { type FakeVllm, startFakeVllm } from "./fake-vllm";
 
@@ -28,6 +28,28 @@ describe("arrival schedules", () => {
     // 10⁵ gaps: the mean's standard error is 1 % of 10 ms, so 4 standard errors is 4 %.
     assert.ok(Math.abs(mean - 10) < 0.4, `mean gap ${mean}`);
     assert.ok(Math.abs(sd / mean - 1) < 0.04, `CV ${sd / mean}`);
+  });
+
+  it("a plain level's schedule (its own seed, round(rate × window) arrivals) offers its target over 200 seeds, where one unconditioned draw does not", () => {
+    const seconds = 90;
+    let worstConditioned = 0;
+    let worstStream = 0;
+    for (const rate of [0.5, 1, 2.44, 4, 8.8]) {
+      const arrivals = Math.round(rate * seconds);
+      for (let i = 0; i < 200; i++) {
+        const seed = probeSeed(0, i);
+        const t = probeSchedule(rate, "poisson", seed, 10_000, seconds * 1000, arrivals);
+        const inWindow = t.filter((x) => x >= 10_000 && x < 10_000 + seconds * 1000).length;
+        assert.equal(inWindow, arrivals);
+        worstConditioned = Math.max(worstConditioned, Math.abs(inWindow / seconds - rate) / rate);
+        const stream = arrivalSchedule(rate, "poisson", seed, 10_000 + seconds * 1000).filter((x) => x >= 10_000);
+        worstStream = Math.max(worstStream, Math.abs(stream.length / seconds - rate) / rate);
+      }
+    }
+    // round(r × 90) ÷ 90 is within 0.5 ÷ 90 of r: at worst 0.5 ÷ 45 = 1.1 % at 0.5/s, 0 at 2.44/s.
+    assert.ok(worstConditioned <= 0.5 / (0.5 * seconds) + 1e-12, `${worstConditioned}`);
+    // A Poisson count of mean 45 strays by √45 ≈ 15 % a standard deviation: over 1000 draws, far more.
+    assert.ok(worstStream > 0.3, `${worstStream}`);
   });
 
   it("rejects a rate that is not positive", () => {

@@ -176,7 +176,10 @@ describe("rate mode end to end (loopback)", function () {
     const { json } = writeResult(r, mkdtempSync(join(tmpdir(), "sweep-")));
     assert.deepEqual(readResult(json), r);
     const md = renderMarkdown(r);
-    assert.match(md, /^### Open loop \(request rate: constant arrivals, seed 0, at most 256 in flight\)$/m);
+    assert.match(
+      md,
+      /^### Open loop \(request rate: constant arrivals, each level its own seed, at most 256 in flight\)$/m,
+    );
     assert.match(md, /^### Sweep: highest rate meeting the SLOs: \*\*/m);
   });
 });
