@@ -4,9 +4,9 @@
  * model, H200 speed) in this checkout's .lab/ and stops it after; refuses when a lab is already running.
  *   1. `campaign run --objective goodput --slo ttft:p99:1000,tpot:p99:30` over the stacks (default
  *      baseline,seqs4, stack files of the project): a closed loop at concurrency 8 (where the search starts), then the default search.
- *   2. Per candidate with a bracket, one open-loop `campaign run` (no search) at the capacity's rate and at
- *      the failing end, each for the window a probe at that rate plans: the SLO should hold at the first
- *      (attainment ≥ 0.99) and not at the second.
+ *   2. Per candidate with a bracket, one open-loop `campaign run` (no search) at the capacity offered and at
+ *      the failing end's target, each level on its own seed, for the window a confirming probe at that rate
+ *      plans: the SLO should hold at the first (attainment ≥ 0.99) and not at the second.
  * Prints a table and writes the raw figures to .lab/capacity-search/figures.json. Timing lives here, never
  * in a test. Usage: npm run bench:capacity [-- STACK,STACK]
  */
@@ -72,19 +72,20 @@ async function main(): Promise<void> {
   try {
     const search = await run(path.join(root, "search"), STACKS, BASE, ["--objective", "goodput"]);
     const slo = scenarioSlo({ slo: parseSloBounds(SLO) })!;
-    const needed = minCompletedPerProbe(slo, 1).count;
+    // The default confirming probe's count (confirmTailRequests 2): each check is as long as one.
+    const needed = minCompletedPerProbe(slo, 2).count;
     const allowance = sloE2eAllowanceMs(slo, MAX_TOKENS);
     const lines = [
-      "| stack | search s | probes | capacity offered (target) | failing offered (target) | stopped by | attainment at capacity / failing (open loop) |",
-      "| --- | --- | --- | --- | --- | --- | --- |",
+      "| stack | search s | probes | capacity offered (target) | confirmed | failing offered (target) | stopped by | attainment at capacity / failing (open loop, offered) |",
+      "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ];
     for (const stack of STACKS.split(",")) {
       const c = search.out.get(stack)?.phases.load?.capacity;
       if (!c) {
-        lines.push(`| ${stack} | no result | | | | | |`);
+        lines.push(`| ${stack} | no result | | | | | | |`);
         continue;
       }
-      const pass = c.highestPassingTargetRatePerSecond ?? null;
+      const pass = c.capacityRatePerSecond.value;
       const fail = c.lowestFailingTargetRatePerSecond ?? null;
       let check = "-";
       let levels: object[] = [];
@@ -111,7 +112,7 @@ async function main(): Promise<void> {
         check = rl.map((l) => `${f3(l.slo?.value?.attainment)} at ${f3(l.openLoop.sentRatePerSecond)}/s`).join(" / ");
       }
       lines.push(
-        `| ${stack} | ${c.elapsedSeconds.toFixed(0)} | ${c.probes.length} | ${f3(c.capacityRatePerSecond.value)} (${f3(pass)}) | ${f3(c.lowestFailingRatePerSecond)} (${f3(fail)}) | ${c.stoppedBy} | ${check} |`,
+        `| ${stack} | ${c.elapsedSeconds.toFixed(0)} | ${c.probes.length} | ${f3(pass)} (${f3(c.highestPassingTargetRatePerSecond)}) | ${c.confirmed ?? false} | ${f3(c.lowestFailingRatePerSecond)} (${f3(fail)}) | ${c.stoppedBy} | ${check} |`,
       );
       figures.push({ stack, capacity: c, openLoopCheck: levels });
     }
