@@ -24,13 +24,21 @@ function levelRows(levels: ReadonlyArray<readonly [string, LevelBase]>): string[
   });
 }
 
+/** Whether the passing end held in a longer confirming probe; nothing for results written before. */
+const confirmation = (c: SloCapacity) =>
+  c.confirmed === undefined
+    ? ""
+    : c.confirmed
+      ? ", confirmed by a longer probe"
+      : `, not confirmed by a longer probe (stopped by: ${c.stoppedBy})`;
+
 function capacityLines(c: SloCapacity): string[] {
   const cap = c.capacityRatePerSecond;
   const offered = c.rateBasis === "offered" ? " offered" : "";
   const head =
     cap.value === null
       ? `n/a (${cap.reason})`
-      : `${num(cap.value, 3)} req/s${offered}, bracket [${num(c.highestPassingRatePerSecond, 3)}, ${num(c.lowestFailingRatePerSecond, 3)}] req/s (resolution ${pct(c.relativeResolution)})`;
+      : `${num(cap.value, 3)} req/s${offered}, bracket [${num(c.highestPassingRatePerSecond, 3)}, ${num(c.lowestFailingRatePerSecond, 3)}] req/s (resolution ${pct(c.relativeResolution)})${confirmation(c)}`;
   const targets =
     c.highestPassingTargetRatePerSecond === undefined
       ? ""
@@ -52,10 +60,21 @@ function capacityLines(c: SloCapacity): string[] {
       : []),
     "",
     ...table(
-      ["offered req/s", "target req/s", "window s", "completed", "attainment", "goodput req/s", "holds", "why not"],
+      [
+        "offered req/s",
+        "target req/s",
+        "probe",
+        "window s",
+        "completed",
+        "attainment",
+        "goodput req/s",
+        "holds",
+        "why not",
+      ],
       c.probes.map((p) => [
         num(p.ratePerSecond, 3),
         num(p.targetRatePerSecond ?? null, 3),
+        p.kind ?? "scout",
         num(p.windowSeconds, 1),
         String(p.completed),
         pct(p.attainment),

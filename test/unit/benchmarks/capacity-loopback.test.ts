@@ -34,7 +34,7 @@ describe("SLO capacity search end to end (loopback, one slot)", function () {
           maxTokens: 4,
           metricsIntervalMs: 200,
           openLoop: {
-            capacity: { lowRatePerSecond: 4, highRatePerSecond: 64, resolution: 0.3, maxProbes: 6, tailRequests: 2 },
+            capacity: { lowRatePerSecond: 4, highRatePerSecond: 64, resolution: 0.3, maxProbes: 8, tailRequests: 2 },
           },
         },
       },
@@ -55,7 +55,7 @@ describe("SLO capacity search end to end (loopback, one slot)", function () {
       c.probes.map((p) => p.endedEarly !== null || p.windowSeconds >= 25 / p.targetRatePerSecond! - 0.01),
       c.probes.map(() => true),
     );
-    assert.ok(c.probes.length <= 6);
+    assert.ok(c.probes.length <= 8);
     assert.deepEqual(
       load.rateLevels.map((l) => [l.openLoop.targetRatePerSecond, l.openLoop.sentRatePerSecond]),
       c.probes.map((p) => [p.targetRatePerSecond, p.ratePerSecond]),
@@ -68,6 +68,13 @@ describe("SLO capacity search end to end (loopback, one slot)", function () {
     }
     assert.notEqual(c.capacityRatePerSecond.value, null, JSON.stringify(c.probes));
     assert.equal(c.capacityRatePerSecond.value, c.highestPassingRatePerSecond);
+    // The capacity is the confirming probe's: a re-run of the passing end's target on its own seed.
+    assert.equal(c.confirmed, true, JSON.stringify(c.probes));
+    const confirming = c.probes.filter((p) => p.kind === "confirm" && p.holds);
+    assert.deepEqual(
+      confirming.map((p) => [p.targetRatePerSecond, p.ratePerSecond]),
+      [[c.highestPassingTargetRatePerSecond, c.capacityRatePerSecond.value]],
+    );
     assert.ok(c.lowestFailingRatePerSecond! > c.highestPassingRatePerSecond!);
     assert.notEqual(c.atCapacity, null);
     assert.ok(c.firstMisses.length > 0);
@@ -81,7 +88,10 @@ describe("SLO capacity search end to end (loopback, one slot)", function () {
     assert.equal(svg.match(/<circle /g)?.length, c.probes.length);
     const md = renderMarkdown(r);
     assert.match(md, /^### SLO: TTFT p90 ≤ 300 ms, met by ≥ 90 % of requests$/m);
-    assert.match(md, /^### SLO capacity: \*\*[0-9.]+ req\/s offered, bracket \[/m);
+    assert.match(
+      md,
+      /^### SLO capacity: \*\*[0-9.]+ req\/s offered, bracket \[.*\), confirmed by a longer probe\*\*$/m,
+    );
   });
 
   it("runs plain open-loop levels on their own seeds, each window holding round(rate × window) arrivals, offered beside the target", async () => {
