@@ -168,4 +168,66 @@ describe("SLO capacity search (synthetic latency curve)", () => {
     await searchCapacity(probe, opts({ startRatePerSecond: 100, highRatePerSecond: 9 }));
     assert.equal(asked[0], 9);
   });
+
+  it("confirms the passing end with a longer probe: the capacity is the confirming probe's offered rate", async () => {
+    const asked: [number, string][] = [];
+    const r = await searchCapacity(
+      async (rate, kind) => {
+        asked.push([rate, kind]);
+        // The confirming probe's longer window states the offered rate more exactly (here 0.5 % under).
+        return { ...at(rate, ttftP99(rate) <= 800), offeredRatePerSecond: kind === "confirm" ? rate * 0.995 : rate };
+      },
+      opts({ confirm: true }),
+    );
+    assert.deepEqual(asked.slice(-2), [
+      [7.75, "scout"],
+      [7.5, "confirm"],
+    ]);
+    assert.equal(r.stoppedBy, "resolution");
+    assert.equal(r.confirmed, true);
+    assert.equal(r.reason, null);
+    assert.equal(r.passing!.kind, "confirm");
+    assert.equal(r.capacityRatePerSecond, 7.5 * 0.995);
+  });
+  it("a confirming probe that fails is the new failing end: the search bisects below it and confirms again", async () => {
+    // 7.5 passes as a scout but not when confirmed (a lucky pass); 7.25 holds both times.
+    const asked: [number, string][] = [];
+    const r = await searchCapacity(
+      async (rate, kind) => {
+        asked.push([rate, kind]);
+        return at(rate, rate <= 7.25 || (rate === 7.5 && kind === "scout"));
+      },
+      opts({ confirm: true }),
+    );
+    assert.deepEqual(asked.slice(-4), [
+      [7.75, "scout"],
+      [7.5, "confirm"],
+      [7.25, "scout"],
+      [7.25, "confirm"],
+    ]);
+    assert.deepEqual([...bracket(r), r.confirmed, r.stoppedBy], [7.25, 7.5, true, "resolution"]);
+  });
+  it("a budget that stops the confirmation keeps the bracket and says its passing end is unconfirmed", async () => {
+    const { probe } = curve();
+    let t = 0;
+    const r = await searchCapacity(
+      async (rate) => {
+        t += 10_000;
+        return probe(rate);
+      },
+      // Scouts plan 10 s, the confirmation 40 s: after nine scouts (90 s) it would end at 130 s.
+      opts({
+        confirm: true,
+        maxMs: 120_000,
+        probeMs: (_r, kind) => (kind === "confirm" ? 40_000 : 10_000),
+        nowMs: () => t,
+      }),
+    );
+    assert.deepEqual([...bracket(r), r.confirmed, r.stoppedBy], [7.5, 7.75, false, "time"]);
+    assert.equal(r.capacityRatePerSecond, 7.5);
+    assert.equal(
+      r.reason,
+      "its passing end was not confirmed by a longer probe (time budget (120 s) spent before its confirmation: the confirming probe at 7.5/s would end at 130 s)",
+    );
+  });
 });
