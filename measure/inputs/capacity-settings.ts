@@ -22,7 +22,7 @@ export const CapacitySchema = z
     lowRatePerSecond: z.number().positive().max(100_000).default(0.5),
     highRatePerSecond: z.number().positive().max(100_000).default(64),
     resolution: z.number().positive().max(1).default(0.1),
-    maxProbes: positiveInt.max(50).default(10),
+    maxProbes: positiveInt.max(50).default(12),
     maxMinutes: z.number().positive().max(600).default(5),
     tailRequests: positiveInt.max(1000).default(1),
     /** The confirming probe's `tailRequests` (at least `tailRequests`): the passing end is re-run this long before it is reported. */

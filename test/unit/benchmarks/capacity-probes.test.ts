@@ -204,7 +204,7 @@ async function defaultSearch(slots: number, runSeed = 0, confirm = true) {
       lowRatePerSecond: 0.5,
       highRatePerSecond: 64,
       resolution: 0.1,
-      maxProbes: 10,
+      maxProbes: 12,
       maxMs: 5 * 60_000,
       probeMs: (rate, kind) => probeSeconds(probePlan(rate, needed(kind), E_MS), 10) * 1000,
       nowMs: () => clock,
@@ -244,9 +244,8 @@ describe("the default search on a synthetic server with noise", () => {
       assert.ok(r.capacityRatePerSecond! < closedLoopRate);
       assert.ok(clock <= 5 * 60_000, `${slots} slots: ${clock / 1000} s`);
     }
-    // 4 slots: a scout's pass at 2.90/s fails its confirmation, and the time ends before 2.62/s is confirmed;
-    // 16 slots: 14.95/s fails its confirmation, and the probes run out before 13.83/s is confirmed.
-    assert.deepEqual(ends, ["time false", "resolution true", "probes false"]);
+    // 4 slots: a scout's pass at 2.90/s fails its confirmation, and the time ends before 2.62/s is confirmed.
+    assert.deepEqual(ends, ["time false", "resolution true", "resolution true"]);
   });
   it("a confirmed capacity holds in more fresh re-runs than a scout's pass, over 15 searches per server", async () => {
     for (const slots of [4, 8, 16]) {

@@ -20,7 +20,7 @@ describe("capacity settings: refused when the SLO and scenario are read, with th
       lowRatePerSecond: 0.5,
       highRatePerSecond: 64,
       resolution: 0.1,
-      maxProbes: 10,
+      maxProbes: 12,
       maxMinutes: 5,
       tailRequests: 1,
       confirmTailRequests: 2,
