@@ -134,7 +134,9 @@ function nextRate(probes: readonly SearchProbe[], o: CapacitySearchOptions): num
   }
   if (fail) {
     const f = fail.targetRatePerSecond;
-    return f <= o.lowRatePerSecond ? "not-bracketed" : Math.max(o.lowRatePerSecond, f * DOWN);
+    // A failed confirmation re-ran a rate a scout passed: the knee is just below it, a resolution's step away.
+    const step = fail.kind === "confirm" ? 1 - o.resolution : DOWN;
+    return f <= o.lowRatePerSecond ? "not-bracketed" : Math.max(o.lowRatePerSecond, f * step);
   }
   const p = pass!.targetRatePerSecond;
   return p >= o.highRatePerSecond ? "not-bracketed" : Math.min(p * 2, o.highRatePerSecond);

@@ -230,4 +230,28 @@ describe("SLO capacity search (synthetic latency curve)", () => {
       "its passing end was not confirmed by a longer probe (time budget (120 s) spent before its confirmation: the confirming probe at 7.5/s would end at 130 s)",
     );
   });
+  it("steps down by one resolution, not 0.7, below a failed confirmation with no pass beneath it", async () => {
+    // 5 passes as a scout only; everything at or below 4.75 holds, above 5 nothing does.
+    const asked: string[] = [];
+    const r = await searchCapacity(
+      async (rate, kind) => {
+        asked.push(`${rate} ${kind}`);
+        return at(rate, rate <= 4.75 || (rate === 5 && kind === "scout"));
+      },
+      opts({ confirm: true, resolution: 0.1, startRatePerSecond: 5 }),
+    );
+    assert.deepEqual(asked, [
+      "5 scout",
+      "10 scout",
+      "7.5 scout",
+      "6.25 scout",
+      "5.625 scout",
+      "5.3125 scout",
+      "5 confirm",
+      "4.5 scout",
+      "4.75 scout",
+      "4.75 confirm",
+    ]);
+    assert.deepEqual([...bracket(r), r.confirmed, r.stoppedBy], [4.75, 5, true, "resolution"]);
+  });
 });
