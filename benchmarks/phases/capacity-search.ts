@@ -8,11 +8,13 @@
  * the bracket is stated in both. It never reports a rate it did not offer: a search that cannot bracket
  * gives null and says why.
  *
- * Scouts are short; with `confirm`, the passing end is re-run once the bracket is narrow enough, as a
- * longer probe on its own seed (the callback sizes it). A short pass can be luck: a rate is the capacity
- * only if it also holds in the confirming probe. A confirming probe that fails is the new failing end,
- * and the search goes on below it. A budget that stops the search before the confirmation keeps the
- * bracket it measured, and says that its passing end is unconfirmed.
+ * Scouts are short; with `confirm`, the probe that decides is long: a rate whose pass would close the
+ * bracket to within the resolution is run as a confirming probe on its own seed (the callback sizes it),
+ * and a scout's pass that the bracket closed on afterwards is re-run as one. A short pass can be luck: a
+ * rate is the capacity only if it held in a confirming probe. A confirming probe that fails is the new
+ * failing end, and the search goes on below it (failing probes stop early, so a failed long probe costs
+ * little). A budget that stops the search before the confirmation keeps the bracket it measured, and says
+ * that its passing end is unconfirmed.
  */
 import { describeMiss, type SloMiss } from "../../measure/inputs/slo-judge";
 
@@ -130,16 +132,26 @@ function nextRate(probes: readonly SearchProbe[], o: CapacitySearchOptions): num
   if (pass && fail) {
     const p = pass.targetRatePerSecond;
     const f = fail.targetRatePerSecond;
-    return (f - p) / p <= o.resolution ? "resolution" : (p + f) / 2;
+    return (f - p) / p <= o.resolution + CLOSES ? "resolution" : (p + f) / 2;
   }
   if (fail) {
     const f = fail.targetRatePerSecond;
-    // A failed confirmation re-ran a rate a scout passed: the knee is just below it, a resolution's step away.
-    const step = fail.kind === "confirm" ? 1 - o.resolution : DOWN;
+    // A failed confirmation: the knee is just below it, so the next probe is a resolution's step away, where
+    // its pass closes the bracket (and so it is run as a confirming probe: \`decides\`).
+    const step = fail.kind === "confirm" ? 1 / (1 + o.resolution) : DOWN;
     return f <= o.lowRatePerSecond ? "not-bracketed" : Math.max(o.lowRatePerSecond, f * step);
   }
   const p = pass!.targetRatePerSecond;
   return p >= o.highRatePerSecond ? "not-bracketed" : Math.min(p * 2, o.highRatePerSecond);
+}
+
+/** Rounding room when a step was sized to close the bracket exactly at the resolution. */
+const CLOSES = 1e-9;
+
+/** A pass at this rate would close the bracket to within the resolution: it decides, so it is run long. */
+function decides(probes: readonly SearchProbe[], rate: number, o: CapacitySearchOptions): boolean {
+  const { fail } = bracketOf(probes);
+  return o.confirm && fail !== null && (fail.targetRatePerSecond - rate) / rate <= o.resolution + CLOSES;
 }
 
 /** The passing end to confirm next, or null when there is none or it is confirmed already. */
@@ -177,9 +189,9 @@ export async function searchCapacity(
       return outcome(probes, "probe-failed", `the probe at ${fmt(rate)}/s did not run: ${out.error}`, opts.confirm);
     probes.push({ ...out, misses: [...out.misses], kind });
     const next = nextRate(probes, opts);
-    kind = "scout";
     if (typeof next === "number") {
       rate = next;
+      kind = decides(probes, rate, opts) ? "confirm" : "scout";
       continue;
     }
     const confirmAt = opts.confirm && next === "resolution" ? toConfirm(probes) : null;

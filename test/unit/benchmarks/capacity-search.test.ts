@@ -179,8 +179,11 @@ describe("SLO capacity search (synthetic latency curve)", () => {
       },
       opts({ confirm: true }),
     );
-    assert.deepEqual(asked.slice(-2), [
-      [7.75, "scout"],
+    // 7.75's pass would close the bracket [7.5, 8] to within 5 %: it decides, so it runs long (and fails);
+    // the bracket then closes on 7.5's scout pass, which is re-run long.
+    assert.deepEqual(asked.slice(-3), [
+      [7.5, "scout"],
+      [7.75, "confirm"],
       [7.5, "confirm"],
     ]);
     assert.equal(r.stoppedBy, "resolution");
@@ -199,10 +202,11 @@ describe("SLO capacity search (synthetic latency curve)", () => {
       },
       opts({ confirm: true }),
     );
+    // Below the failed confirmation at 7.5, 7.25's pass would close [7, 7.5]: it runs long at once, no scout first.
     assert.deepEqual(asked.slice(-4), [
-      [7.75, "scout"],
+      [7.5, "scout"],
+      [7.75, "confirm"],
       [7.5, "confirm"],
-      [7.25, "scout"],
       [7.25, "confirm"],
     ]);
     assert.deepEqual([...bracket(r), r.confirmed, r.stoppedBy], [7.25, 7.5, true, "resolution"]);
@@ -230,7 +234,7 @@ describe("SLO capacity search (synthetic latency curve)", () => {
       "its passing end was not confirmed by a longer probe (time budget (120 s) spent before its confirmation: the confirming probe at 7.5/s would end at 130 s)",
     );
   });
-  it("steps down by one resolution, not 0.7, below a failed confirmation with no pass beneath it", async () => {
+  it("steps down by one resolution, not 0.7, below a failed confirmation with no pass beneath it, as a confirming probe", async () => {
     // 5 passes as a scout only; everything at or below 4.75 holds, above 5 nothing does.
     const asked: string[] = [];
     const r = await searchCapacity(
@@ -246,12 +250,11 @@ describe("SLO capacity search (synthetic latency curve)", () => {
       "7.5 scout",
       "6.25 scout",
       "5.625 scout",
-      "5.3125 scout",
+      "5.3125 confirm",
       "5 confirm",
-      "4.5 scout",
-      "4.75 scout",
-      "4.75 confirm",
+      // 5 ÷ 1.1: its pass closes [4.545, 5] at the resolution, so it is the confirming probe itself.
+      `${5 / 1.1} confirm`,
     ]);
-    assert.deepEqual([...bracket(r), r.confirmed, r.stoppedBy], [4.75, 5, true, "resolution"]);
+    assert.deepEqual([...bracket(r), r.confirmed, r.stoppedBy], [5 / 1.1, 5, true, "resolution"]);
   });
 });
