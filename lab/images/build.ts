@@ -8,8 +8,23 @@ import { type RootfsDir, type RootfsFile, type RootfsLink, rootfsInputs, tarLayo
 /**
  * One image tarball in the lab's cache, built only when its inputs change: the name carries a hash
  * of everything that goes in (the spec, and each file's target, mode and bytes), so an unchanged
- * image is found and reused, and a changed one gets a new file (older ones of that image are removed).
+ * image is found and reused, and a changed one gets a new file (older ones of that image are removed
+ * once unused for KEEP_UNUSED_MS).
  */
+
+/**
+ * How long another build of an image is kept unused. The cache is shared by every checkout and every
+ * lab on the machine, and the engine image's inputs include the lab's timings: a lab that has just
+ * chosen its tarball imports it seconds later, while another lab (another checkout, or another test
+ * file's timings) may be building its own, so a build is removed only once nothing has used it for this long.
+ */
+const KEEP_UNUSED_MS = 60 * 60 * 1000;
+
+/** Marks a tarball used now (its mtime), so another lab's pruning keeps it. */
+function markUsed(tarball: string): void {
+  const now = new Date();
+  fs.utimesSync(tarball, now, now);
+}
 
 /** Bump to rebuild every image after changing how a layout is written. */
 const LAYOUT_RECIPE = "1";
@@ -52,7 +67,10 @@ export function buildImage(recipe: ImageRecipe, dir = imagesDir()): BuiltImage {
     dir,
     tarballName(recipe.stem, recipe.spec, rootfsInputs(recipe.files, recipe.dirs, recipe.links)),
   );
-  if (fs.existsSync(tarball)) return { names: recipe.spec.names, tarball, built: false };
+  if (fs.existsSync(tarball)) {
+    markUsed(tarball);
+    return { names: recipe.spec.names, tarball, built: false };
+  }
   const work = fs.mkdtempSync(path.join(dir, `.work-${recipe.stem}-`));
   try {
     const layout = path.join(work, "layout");
@@ -74,8 +92,10 @@ export function buildImage(recipe: ImageRecipe, dir = imagesDir()): BuiltImage {
     fs.rmSync(work, { recursive: true, force: true });
   }
   for (const old of fs.readdirSync(dir)) {
-    if (old.startsWith(`${recipe.stem}-`) && old.endsWith(".tar") && path.join(dir, old) !== tarball)
-      fs.rmSync(path.join(dir, old), { force: true });
+    const at = path.join(dir, old);
+    if (!old.startsWith(`${recipe.stem}-`) || !old.endsWith(".tar") || at === tarball) continue;
+    const used = fs.statSync(at, { throwIfNoEntry: false })?.mtimeMs;
+    if (used !== undefined && Date.now() - used > KEEP_UNUSED_MS) fs.rmSync(at, { force: true });
   }
   return { names: recipe.spec.names, tarball, built: true };
 }
