@@ -110,8 +110,6 @@ export class KvProxy {
     const submitted = (async () => {
       const counted = await tokens;
       await prev;
-      // The API server renders and tokenizes before the engine queues (one request at a time).
-      if (counted && this.engine && !client.gone()) await this.engine.frontend(counted.prompt);
       // A client gone before its turn to queue never queues: a waiting count nobody waits behind.
       if (client.gone()) return "left";
       if (counted === null) return undefined;
@@ -128,6 +126,11 @@ export class KvProxy {
       }
       if (this.engine && this.latency) {
         this.latency.observe("vllm:request_queue_time_seconds", (performance.now() - queued.queuedMs) / 1000);
+        // Admitted, it holds its slot through its handover (lab/emulation/timing-model.ts) before its first step.
+        if ((await Promise.race([this.engine.handover(queued.prompt), client.left])) === "left" || client.gone()) {
+          queued.admission.release();
+          return;
+        }
         const timed = { admission: queued.admission, promptTokens: queued.prompt, arrivedMs };
         const upstream = { port: this.upstreamPort, agent: this.agent };
         forwardPaced(upstream, req, res, body, client.left, timed, this.engine, this.latency);

@@ -1,4 +1,4 @@
-import { applyStep, batchBudget, type EngineSeq, frontendMs, planStep, type TimingParams } from "./timing-model";
+import { applyStep, batchBudget, type EngineSeq, handoverAt, planStep, type TimingParams } from "./timing-model";
 
 /** The lab's engine timing for one pod: the fitted model and the pod's `--max-num-batched-tokens` (0: vLLM's default). */
 export interface EngineTiming {
@@ -26,15 +26,15 @@ interface Slot {
 
 /**
  * The timing model (lab/emulation/timing-model.ts) on a real clock, for the KV proxy of one simulated pod:
- * the API server's queue before the engine (`frontend`), then vLLM's scheduler steps over the
- * admitted requests, each step as long as the model says, tokens released at the step's end. The
+ * an admitted request's handover (`handover`: one at a time, its slot held), then vLLM's scheduler steps over the
+ * requests handed over, each step as long as the model says, tokens released at the step's end. The
  * simulator itself answers at once (no latency of its own); the proxy hands its tokens out as
  * this engine samples them. Steps are scheduled against absolute time, so a late timer does not
  * add up over a request.
  */
 export class StepEngine {
   private readonly slots: Slot[] = [];
-  private frontendFreeAt = 0;
+  private handoverFreeAt = 0;
   private looping = false;
   private readonly budget: number;
 
@@ -50,11 +50,19 @@ export class StepEngine {
     return this.slots.filter((s) => s.seq.sampled > 0).length;
   }
 
-  /** Resolves once the API server has rendered and tokenized a prompt (one at a time, in call order). */
-  frontend(promptTokens: number): Promise<void> {
-    const start = Math.max(this.now(), this.frontendFreeAt);
-    this.frontendFreeAt = start + frontendMs(this.timing.params, promptTokens, this.decoding());
-    return sleep(this.frontendFreeAt - this.now());
+  /**
+   * Resolves once an admitted request's handover ends (one at a time, in call order: admission order), when it
+   * may join the steps; it holds its slot meanwhile, so a load past the running batch waits in the scheduler.
+   */
+  handover(promptTokens: number): Promise<void> {
+    this.handoverFreeAt = handoverAt(
+      this.timing.params,
+      promptTokens,
+      this.decoding(),
+      this.now(),
+      this.handoverFreeAt,
+    );
+    return sleep(this.handoverFreeAt - this.now());
   }
 
   /** An admitted request joins the engine; it is prefilled from the next step on. */

@@ -11,13 +11,16 @@ import { type Card, H200_CARD, knobOnServer } from "../../config";
  *
  *   step ms = stepBaseMs + stepPerSeqMs × decodes + prefillPerTokenMs × prefill tokens
  *
- * Before a request reaches the engine, the API server renders and tokenizes it, one request at a
- * time in arrival order:
+ * A request waits for the engine in arrival order (vLLM's waiting queue: a `--max-num-seqs` slot and
+ * room in the KV pool). Once admitted it holds its slot through its handover, one request at a time in
+ * admission order, before its first step:
  *
  *   frontend ms = (frontendBaseMs + frontendPerTokenMs × prompt tokens) × (1 + frontendPerStreamFactor × decoding)
  *
- * where `decoding` is how many answers the server is streaming when it arrives (its one event loop
- * serves both).
+ * where `decoding` is how many answers the server is streaming when it is admitted. The fit sees only the
+ * client's TTFT, so where this per-request work sits is read from the recorded runs: after admission,
+ * requests/s where requests wait is the H200's (one wave off before it), and a load past the running
+ * batch waits where vLLM shows it, in `vllm:num_requests_waiting` (docs/lab-timing-model.md).
  */
 export interface TimingParams {
   readonly stepBaseMs: number;
@@ -32,9 +35,9 @@ export interface TimingParams {
 export const H200_TIMING: TimingParams = {
   stepBaseMs: 7.82,
   stepPerSeqMs: 0.111,
-  prefillPerTokenMs: 0.013,
+  prefillPerTokenMs: 0.015,
   frontendBaseMs: 7.3,
-  frontendPerTokenMs: 0.0213,
+  frontendPerTokenMs: 0.0193,
   frontendPerStreamFactor: 0.55,
 };
 
@@ -78,6 +81,20 @@ export function frontendMs(params: TimingParams, promptTokens: number, decoding:
   return (
     (params.frontendBaseMs + params.frontendPerTokenMs * promptTokens) * (1 + params.frontendPerStreamFactor * decoding)
   );
+}
+
+/**
+ * Pure: when an admitted request's handover ends (it joins the steps from then on), admitted at `admittedMs`
+ * while `decoding` answers stream and the handover before it ends at `freeAtMs` (one at a time).
+ */
+export function handoverAt(
+  params: TimingParams,
+  promptTokens: number,
+  decoding: number,
+  admittedMs: number,
+  freeAtMs: number,
+): number {
+  return Math.max(admittedMs, freeAtMs) + frontendMs(params, promptTokens, decoding);
 }
 
 /** Pure: one step of the requests the engine holds, in admission order; null when there is nothing to do. */

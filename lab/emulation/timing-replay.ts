@@ -1,4 +1,4 @@
-import { applyStep, batchBudget, type EngineSeq, frontendMs, planStep, type TimingParams } from "./timing-model";
+import { applyStep, batchBudget, type EngineSeq, handoverAt, planStep, type TimingParams } from "./timing-model";
 
 /**
  * Pure: the timing model (lab/emulation/timing-model.ts) run in virtual time under the benchmark's closed
@@ -48,27 +48,26 @@ export function quantile(xs: readonly number[], q: number): number {
   return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (pos - lo);
 }
 
+const decodingOf = (flights: readonly Flight[]) => flights.filter((f) => f.seq.sampled > 0).length;
+
 const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 export function replayClosedLoop(params: TimingParams, load: ClosedLoop): ReplayFigures {
   const budget = batchBudget(load.maxNumBatchedTokens);
   const from = load.warmupSeconds * 1000;
   const to = from + load.windowSeconds * 1000;
-  // The API server takes requests one at a time, in arrival order.
-  let frontendFreeMs = 0;
-  const fresh = (now: number, decoding: number): Flight => {
-    frontendFreeMs = Math.max(now, frontendFreeMs) + frontendMs(params, load.promptTokens, decoding);
-    return {
-      sentMs: now,
-      readyMs: frontendFreeMs,
-      firstMs: null,
-      seq: { promptTokens: load.promptTokens, prefilled: 0, sampled: 0 },
-    };
-  };
   let now = 0;
-  let pending: Flight[] = [];
-  for (let i = 0; i < load.concurrency; i++) pending.push(fresh(now, 0));
+  const fresh = (): Flight => ({
+    sentMs: now,
+    readyMs: Number.POSITIVE_INFINITY,
+    firstMs: null,
+    seq: { promptTokens: load.promptTokens, prefilled: 0, sampled: 0 },
+  });
+  // Requests wait for a slot in arrival order (vLLM's waiting queue); an admitted one holds its slot
+  // through its handover, one request at a time (lab/emulation/timing-model.ts), then takes part in steps.
+  const waiting: Flight[] = Array.from({ length: load.concurrency }, fresh);
   let running: Flight[] = [];
+  let handoverFreeMs = 0;
   const ttfts: number[] = [];
   const tpots: number[] = [];
   const itls: number[] = [];
@@ -76,33 +75,33 @@ export function replayClosedLoop(params: TimingParams, load: ClosedLoop): Replay
   let peakRunning = 0;
   let peakWaiting = 0;
   while (now < to) {
-    // Requests the API server has handed over wait in arrival order; admitted while a slot is free.
-    const waiting = pending.filter((f) => f.readyMs <= now).sort((a, b) => a.readyMs - b.readyMs);
     while (running.length < load.maxNumSeqs && waiting.length > 0) {
       const next = waiting.shift()!;
-      pending = pending.filter((f) => f !== next);
+      const handover = handoverAt(params, load.promptTokens, decodingOf(running), now, handoverFreeMs);
+      next.readyMs = handoverFreeMs = handover;
       running.push(next);
     }
     if (now >= from) {
       peakRunning = Math.max(peakRunning, running.length);
       peakWaiting = Math.max(peakWaiting, waiting.length);
     }
+    const stepping = running.filter((f) => f.readyMs <= now);
     const plan = planStep(
       params,
-      running.map((f) => f.seq),
+      stepping.map((f) => f.seq),
       budget,
     );
     if (plan === null) {
-      now = Math.min(...pending.map((f) => f.readyMs));
+      now = Math.min(...running.map((f) => f.readyMs));
       continue;
     }
     now += plan.durationMs;
     const after = applyStep(
-      running.map((f) => f.seq),
+      stepping.map((f) => f.seq),
       plan,
     );
     const done: Flight[] = [];
-    running.forEach((f, i) => {
+    stepping.forEach((f, i) => {
       const seq = after[i]!;
       if (seq.sampled > f.seq.sampled) {
         if (f.firstMs === null) {
@@ -114,13 +113,12 @@ export function replayClosedLoop(params: TimingParams, load: ClosedLoop): Replay
       if (seq.sampled >= load.outputTokens) done.push(f);
     });
     running = running.filter((f) => !done.includes(f));
-    const decoding = running.filter((f) => f.seq.sampled > 0).length;
     for (const f of done) {
       if (now >= from && now < to) {
         completed += 1;
         tpots.push((now - f.firstMs!) / (load.outputTokens - 1));
       }
-      pending.push(fresh(now, decoding));
+      waiting.push(fresh());
     }
   }
   return {
@@ -133,5 +131,106 @@ export function replayClosedLoop(params: TimingParams, load: ClosedLoop): Replay
     itlP99Ms: quantile(itls, 0.99),
     peakRunning,
     peakWaiting,
+  };
+}
+
+/** An open loop: requests sent at given times (ms from 0), whatever the server does. */
+export interface OpenLoop {
+  readonly arrivalsMs: readonly number[];
+  readonly maxNumSeqs: number;
+  /** 0: vLLM's default. */
+  readonly maxNumBatchedTokens: number;
+  readonly promptTokens: number;
+  readonly outputTokens: number;
+  /** How long it runs; requests still in flight at its end are left out of the figures. */
+  readonly windowSeconds: number;
+}
+
+export interface OpenLoopFigures {
+  readonly completedPerSecond: number;
+  readonly ttftP50Ms: number;
+  readonly ttftP99Ms: number;
+  readonly tpotP99Ms: number;
+  readonly peakRunning: number;
+  /** The most requests in vLLM's waiting queue at once: every request sent and not running is there. */
+  readonly peakWaiting: number;
+  /** Requests running and waiting when the window ends. */
+  readonly atEnd: { readonly running: number; readonly waiting: number };
+  /** Every request completed in the window: when it was sent, its TTFT and TPOT. */
+  readonly completed: ReadonlyArray<{ readonly sentMs: number; readonly ttftMs: number; readonly tpotMs: number }>;
+}
+
+/** Pure: the timing model in virtual time under an open loop (the lab's KV layer runs the same on a real clock). */
+export function replayOpenLoop(params: TimingParams, load: OpenLoop): OpenLoopFigures {
+  const budget = batchBudget(load.maxNumBatchedTokens);
+  const toMs = load.windowSeconds * 1000;
+  let now = 0;
+  let next = 0;
+  let handoverFreeMs = 0;
+  const waiting: Flight[] = [];
+  let running: Flight[] = [];
+  const completed: Array<{ sentMs: number; ttftMs: number; tpotMs: number }> = [];
+  let peakRunning = 0;
+  let peakWaiting = 0;
+  while (now < toMs) {
+    while (next < load.arrivalsMs.length && load.arrivalsMs[next]! <= now) {
+      const sentMs = load.arrivalsMs[next++]!;
+      const seq = { promptTokens: load.promptTokens, prefilled: 0, sampled: 0 };
+      waiting.push({ sentMs, readyMs: Number.POSITIVE_INFINITY, firstMs: null, seq });
+    }
+    while (running.length < load.maxNumSeqs && waiting.length > 0) {
+      const f = waiting.shift()!;
+      f.readyMs = handoverFreeMs = handoverAt(params, load.promptTokens, decodingOf(running), now, handoverFreeMs);
+      running.push(f);
+    }
+    peakRunning = Math.max(peakRunning, running.length);
+    peakWaiting = Math.max(peakWaiting, waiting.length);
+    const stepping = running.filter((f) => f.readyMs <= now);
+    const plan = planStep(
+      params,
+      stepping.map((f) => f.seq),
+      budget,
+    );
+    if (plan === null) {
+      now = Math.min(load.arrivalsMs[next] ?? toMs, ...running.map((f) => f.readyMs));
+      continue;
+    }
+    now += plan.durationMs;
+    const after = applyStep(
+      stepping.map((f) => f.seq),
+      plan,
+    );
+    stepping.forEach((f, i) => {
+      f.seq = after[i]!;
+      if (f.seq.sampled > 0 && f.firstMs === null) f.firstMs = now;
+    });
+    const done = running.filter((f) => f.seq.sampled >= load.outputTokens);
+    if (now <= toMs)
+      for (const f of done)
+        completed.push({
+          sentMs: f.sentMs,
+          ttftMs: f.firstMs! - f.sentMs,
+          tpotMs: (now - f.firstMs!) / (load.outputTokens - 1),
+        });
+    running = running.filter((f) => !done.includes(f));
+  }
+  return {
+    completedPerSecond: completed.length / load.windowSeconds,
+    ttftP50Ms: quantile(
+      completed.map((c) => c.ttftMs),
+      0.5,
+    ),
+    ttftP99Ms: quantile(
+      completed.map((c) => c.ttftMs),
+      0.99,
+    ),
+    tpotP99Ms: quantile(
+      completed.map((c) => c.tpotMs),
+      0.99,
+    ),
+    peakRunning,
+    peakWaiting,
+    atEnd: { running: running.length, waiting: waiting.length },
+    completed,
   };
 }

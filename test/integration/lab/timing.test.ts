@@ -4,7 +4,7 @@ import { runBenchmark } from "../../../benchmarks/run";
 import { type LabState, startLab, stopLab } from "../../../lab";
 import { buildScenario, type Scenario } from "../../../measure/inputs/scenario";
 import { parseStackOutputs, type StackOutputs } from "../../../measure/inputs/stack-outputs";
-import type { LoadLevel } from "../../../result/types";
+import type { LoadLevel, RateLevel } from "../../../result/types";
 import { labTarget, pulumiSandbox } from "../helpers";
 
 /**
@@ -31,6 +31,22 @@ describe("lab timing: the candidates order as they did on the H200", function ()
     ]);
   /** The recorded runs' load: 1564-token prompts. */
   const recorded = scenarioOf([4, 8], 256);
+  /** The issue's open loop past seqs8's capacity (about 5.3/s on the H200): 8.8/s, Poisson, 10 s. */
+  const pastCapacity = buildScenario([
+    {
+      phases: ["readiness", "identity", "load"],
+      ignoreEos: true,
+      load: {
+        mode: "rate",
+        openLoop: { ratesPerSecond: [8.8] },
+        durationSeconds: 10,
+        warmupSeconds: 1,
+        maxTokens: 128,
+        promptRepeats: 256,
+      },
+    },
+  ]);
+  let openLoop: RateLevel;
   /** 3100-token prompts: a prefill of one step at vLLM's 8192 batched tokens, of 13 at 256. */
   const longPrompts = scenarioOf([4], 512);
 
@@ -73,6 +89,18 @@ describe("lab timing: the candidates order as they did on the H200", function ()
     await measure("baseline-long", longPrompts);
     await deploy({ maxNumSeqs: "8" });
     await measure("seqs8", recorded);
+    const open = await runBenchmark({
+      stack: "seqs8-open",
+      outputs,
+      endpoint: await labTarget(lab)(),
+      kubeconfig: lab.kubeconfig,
+      scenario: pastCapacity,
+      waitReadySeconds: 60,
+    });
+    openLoop = open.phases.load!.rateLevels[0]!;
+    process.stderr.write(
+      `seqs8 open loop: offered ${openLoop.openLoop.sentRatePerSecond.toFixed(2)}/s, ${openLoop.requestsPerSecond?.toFixed(3)} req/s, TTFT p50 ${openLoop.ttftMs?.p50.toFixed(0)} ms, peak running ${openLoop.server.peakRunning.value}, waiting ${openLoop.server.peakWaiting.value}\n`,
+    );
     await deploy({ maxNumSeqs: "4", maxNumBatchedTokens: "256" });
     await measure("batched256-long", longPrompts);
   });
@@ -91,6 +119,13 @@ describe("lab timing: the candidates order as they did on the H200", function ()
       seqs8.requestsPerSecond! > base.requestsPerSecond!,
       `${seqs8.requestsPerSecond} vs ${base.requestsPerSecond}`,
     );
+  });
+
+  it("an open loop past seqs8's capacity: 8 run and the rest wait in vLLM's queue, where /metrics shows them", () => {
+    // 8.8/s offered against about 5.3/s served: over 10 s some 35 requests more arrive than end.
+    assert.equal(openLoop.server.peakRunning.value, 8);
+    const waiting = openLoop.server.peakWaiting.value!;
+    assert.ok(waiting >= 20, `peak waiting ${waiting}`);
   });
 
   it("TPOT rises with the running batch (seqs8: 4 running at c=4, 8 at c=8)", () => {

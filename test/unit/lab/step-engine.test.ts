@@ -178,6 +178,28 @@ describe("lab KV proxy with the engine timing: the simulator's answer paced by t
     assert.deepEqual(proxy.scheduler.counts(), { running: 0, waiting: 0, usedTokens: 0 });
   });
 
+  it("an open-loop burst past the running batch: every request is running or in vLLM's waiting queue at once", async () => {
+    // 400 tokens keep the first two running (~3.4 s); a handover ahead of the queue (the model before issue 36
+    // item 7) passed one request per ~85 ms beside them, so the 30 were never all counted before the first ended.
+    const long = streamOf(400);
+    await start(2, long);
+    const abort = new AbortController();
+    const burst = Array.from({ length: 30 }, () => chat(true, abort.signal).catch((e: Error) => e));
+    await until("all 30 are counted", () => proxy.scheduler.counts().running + proxy.scheduler.counts().waiting === 30);
+    const metrics = (await (await request(`${url}/metrics`)).body.text()).split("\n");
+    assert.deepEqual(
+      metrics.filter((l) => l.startsWith("vllm:num_requests_waiting{")),
+      ['vllm:num_requests_waiting{engine="0",model_name="m"} 28.0'],
+    );
+    // The clients leave: the waiting leave the queue, the running the engine.
+    abort.abort();
+    assert.deepEqual(
+      (await Promise.all(burst)).map((a) => a instanceof Error),
+      Array.from({ length: 30 }, () => true),
+    );
+    await until("all are gone", () => proxy.scheduler.counts().running + proxy.scheduler.counts().waiting === 0);
+  });
+
   it("a client that leaves mid-stream leaves the engine and frees its slot at once (vLLM aborts it)", async () => {
     await start(4);
     const abort = new AbortController();
