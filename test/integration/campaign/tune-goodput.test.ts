@@ -109,8 +109,10 @@ describe("campaign tune --objective goodput on the lab", function () {
  * arrival) to ≈ 9.3 (one) and 10.6 (two). Replaying the model on 20-request Poisson probes, TPOT p90 passes
  * 10 ms at 1/s (39 of 40 arrival seeds), fails from 1.5-3/s on (6, 14 and 25 of 40 at 1.5, 2 and 3/s; 39 of
  * 40 at 6/s), while TTFT p90 stays under 1.3 s up to 6/s (the API server's one queue ahead of the engine):
- * so `tpot:p90:10` binds first and `ttft:p90:2000` never fails in the searched range (1.5-6/s), and the SLO
- * rule reads a TPOT bound alone. p90 with attainment 0.9 and tailRequests 2 keeps a probe at 20 completed
+ * so `tpot:p90:10` binds first (these figures are the model's before the 2026-12-05 refit, which moved the
+ * API server's queue into the scheduler's and made prefill 0.015 ms a token; on the refit the premise holds:
+ * TPOT p90 binds first, TTFT p90 at most 1338 ms at 6/s) and `ttft:p90:2000` never fails in the searched
+ * range (1.5-6/s), and the SLO rule reads a TPOT bound alone. p90 with attainment 0.9 and tailRequests 2 keeps a probe at 20 completed
  * requests (a p99 bound would need 200). At c=4 nothing waits (maxNumSeqs 4) and the KV pool holds 7 such
  * requests, so neither scheduler-bound nor kv-bound proposes anything. On the 2-core lab beside other jobs
  * (2026-12-03, twice): probes 1.5/s passed (TPOT p90 9.5 ms, TTFT p90 205 ms), 3/s and 2.25/s failed (TPOT
