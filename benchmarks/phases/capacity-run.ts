@@ -68,7 +68,7 @@ export async function capacitySearchRun(
   const needed = (kind: ProbeKind) => (kind === "confirm" ? confirm.count : count);
   const allowanceMs = sloE2eAllowanceMs(slo, d.maxTokens);
   const start = searchStart(d.closedLevels, settings);
-  const probeRule = `${rule}; ${windowRule(count, allowanceMs)}; it ends as soon as it can no longer pass; the passing end is then re-run on its own seed as a confirming probe: ${confirm.rule}`;
+  const probeRule = `${rule}; ${windowRule(count, allowanceMs)}; it ends as soon as it can no longer pass; the probe whose pass would close the bracket (or a scout pass the bracket closes on) runs on its own seed as a confirming probe: ${confirm.rule}`;
   d.log(`load: SLO capacity search from ${start.ratePerSecond.toFixed(3)}/s (${start.basis}); ${probeRule}`);
   const levels: RateLevel[] = [];
   const search = await searchCapacity(
@@ -102,11 +102,21 @@ export async function capacitySearchRun(
     },
   );
   const record = capacityRecord(slo, settings, search, levels, (Date.now() - started) / 1000, start, probeRule);
-  const c = record.capacityRatePerSecond;
-  d.log(
-    c.value === null
-      ? `SLO capacity: none (${c.reason})`
-      : `SLO capacity: ${c.value.toFixed(3)}/s offered (target ${record.highestPassingTargetRatePerSecond?.toFixed(3)}/s), bracket [${c.value.toFixed(3)}, ${record.lowestFailingRatePerSecond?.toFixed(3)}]/s offered (${+((record.relativeResolution ?? 0) * 100).toFixed(1)} %), ${record.confirmed ? `confirmed by a probe of ${confirm.count} completions` : `NOT confirmed (${c.reason ?? search.reason})`}, ${record.probes.length} probes in ${record.elapsedSeconds.toFixed(0)} s, first to fail: ${record.firstMisses.join("; ")}`,
-  );
+  d.log(capacityLine(record, confirm.count, search.reason));
   return record;
+}
+
+/** The search's one-line account for the run's log: the capacity offered, its bracket, and what failed first. */
+export function capacityLine(record: SloCapacity, confirmCount: number, searchReason: string | null): string {
+  const c = record.capacityRatePerSecond;
+  if (c.value === null) return `SLO capacity: none (${c.reason})`;
+  const pct = +((record.relativeResolution ?? 0) * 100).toFixed(1);
+  const confirmed = record.confirmed
+    ? `confirmed by a probe of ${confirmCount} completions`
+    : `NOT confirmed (${c.reason ?? searchReason})`;
+  return (
+    `SLO capacity: ${c.value.toFixed(3)}/s offered (target ${record.highestPassingTargetRatePerSecond?.toFixed(3)}/s), ` +
+    `bracket [${c.value.toFixed(3)}, ${record.lowestFailingRatePerSecond?.toFixed(3)}]/s offered (${pct} %), ${confirmed}, ` +
+    `${record.probes.length} probes in ${record.elapsedSeconds.toFixed(0)} s, first to fail: ${record.firstMisses.map(describeMiss).join("; ")}`
+  );
 }
