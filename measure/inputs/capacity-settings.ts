@@ -13,9 +13,10 @@ const positiveInt = z.number().int().positive();
  * The search (`phases/capacity-search.ts`): from the closed loop's highest throughput (or `lowRatePerSecond`
  * when no closed loop ran), down by 0.7 until a probe holds or up by 2 until one fails, within
  * [`lowRatePerSecond`, `highRatePerSecond`]; then bisection until the bracket is within `resolution` of its
- * passing end; then the passing end is re-run as a confirming probe of max(`confirmTailRequests`,
- * `tailRequests`) ÷ (1 − q) completions (docs/slo.md, "A pass that holds"); at most `maxProbes` probes, and no probe started that
- * would end past `maxMinutes`.
+ * passing end; the probe that decides (a pass that would close the bracket, or a scout's pass the bracket
+ * closes on) is a confirming probe of max(`confirmTailRequests`, `tailRequests`) ÷ (1 − q) completions
+ * (docs/slo.md, "A pass that holds"); at most `maxProbes` probes, and no probe started that would end past
+ * `maxMinutes`.
  */
 export const CapacitySchema = z
   .object({
