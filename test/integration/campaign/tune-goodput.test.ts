@@ -38,7 +38,7 @@ describe("campaign tune --objective goodput on the lab", function () {
         promptRepeats: 412,
         maxTokens: 32,
         openLoop: {
-          capacity: { lowRatePerSecond: 2, highRatePerSecond: 48, resolution: 0.25, maxProbes: 6, tailRequests: 2 },
+          capacity: { lowRatePerSecond: 2, highRatePerSecond: 48, resolution: 0.25, maxProbes: 12, tailRequests: 2 }, // 12: confirming probes add to the count (the default since they came)
         },
       },
     });
