@@ -23,11 +23,14 @@ export interface SimPodConfig {
  * ends by itself but on an error, does (llm-d-inference-sim exits 0 on a flag it refuses).
  */
 export function serveSimulator(config: SimPodConfig, binary: string, args: readonly string[]): void {
+  // The pool's lines go out before the simulator starts (stdout to a pipe or file is synchronous here):
+  // a simulator that refuses its flags must have the log's last line, which the kubelet keeps as the
+  // termination message, as vLLM's own refusal is its last line.
+  if (config.kv) process.stdout.write(`${kvPoolLogLines(config.kv.pool).join("\n")}\n`);
   const sim = spawn(binary, args, { stdio: "inherit" });
   let close: () => void;
   if (config.kv) {
     const proxy = new KvProxy(config.simPort, config.kv);
-    process.stdout.write(`${kvPoolLogLines(config.kv.pool).join("\n")}\n`);
     void proxy.listen(config.listen);
     close = () => proxy.close();
   } else {
