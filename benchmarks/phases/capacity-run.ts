@@ -68,7 +68,7 @@ export async function capacitySearchRun(
   const needed = (kind: ProbeKind) => (kind === "confirm" ? confirm.count : count);
   const allowanceMs = sloE2eAllowanceMs(slo, d.maxTokens);
   const start = searchStart(d.closedLevels, settings);
-  const probeRule = `${rule}; ${windowRule(count, allowanceMs)}; it ends as soon as it can no longer pass; the probe whose pass would close the bracket (or a scout pass the bracket closes on) runs on its own seed as a confirming probe: ${confirm.rule}`;
+  const probeRule = `${rule}; ${windowRule(count, allowanceMs)}; it ends as soon as it can no longer pass; the probe whose pass would close the bracket (or a scout pass the bracket closes on), and each below a failure before a pass, runs on its own seed as a confirming probe: ${confirm.rule}`;
   d.log(`load: SLO capacity search from ${start.ratePerSecond.toFixed(3)}/s (${start.basis}); ${probeRule}`);
   const levels: RateLevel[] = [];
   const search = await searchCapacity(

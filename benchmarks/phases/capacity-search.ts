@@ -10,7 +10,10 @@
  *
  * Scouts are short; with `confirm`, the probe that decides is long: a rate whose pass would close the
  * bracket to within the resolution is run as a confirming probe on its own seed (the callback sizes it),
- * and a scout's pass that the bracket closed on afterwards is re-run as one. A short pass can be luck: a
+ * and a scout's pass that the bracket closed on afterwards is re-run as one. Below a failure with no pass
+ * yet, probes run long at once (at most CREEP failed ones): the knee is usually just below the closed
+ * loop's throughput × DOWN, where a scout's pass would have to be re-run (docs/slo.md, "The search in
+ * virtual time"). A long probe that no longer fits the budget, with no pass yet, runs as a scout. A short pass can be luck: a
  * rate is the capacity only if it held in a confirming probe. A confirming probe that fails is the new
  * failing end, and the search goes on below it (failing probes stop early, so a failed long probe costs
  * little). A budget that stops the search before the confirmation keeps the bracket it measured, and says
@@ -136,9 +139,9 @@ function nextRate(probes: readonly SearchProbe[], o: CapacitySearchOptions): num
   }
   if (fail) {
     const f = fail.targetRatePerSecond;
-    // A failed confirmation: the knee is just below it, so the next probe is a resolution's step away, where
-    // its pass closes the bracket (and so it is run as a confirming probe: \`decides\`).
-    const step = fail.kind === "confirm" ? 1 / (1 + o.resolution) : DOWN;
+    // A failed long probe: the knee is just below it, so the next probe is a resolution's step away, where its
+    // pass closes the bracket; after CREEP of them the knee is farther than that, and the steps are DOWN again.
+    const step = fail.kind === "confirm" && failedLong(probes) < CREEP ? 1 / (1 + o.resolution) : DOWN;
     return f <= o.lowRatePerSecond ? "not-bracketed" : Math.max(o.lowRatePerSecond, f * step);
   }
   const p = pass!.targetRatePerSecond;
@@ -148,10 +151,24 @@ function nextRate(probes: readonly SearchProbe[], o: CapacitySearchOptions): num
 /** Rounding room when a step was sized to close the bracket exactly at the resolution. */
 const CLOSES = 1e-9;
 
-/** A pass at this rate would close the bracket to within the resolution: it decides, so it is run long. */
+/**
+ * Long probes below a failure before any pass, at most: the closed loop's throughput puts the knee near the
+ * first step down (0.6-0.77 of it on the H200's runs), so the probes there run long at once, as a scout's
+ * pass there would have to be re-run; after this many failed, the knee is farther, and scouts step down.
+ */
+export const CREEP = 3;
+
+const failedLong = (probes: readonly SearchProbe[]) => probes.filter((p) => p.kind === "confirm" && !p.holds).length;
+
+/**
+ * The probe at this rate decides, so it runs long: its pass would close the bracket to within the resolution,
+ * or it is below a failure with no pass yet (fewer than CREEP long ones failed there).
+ */
 function decides(probes: readonly SearchProbe[], rate: number, o: CapacitySearchOptions): boolean {
-  const { fail } = bracketOf(probes);
-  return o.confirm && fail !== null && (fail.targetRatePerSecond - rate) / rate <= o.resolution + CLOSES;
+  const { pass, fail } = bracketOf(probes);
+  if (!o.confirm || fail === null) return false;
+  if (pass === null) return failedLong(probes) < CREEP;
+  return (fail.targetRatePerSecond - rate) / rate <= o.resolution + CLOSES;
 }
 
 /** The passing end to confirm next, or null when there is none or it is confirmed already. */
@@ -171,11 +188,14 @@ export async function searchCapacity(
   const probes: SearchProbe[] = [];
   let rate = Math.min(high, Math.max(low, opts.startRatePerSecond ?? low));
   let kind: ProbeKind = "scout";
+  const fits = (r: number, k: ProbeKind) => opts.nowMs() - started + opts.probeMs(r, k) <= opts.maxMs;
   for (;;) {
     const sofar = bracketOf(probes);
     const what = kind === "confirm" ? "its confirmation" : sofar.pass && sofar.fail ? "the resolution" : "a bracket";
     if (probes.length >= opts.maxProbes)
       return outcome(probes, "probes", `probe budget (${opts.maxProbes}) spent before ${what}`, opts.confirm);
+    // With no pass yet, a scout that still fits beats stopping: it may give the bracket, unconfirmed.
+    if (kind === "confirm" && sofar.pass === null && !fits(rate, "confirm") && fits(rate, "scout")) kind = "scout";
     const wouldEnd = opts.nowMs() - started + opts.probeMs(rate, kind);
     if (wouldEnd > opts.maxMs)
       return outcome(

@@ -1,126 +1,50 @@
 import * as assert from "node:assert/strict";
-import { type ProbeKind, type ProbeOutcome, searchCapacity } from "../../../benchmarks/phases/capacity-search";
 import { aboveAllowed, cannotPass } from "../../../benchmarks/phases/probe-stop";
 import { mulberry32 } from "../../../common/seeded-random";
-import {
-  minCompletedPerProbe,
-  probePlan,
-  probeSeconds,
-  sloE2eAllowanceMs,
-} from "../../../measure/inputs/capacity-settings";
+import { probePlan, sloE2eAllowanceMs } from "../../../measure/inputs/capacity-settings";
 import { parseSloBounds, type Slo } from "../../../measure/inputs/slo";
-import { requestMeets, type SloMiss } from "../../../measure/inputs/slo-judge";
 import { probeSchedule, probeSeed } from "../../../measure/load/arrivals";
-import { percentile } from "../../../measure/stats";
+import {
+  MAX_TOKENS,
+  NEEDED,
+  type Sample,
+  SLO,
+  sample,
+  virtualProbe,
+  virtualSearch,
+} from "../../../scripts/capacity-search/virtual";
 
-/** The lab's goodput SLO and the seed's load: 128 output tokens, so a passing request ends within 4.81 s. */
-const SLO: Slo = { bounds: parseSloBounds("ttft:p99:1000,tpot:p99:30"), attainment: 0.99 };
-const MAX_TOKENS = 128;
 const E_MS = sloE2eAllowanceMs(SLO, MAX_TOKENS)!;
-const NEEDED = minCompletedPerProbe(SLO, 1).count;
 const RATES = [0.5, 1, 2, 3, 5, 8, 13];
 const SEEDS = Array.from({ length: 200 }, (_, i) => probeSeed(0, i));
-
-type Sample = Parameters<typeof requestMeets>[0] & { readonly window: boolean };
-
-const sample = (startMs: number, ttftMs: number, tpotMs: number, endMs: number): Sample => ({
-  startEpochMs: startMs,
-  outcome: "succeeded",
-  status: 200,
-  error: null,
-  ttftMs,
-  tpotMs,
-  chunkGapsMs: [],
-  e2eMs: endMs - startMs,
-  promptTokens: 1550,
-  outputTokens: MAX_TOKENS,
-  contentChunks: MAX_TOKENS,
-  window: true,
-});
 
 /**
  * A synthetic server with noise: `slots` requests at a time, first come first served; each takes a prefill
  * of 40-60 ms and 127 decode steps of 7-9 ms (seeded), so it serves about slots ÷ 1.07 req/s and its
  * TTFT p99 passes 1 s a little below that, as queueing grows.
  */
-function serve(arrivalsMs: readonly number[], slots: number, seed: number): Sample[] {
-  const random = mulberry32(seed);
-  const free = Array.from({ length: slots }, () => 0);
-  return arrivalsMs.map((t) => {
-    const slot = free.indexOf(Math.min(...free));
-    const start = Math.max(t, free[slot]!);
-    const prefill = 40 + 20 * random();
-    const tpot = 7 + 2 * random();
-    const end = start + prefill + tpot * (MAX_TOKENS - 1);
-    free[slot] = end;
-    return sample(t, start - t + prefill, tpot, end);
-  });
-}
-
-/** A probe as the benchmark runs one: its plan, its own schedule, checks every 500 ms, the judgement. */
-function simulateProbe(
-  rate: number,
-  index: number,
-  slots: number,
-  needed = NEEDED,
-  seeds = { arrivals: 7, service: 11 },
-): ProbeOutcome & { seconds: number } {
-  const plan = probePlan(rate, needed, E_MS);
-  const windowMs = plan.windowSeconds * 1000;
-  const arrivals = probeSchedule(rate, "poisson", probeSeed(seeds.arrivals, index), 0, windowMs, plan.arrivals);
-  const all = serve(arrivals, slots, probeSeed(seeds.service, index));
-  const endOf = (s: Sample) => s.startEpochMs + s.e2eMs;
-  for (let t = 500; t < windowMs; t += 500) {
-    const view = {
-      samples: all.filter((s) => endOf(s) <= t),
-      inFlight: all.filter((s) => s.startEpochMs <= t && endOf(s) > t).length,
-      arrivalsLeftInWindow: all.filter((s) => s.startEpochMs > t).length,
-    };
-    const why = cannotPass(view, SLO);
-    if (why !== null) {
-      const sent = all.filter((s) => s.startEpochMs <= t).length;
-      return {
-        targetRatePerSecond: rate,
-        offeredRatePerSecond: sent / (t / 1000),
-        holds: false,
-        misses: [{ kind: "ended-early" as const, reason: why }],
-        seconds: t / 1000,
-      };
-    }
-  }
-  const done = all.filter((s) => endOf(s) <= windowMs);
-  const p99 = (f: (s: Sample) => number) => percentile(Float64Array.from(done.map(f)).sort(), 99);
-  const met = done.filter((s) => SLO.bounds.every((b) => requestMeets(s, b))).length;
-  const bound = (metric: "ttft" | "tpot", figureMs: number, boundMs: number) =>
-    figureMs > boundMs ? [{ kind: "bound" as const, metric, percentile: "p99" as const, figureMs, boundMs }] : [];
-  const misses: SloMiss[] = [
-    ...(done.length < needed ? [{ kind: "too-few" as const, completed: done.length, needed }] : []),
-    ...(done.length < 0.9 * all.filter((s) => s.startEpochMs < windowMs - E_MS).length
-      ? [{ kind: "invalid" as const, reasons: ["the synthetic server did not keep up"] }]
-      : []),
-    ...bound(
-      "ttft",
-      p99((s) => s.ttftMs!),
-      1000,
-    ),
-    ...bound(
-      "tpot",
-      p99((s) => s.tpotMs!),
-      30,
-    ),
-    ...(met / done.length < SLO.attainment
-      ? [{ kind: "attainment" as const, attainment: met / done.length, target: SLO.attainment }]
-      : []),
-  ];
-  const offered = all.length / plan.windowSeconds;
-  return {
-    targetRatePerSecond: rate,
-    offeredRatePerSecond: offered,
-    holds: misses.length === 0,
-    misses,
-    seconds: plan.windowSeconds,
+const server =
+  (slots: number) =>
+  (arrivalsMs: readonly number[], seed: number): Sample[] => {
+    const random = mulberry32(seed);
+    const free = Array.from({ length: slots }, () => 0);
+    return arrivalsMs.map((t) => {
+      const slot = free.indexOf(Math.min(...free));
+      const start = Math.max(t, free[slot]!);
+      const prefill = 40 + 20 * random();
+      const tpot = 7 + 2 * random();
+      const end = start + prefill + tpot * (MAX_TOKENS - 1);
+      free[slot] = end;
+      return sample(t, start - t + prefill, tpot, end);
+    });
   };
-}
+
+/** A plain probe-sized level at `rate` on `slots`, the `index`-th of its run's seeds. */
+const simulateProbe = (rate: number, index: number, slots: number, seeds = { arrivals: 7, service: 11 }) =>
+  virtualProbe(server(slots), rate, NEEDED, {
+    arrivals: probeSeed(seeds.arrivals, index),
+    service: probeSeed(seeds.service, index),
+  });
 
 describe("capacity probes: their own seeds, the load really offered, no false failure on the count", () => {
   it("each probe draws its own seed and schedule from the scenario's seed and its index", () => {
@@ -181,42 +105,16 @@ describe("capacity probes end as soon as they cannot pass", () => {
   });
 });
 
-const CONFIRM_NEEDED = minCompletedPerProbe(SLO, 2).count;
-
 /** The default search (confirming its passing end) on the synthetic server, timed by the probes' plans. */
 async function defaultSearch(slots: number, runSeed = 0, confirm = true) {
-  const probes: (ProbeOutcome & { seconds: number })[] = [];
-  let clock = 0;
   const closedLoopRate = slots / 1.07;
-  const needed = (kind: ProbeKind) => (kind === "confirm" ? CONFIRM_NEEDED : NEEDED);
-  const r = await searchCapacity(
-    async (rate, kind) => {
-      const p = simulateProbe(rate, probes.length, slots, needed(kind), {
-        arrivals: 7 + runSeed,
-        service: 11 + runSeed,
-      });
-      probes.push(p);
-      clock += (10 + p.seconds) * 1000;
-      return p;
-    },
-    {
-      startRatePerSecond: closedLoopRate,
-      lowRatePerSecond: 0.5,
-      highRatePerSecond: 64,
-      resolution: 0.1,
-      maxProbes: 12,
-      maxMs: 5 * 60_000,
-      probeMs: (rate, kind) => probeSeconds(probePlan(rate, needed(kind), E_MS), 10) * 1000,
-      nowMs: () => clock,
-      confirm,
-    },
-  );
-  return { r, probes, clock, closedLoopRate };
+  const { search: r, probes, seconds } = await virtualSearch(server(slots), closedLoopRate, { runSeed, confirm });
+  return { r, probes, clock: seconds * 1000, closedLoopRate };
 }
 
 /** Share of `n` fresh runs (seeds no search used) of a plain probe-sized level at `rate` in which the SLO held. */
 const heldInReruns = (rate: number, slots: number, n: number) =>
-  Array.from({ length: n }, (_, i) => simulateProbe(rate, i, slots, NEEDED, { arrivals: 9001, service: 9002 })).filter(
+  Array.from({ length: n }, (_, i) => simulateProbe(rate, i, slots, { arrivals: 9001, service: 9002 })).filter(
     (p) => p.holds,
   ).length / n;
 

@@ -1,6 +1,8 @@
 import * as assert from "node:assert/strict";
 import {
   type CapacitySearchOptions,
+  CREEP,
+  DOWN,
   type ProbeOutcome,
   searchCapacity,
 } from "../../../benchmarks/phases/capacity-search";
@@ -256,5 +258,62 @@ describe("SLO capacity search (synthetic latency curve)", () => {
       `${5 / 1.1} confirm`,
     ]);
     assert.deepEqual([...bracket(r), r.confirmed, r.stoppedBy], [5 / 1.1, 5, true, "resolution"]);
+  });
+  it("below a failure with no pass yet, probes run long at once; after CREEP failed long ones, scouts step by 0.7", async () => {
+    const run = async (holds: (rate: number) => boolean) => {
+      const asked: string[] = [];
+      const r = await searchCapacity(
+        async (rate, kind) => {
+          asked.push(`${+rate.toFixed(4)} ${kind}`);
+          return at(rate, holds(rate));
+        },
+        opts({ confirm: true, resolution: 0.1, startRatePerSecond: 10 }),
+      );
+      return { r, asked };
+    };
+    // The knee just below the first step down: 7 fails long, 7 ÷ 1.1 holds long and closes the bracket.
+    const near = await run((rate) => rate <= 6.5);
+    assert.deepEqual(near.asked, ["10 scout", "7 confirm", `${+(7 / 1.1).toFixed(4)} confirm`]);
+    assert.deepEqual([near.r.confirmed, near.r.stoppedBy], [true, "resolution"]);
+    // A knee far below: three long probes fail (7, 6.364, 5.785), then scouts step by 0.7 (4.05, 2.835).
+    const far = await run((rate) => rate <= 3);
+    assert.equal(CREEP, 3);
+    assert.deepEqual(far.asked.slice(0, 6), [
+      "10 scout",
+      "7 confirm",
+      "6.3636 confirm",
+      "5.7851 confirm",
+      `${+((7 / 1.1 / 1.1) * DOWN).toFixed(4)} scout`,
+      `${+((7 / 1.1 / 1.1) * DOWN * DOWN).toFixed(4)} scout`,
+    ]);
+    // 2.835 holds as a scout; bisection of [2.835, 4.05] then closes on 2.987 (long, holds) below 3.138.
+    assert.deepEqual(far.asked.slice(6), ["3.4421 scout", "3.1384 confirm", "2.9866 confirm"]);
+    assert.deepEqual([...bracket(far.r).map((x) => +x!.toFixed(3)), far.r.confirmed], [2.987, 3.138, true]);
+  });
+  it("with no pass yet, runs a scout where a long probe no longer fits, and keeps the bracket it gives, unconfirmed", async () => {
+    const asked: string[] = [];
+    let t = 0;
+    const r = await searchCapacity(
+      async (rate, kind) => {
+        asked.push(`${rate} ${kind}`);
+        t += kind === "confirm" ? 40_000 : 10_000;
+        return at(rate, rate <= 7.5);
+      },
+      opts({
+        confirm: true,
+        resolution: 0.1,
+        startRatePerSecond: 10,
+        maxMs: 45_000,
+        probeMs: (_r, kind) => (kind === "confirm" ? 40_000 : 10_000),
+        nowMs: () => t,
+      }),
+    );
+    // 7 would run long (below a failure, no pass yet), but would end at 50 s: it runs as a scout, and holds.
+    assert.deepEqual(asked, ["10 scout", "7 scout", "8.5 scout"]);
+    assert.deepEqual([...bracket(r), r.confirmed, r.stoppedBy], [7, 8.5, false, "time"]);
+    assert.match(
+      r.reason!,
+      /^its passing end was not confirmed by a longer probe \(time budget \(45 s\) spent before its confirmation: the confirming probe at 7.75\/s would end at 70 s\)$/,
+    );
   });
 });
