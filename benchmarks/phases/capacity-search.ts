@@ -13,10 +13,10 @@
  * and a scout's pass that the bracket closed on afterwards is re-run as one. Below a failure with no pass
  * yet, probes run long at once (at most CREEP failed ones): the knee is usually just below the closed
  * loop's throughput × DOWN, where a scout's pass would have to be re-run (docs/slo.md, "The search in
- * virtual time"). A long probe that no longer fits the budget, with no pass yet, runs as a scout. A short pass can be luck: a
- * rate is the capacity only if it held in a confirming probe. A confirming probe that fails is the new
- * failing end, and the search goes on below it (failing probes stop early, so a failed long probe costs
- * little). A budget that stops the search before the confirmation keeps the bracket it measured, and says
+ * virtual time"). A long probe that no longer fits the budget, with no pass yet, runs as a scout. A short
+ * pass can be luck: a rate is the capacity only if it held in a confirming probe. A confirming probe that
+ * fails is the new failing end, and the search goes on below it (failing probes stop early, so a failed
+ * long probe costs little). A budget that stops the search before the confirmation keeps the bracket it measured, and says
  * that its passing end is unconfirmed.
  */
 import { describeMiss, type SloMiss } from "../../measure/inputs/slo-judge";
