@@ -16,8 +16,8 @@
  * virtual time"). A long probe that no longer fits the budget, with no pass yet, runs as a scout. A short
  * pass can be luck: a rate is the capacity only if it held in a confirming probe. A confirming probe that
  * fails is the new failing end, and the search goes on below it (failing probes stop early, so a failed
- * long probe costs little). A budget that stops the search before the confirmation keeps the bracket it measured, and says
- * that its passing end is unconfirmed.
+ * long probe costs little). A budget that stops the search before the confirmation keeps the bracket it
+ * measured, and says that its passing end is unconfirmed.
  */
 import { describeMiss, type SloMiss } from "../../measure/inputs/slo-judge";
 
