@@ -52,6 +52,11 @@ export function goodputChecks(result: BenchmarkResult, slo: Slo | undefined) {
       out.push(`capacity searched under ${describeSlo(search.slo)}, not the rule's ${describeSlo(slo)}`);
     if (search.capacityRatePerSecond.value === null)
       out.push(`no SLO capacity: ${search.capacityRatePerSecond.reason}`);
+    // Ranked all the same (it is the bracket measured), but a scout's pass alone can be luck: said so.
+    else if (search.confirmed === false)
+      unverified.push(
+        `capacity ${num(search.capacityRatePerSecond.value, 3)}/s not confirmed: its pass held in a short probe only (the search stopped by ${search.stoppedBy})`,
+      );
   }
   const cap = search?.capacityRatePerSecond.value ?? null;
   const at = capacityLevelAt(result.phases.load, cap);

@@ -46,7 +46,11 @@ function rateLevel(rate: number, preemptions = 0): RateLevel {
 const TTFT_MISS = { kind: "bound", metric: "ttft", percentile: "p99", figureMs: 1500, boundMs: 1000 } as const;
 
 /** A result whose capacity search on a curve with its knee at `knee` req/s ran as the search runs. */
-async function withCapacity(stack: string, knee: number, opts: { preemptions?: number; slo?: Slo } = {}) {
+async function withCapacity(
+  stack: string,
+  knee: number,
+  opts: { preemptions?: number; slo?: Slo; confirm?: boolean } = {},
+) {
   const search = await searchCapacity(
     async (r) => ({
       targetRatePerSecond: r,
@@ -54,7 +58,7 @@ async function withCapacity(stack: string, knee: number, opts: { preemptions?: n
       holds: r <= knee,
       misses: r <= knee ? [] : [TTFT_MISS],
     }),
-    { ...settings, maxMs: 1e9, probeMs: () => 0, nowMs: () => 0, confirm: false },
+    { ...settings, maxMs: 1e9, probeMs: () => 0, nowMs: () => 0, confirm: opts.confirm ?? true },
   );
   const levels = search.probes.map((p) => rateLevel(p.targetRatePerSecond, opts.preemptions ?? 0));
   const r = result(stack, [level(4, 2, 1800, 0, 0)]);
@@ -110,6 +114,21 @@ describe("goodput objective: the rule ranks by the SLO capacity", () => {
         ["2 preemptions at the capacity (3.000/s)"],
       ],
     );
+  });
+  it("ranks a capacity no confirming probe held, and says it is not confirmed", async () => {
+    const unconfirmed = await withCapacity("seqs8", 6.1, { confirm: false });
+    assert.equal(unconfirmed.phases.load!.capacity!.confirmed, false);
+    const c = compareResults([{ result: await withCapacity("baseline", 3) }, { result: unconfirmed }], goodput);
+    assert.equal(c.recommended, "seqs8");
+    assert.deepEqual(
+      c.reasons.filter((r) => r.startsWith("not verifiable")),
+      [
+        "not verifiable for seqs8: capacity 6.000/s not confirmed: its pass held in a short probe only (the search stopped by resolution); restarts: no cluster access",
+      ],
+    );
+    const confirmed = compareResults([{ result: await withCapacity("seqs8", 6.1) }], goodput);
+    assert.equal(confirmed.recommended, "seqs8");
+    assert.equal(confirmed.reasons.filter((r) => r.includes("not confirmed")).length, 0);
   });
   it("the throughput objective is unchanged by a capacity in the result", async () => {
     const base = await withCapacity("baseline", 3);
