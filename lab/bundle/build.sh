@@ -90,6 +90,9 @@ git -C "$STAGE/repo" checkout -q -B "$(git -C "$REPO" branch --show-current | gr
 (cd "$REPO" && git ls-files -z -co --exclude-standard | tar --null --ignore-failed-read -T - -cf - 2>/dev/null) | tar -x -C "$STAGE/repo"
 (cd "$REPO" && git ls-files -z -d) | (cd "$STAGE/repo" && xargs -0 -r rm -f)
 bash "$HERE/trim-node-modules.sh" "$REPO/node_modules" "$STAGE/repo/node_modules"
+# The Pulumi program's build for these sources (program.js): the trimmed tree has no compiler to build it.
+built="$(cd "$REPO" && node program.js)" || die "building the Pulumi program (node program.js) failed"
+mkdir -p "$STAGE/repo/.program" && cp -a "$REPO/$(dirname "$built")" "$STAGE/repo/.program/"
 stream repo
 
 # ---------------------------------------------------------------- node

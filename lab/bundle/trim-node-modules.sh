@@ -4,7 +4,8 @@
 #   bash lab/bundle/trim-node-modules.sh SRC_NODE_MODULES DEST
 # The Pulumi program is loaded by ts-node with PULUMI_NODEJS_TRANSPILE_ONLY=true (lab/bundle/env.sh),
 # so no type information (*.d.ts) is read; tsx only strips types. Type checking, the linter and the
-# TypeScript server stay on the machine that builds the bundle.
+# TypeScript server stay on the machine that builds the bundle, and so does the compiler: the bundle
+# carries the Pulumi program's build (.program/, lab/bundle/build.sh).
 set -euo pipefail
 src="$(readlink -f "$1")" dest=$2
 [[ -d "$src/@pulumi/pulumi" ]] || { echo "trim-node-modules: $src is not the project's node_modules" >&2; exit 2; }

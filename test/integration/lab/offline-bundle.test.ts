@@ -89,6 +89,11 @@ describe("offline bundle: built, unpacked and the lab started from the unpacked 
     // The unpacked checkout has its own node_modules, not a link back to this one.
     assert.equal(fs.lstatSync(path.join(repo, "node_modules")).isDirectory(), true);
     assert.equal(fs.existsSync(path.join(repo, "node_modules", "@biomejs")), false);
+    // The Pulumi program is built already: the trimmed tree has no compiler (typescript's tsc) to build it.
+    assert.equal(fs.existsSync(path.join(repo, "node_modules", "typescript", "lib", "_tsc.js")), false);
+    const program = bash(`source ${host}/env.sh && node program.js`, repo);
+    assert.equal(program.rc, 0, program.out);
+    assert.match(program.stdout, /^\.program\/[0-9a-f]{16}\/index\.js\n$/);
   });
 
   it("starts the lab from the unpacked copy, which answers, and stops it", () => {
