@@ -2,9 +2,11 @@
  * The capacity search in virtual time, over any server given as a pure function of its arrival times: each
  * probe as the benchmark plans it (its warm-up, a window holding the needed completions plus the margin, its
  * own seed), checked every 500 ms with the benchmark's own early end (`cannotPass`), judged at the window's
- * end on the requests completed in it. The clock advances by the warm-up and the part of the window a probe
- * ran, as a real search's does. What the unit tests run on a synthetic server and `search.ts` runs on the
- * lab's timing model (docs/slo.md quotes both).
+ * end on the requests completed in it (each bound's percentile, the attainment, the count, and keep-up as
+ * 90 % of those sent before the window's last e2e allowance: a simpler judge than the benchmark's, which
+ * reads the backlog). The clock advances by the warm-up and the part of the window a probe ran, as a real
+ * search's does. What the unit tests run on a synthetic server and `model.ts` runs on the lab's timing
+ * model (docs/slo.md quotes both).
  */
 import { type ProbeKind, type ProbeOutcome, searchCapacity } from "../../benchmarks/phases/capacity-search";
 import { cannotPass } from "../../benchmarks/phases/probe-stop";
