@@ -71,9 +71,19 @@ function slots(lab: LabState) {
   };
 }
 
+/**
+ * The model a Service's pod serves. A ClusterIP refuses until kube-proxy has synced the ready endpoint that
+ * labServiceUrl waited for (its rules lag the EndpointSlice by up to a sync), so it is polled, 30 s at most.
+ */
 async function servedModel(url: string): Promise<string> {
-  const res = await request(`${url}/v1/models`);
-  return ((await res.body.json()) as { data: Array<{ id: string }> }).data[0]!.id;
+  return until(
+    `${url}/v1/models answering`,
+    async () => {
+      const res = await request(`${url}/v1/models`);
+      return ((await res.body.json()) as { data: Array<{ id: string }> }).data[0]!.id;
+    },
+    30_000,
+  );
 }
 
 /**
