@@ -3,10 +3,10 @@ import type { SloMiss } from "../../../measure/inputs/slo-judge";
 
 /** The capacity search's unit tests' synthetic server and settings (capacity-search*.test.ts). */
 
-export const ATTAINMENT_MISS: SloMiss = { kind: "attainment", attainment: 0.5, target: 0.99 };
+const ATTAINMENT_MISS: SloMiss = { kind: "attainment", attainment: 0.5, target: 0.99 };
 
 /** A synthetic server: p99 TTFT = 200 ms ÷ (1 − rate ÷ 10), an M/M/1-like knee; the SLO bounds it at 800 ms. */
-export const MU = 10;
+const MU = 10;
 export const ttftP99 = (rate: number) => (rate >= MU ? Infinity : 200 / (1 - rate / MU));
 /** Where the synthetic curve crosses 800 ms: 10 × (1 − 200 ÷ 800) = 7.5 req/s. */
 export const KNEE = 7.5;
