@@ -7,11 +7,24 @@
  *   npx tsx scripts/capacity-search/model.ts [searches] [maxNumSeqs ...] [--slo ttft:p99:300,tpot:p99:30]
  *
  * VERBOSE=1 prints each search's probes (s/c: scout/confirming, target rate, +/- holds/fails, seconds run).
+ * The last two columns are the open-loop check of docs/slo.md in virtual time: each capacity's passing end
+ * and failing end run again as fresh confirming-size probes (CHECKS of them, on seeds no search used).
  */
 import { H200_TIMING } from "../../lab/emulation/timing-model";
 import { quantile, replayClosedLoop, replayOpenLoop } from "../../lab/emulation/timing-replay";
 import { parseSloBounds, type Slo } from "../../measure/inputs/slo";
-import { DEFAULTS, MAX_TOKENS, SLO, sample, type VirtualServer, virtualSearch, WARMUP_S } from "./virtual";
+import { probeSeed } from "../../measure/load/arrivals";
+import {
+  DEFAULTS,
+  MAX_TOKENS,
+  neededFor,
+  SLO,
+  sample,
+  type VirtualServer,
+  virtualProbe,
+  virtualSearch,
+  WARMUP_S,
+} from "./virtual";
 
 const PROMPT_TOKENS = 1564;
 
@@ -59,6 +72,34 @@ export async function modelSearches(maxNumSeqs: number, searches: number, slo: S
   return { start, runs, confirmed, unconfirmed, none: searches - confirmed - unconfirmed };
 }
 
+const pct = (x: number) => (Number.isNaN(x) ? "-" : `${Math.round(100 * x)} %`);
+
+/** Fresh runs a reported bracket gets in the check: each end, again on its own seeds. */
+const CHECKS = 10;
+
+/**
+ * The open-loop check over every reported bracket: the share of fresh confirming-size runs at the passing end
+ * that hold, and at the failing end that fail (both 1 for a search that states the knee exactly).
+ */
+export function freshChecks(maxNumSeqs: number, runs: Awaited<ReturnType<typeof modelSearches>>["runs"], slo = SLO) {
+  let holdAtPass = 0;
+  let failAtFail = 0;
+  let checked = 0;
+  runs.forEach((r, i) => {
+    const { passing, failing } = r.search;
+    if (r.search.capacityRatePerSecond === null || passing === null || failing === null) return;
+    for (let k = 0; k < CHECKS; k++) {
+      const seeds = { arrivals: probeSeed(900_001 + i, k), service: probeSeed(700_001 + i, k) };
+      const run = (rate: number) =>
+        virtualProbe(modelServer(maxNumSeqs), rate, neededFor(slo, "confirm"), seeds, WARMUP_S, slo).holds;
+      checked++;
+      if (run(passing.targetRatePerSecond)) holdAtPass++;
+      if (!run(failing.targetRatePerSecond)) failAtFail++;
+    }
+  });
+  return { checked, holdAtPass: holdAtPass / checked, failAtFail: failAtFail / checked };
+}
+
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const at = args.indexOf("--slo");
@@ -66,7 +107,7 @@ async function main(): Promise<void> {
   const [n = "40", ...seqs] = at >= 0 ? [...args.slice(0, at), ...args.slice(at + 2)] : args;
   const searches = Number(n);
   process.stdout.write(
-    `| maxNumSeqs | start /s | searches | confirmed within ${DEFAULTS.resolution * 100} % | unconfirmed | none | capacity p10 / p50 / p90 /s | seconds p50 / p90 / max | probes p50 |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n`,
+    `| maxNumSeqs | start /s | searches | confirmed within ${DEFAULTS.resolution * 100} % | unconfirmed | none | capacity p10 / p50 / p90 /s | seconds p50 / p90 / max | probes p50 | fresh run holds at the passing end | fails at the failing end |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n`,
   );
   for (const maxNumSeqs of seqs.length > 0 ? seqs.map(Number) : [4, 8]) {
     const { start, runs, confirmed, unconfirmed, none } = await modelSearches(maxNumSeqs, searches, slo);
@@ -74,8 +115,9 @@ async function main(): Promise<void> {
     const q = (xs: number[], p: number) => (xs.length ? quantile(xs, p) : Number.NaN);
     const secs = runs.map((r) => r.seconds);
     const probes = runs.map((r) => r.probes.length);
+    const check = freshChecks(maxNumSeqs, runs, slo);
     process.stdout.write(
-      `| ${maxNumSeqs} | ${start.toFixed(3)} | ${searches} | ${confirmed} | ${unconfirmed} | ${none} | ${[0.1, 0.5, 0.9].map((p) => q(caps, p).toFixed(2)).join(" / ")} | ${[0.5, 0.9, 1].map((p) => q(secs, p).toFixed(0)).join(" / ")} | ${q(probes, 0.5)} |\n`,
+      `| ${maxNumSeqs} | ${start.toFixed(3)} | ${searches} | ${confirmed} | ${unconfirmed} | ${none} | ${[0.1, 0.5, 0.9].map((p) => q(caps, p).toFixed(2)).join(" / ")} | ${[0.5, 0.9, 1].map((p) => q(secs, p).toFixed(0)).join(" / ")} | ${q(probes, 0.5)} | ${pct(check.holdAtPass)} | ${pct(check.failAtFail)} |\n`,
     );
     if (process.env.VERBOSE)
       for (const r of runs)
