@@ -116,7 +116,8 @@ export function capacityLine(record: SloCapacity, confirmCount: number, searchRe
     : `NOT confirmed (${c.reason ?? searchReason})`;
   return (
     `SLO capacity: ${c.value.toFixed(3)}/s offered (target ${record.highestPassingTargetRatePerSecond?.toFixed(3)}/s), ` +
-    `bracket [${c.value.toFixed(3)}, ${record.lowestFailingRatePerSecond?.toFixed(3)}]/s offered (${pct} %), ${confirmed}, ` +
+    `bracket [${c.value.toFixed(3)}, ${record.lowestFailingRatePerSecond?.toFixed(3)}]/s offered, ` +
+    `targets [${record.highestPassingTargetRatePerSecond?.toFixed(3)}, ${record.lowestFailingTargetRatePerSecond?.toFixed(3)}]/s (${pct} %), ${confirmed}, ` +
     `${record.probes.length} probes in ${record.elapsedSeconds.toFixed(0)} s, first to fail: ${record.firstMisses.map(describeMiss).join("; ")}`
   );
 }

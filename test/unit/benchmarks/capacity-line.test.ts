@@ -10,12 +10,13 @@ const H200_SEQS8 = path.join(
 );
 
 describe("the capacity search's log line", () => {
-  it("names what failed first in words, as the report does (the H200 run printed [object Object] three times)", () => {
+  it("names what failed first in words, as the report does (the H200 run printed [object Object] three times), and the bracket's targets beside its offered rates", () => {
     const capacity = readResult(H200_SEQS8).phases.load?.capacity;
     assert.ok(capacity);
     assert.equal(
       capacityLine(capacity, 200, null),
-      "SLO capacity: 3.670/s offered (target 3.670/s), bracket [3.670, 4.190]/s offered (5.4 %), confirmed by a probe " +
+      "SLO capacity: 3.670/s offered (target 3.670/s), bracket [3.670, 4.190]/s offered, targets [3.670, 3.867]/s (5.4 %), " +
+        "confirmed by a probe " +
         "of 200 completions, 6 probes in 238 s, first to fail: ended early: 3 requests missed the SLO, more than 1 % " +
         "of the 243 the window can complete; TTFT p99 1000 ms: 1126.9 ms; attainment 98.29 % < 99 %",
     );
