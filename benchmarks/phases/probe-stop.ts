@@ -1,5 +1,5 @@
 import type { RequestSample } from "../../measure/http/chat";
-import type { Slo } from "../../measure/inputs/slo";
+import { PERCENTILE_FRACTION, type Slo } from "../../measure/inputs/slo";
 import { requestMeets } from "../../measure/inputs/slo-judge";
 import type { OpenLoopView } from "../../measure/load/open-loop";
 
@@ -14,8 +14,6 @@ import type { OpenLoopView } from "../../measure/load/open-loop";
  *   shrinks as n grows, so more than N − 1 − ⌊q × (N − 1)⌋ values above it loses it for any n ≤ N. ITL
  *   pools every gap, so only its attainment is checked here.
  */
-
-const PERCENT = { p50: 0.5, p90: 0.9, p95: 0.95, p99: 0.99 } as const;
 
 type WindowSample = RequestSample & { readonly window: boolean };
 
@@ -33,7 +31,7 @@ export function cannotPass(view: OpenLoopView, slo: Slo): string | null {
   for (const b of slo.bounds) {
     if (b.metric === "itl") continue;
     const above = ok.filter((s) => !requestMeets(s, b)).length;
-    const allowed = aboveAllowed(PERCENT[b.percentile], most);
+    const allowed = aboveAllowed(PERCENTILE_FRACTION[b.percentile], most);
     if (above > allowed)
       return `ended early: ${above} requests above ${b.metric} ${b.ms} ms, more than the ${allowed} its ${b.percentile} allows among the ${most} the window can complete`;
   }

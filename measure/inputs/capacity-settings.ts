@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Slo } from "./slo";
+import { PERCENTILE_FRACTION, type Slo } from "./slo";
 
 /**
  * The SLO capacity search's settings and the arithmetic of its probes (how many completions a probe needs,
@@ -35,11 +35,9 @@ export const CapacitySchema = z
   });
 export type CapacitySettings = z.infer<typeof CapacitySchema>;
 
-const PERCENT = { p50: 0.5, p90: 0.9, p95: 0.95, p99: 0.99 } as const;
-
 /** The SLO's strictest fraction: its highest percentile or its attainment target, whichever is higher. */
 export const strictestQuantile = (slo: Slo): number =>
-  Math.max(slo.attainment, ...slo.bounds.map((b) => PERCENT[b.percentile]));
+  Math.max(slo.attainment, ...slo.bounds.map((b) => PERCENTILE_FRACTION[b.percentile]));
 
 /**
  * Completed requests a probe needs: `tailRequests` ÷ (1 − q), q the SLO's strictest fraction, so that

@@ -2,7 +2,16 @@ import { z } from "zod";
 import type { RequestSample } from "../http/chat";
 import { type Measured, measured, missing } from "../measured";
 import { percentile, type Summary } from "../stats";
-import { METRIC_LABEL, SLO_METRICS, SLO_PERCENTILES, type Slo, type SloBound, SloBoundSchema, SloSchema } from "./slo";
+import {
+  METRIC_LABEL,
+  PERCENTILE_FRACTION,
+  SLO_METRICS,
+  SLO_PERCENTILES,
+  type Slo,
+  type SloBound,
+  SloBoundSchema,
+  SloSchema,
+} from "./slo";
 
 /**
  * The one judgement of a level under an SLO (`judge`): every reader (the level's record, the sweep, the
@@ -113,7 +122,6 @@ export interface JudgedLevel {
 }
 
 const SUMMARY_OF = { ttft: "ttftMs", tpot: "tpotMs", itl: "itlMs", e2e: "e2eMs" } as const;
-const PERCENT = { p50: 50, p90: 90, p95: 95, p99: 99 } as const;
 
 type Distributions = Pick<JudgedLevel, "ttftMs" | "tpotMs" | "itlMs" | "e2eMs">;
 
@@ -136,7 +144,8 @@ export function requestMeets(s: RequestSample, b: SloBound): boolean {
       return s.e2eMs <= b.ms;
     case "itl":
       return (
-        s.chunkGapsMs.length === 0 || percentile(Float64Array.from(s.chunkGapsMs).sort(), PERCENT[b.percentile]) <= b.ms
+        s.chunkGapsMs.length === 0 ||
+        percentile(Float64Array.from(s.chunkGapsMs).sort(), 100 * PERCENTILE_FRACTION[b.percentile]) <= b.ms
       );
   }
 }

@@ -9,6 +9,13 @@ import { z } from "zod";
 
 export const SLO_METRICS = ["ttft", "tpot", "itl", "e2e"] as const;
 export const SLO_PERCENTILES = ["p50", "p90", "p95", "p99"] as const;
+/** Each percentile as the fraction of values at or below it. */
+export const PERCENTILE_FRACTION: Readonly<Record<(typeof SLO_PERCENTILES)[number], number>> = {
+  p50: 0.5,
+  p90: 0.9,
+  p95: 0.95,
+  p99: 0.99,
+};
 export const DEFAULT_SLO_ATTAINMENT = 0.99;
 
 export const SloBoundSchema = z.strictObject({
