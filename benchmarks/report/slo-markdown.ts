@@ -32,17 +32,23 @@ const confirmation = (c: SloCapacity) =>
       ? ", confirmed by a longer probe"
       : `, not confirmed by a longer probe (stopped by: ${c.stoppedBy})`;
 
+/** The bracket's target rates, for results that record them. */
+const bracketTargets = (c: SloCapacity) =>
+  c.highestPassingTargetRatePerSecond === undefined
+    ? ""
+    : `, targets [${num(c.highestPassingTargetRatePerSecond, 3)}, ${num(c.lowestFailingTargetRatePerSecond ?? null, 3)}]`;
+
 function capacityLines(c: SloCapacity): string[] {
   const cap = c.capacityRatePerSecond;
   const offered = c.rateBasis === "offered" ? " offered" : "";
   const head =
     cap.value === null
       ? `n/a (${cap.reason})`
-      : `${num(cap.value, 3)} req/s${offered}, bracket [${num(c.highestPassingRatePerSecond, 3)}, ${num(c.lowestFailingRatePerSecond, 3)}] req/s (resolution ${pct(c.relativeResolution)})${confirmation(c)}`;
+      : `${num(cap.value, 3)} req/s${offered}, bracket [${num(c.highestPassingRatePerSecond, 3)}, ${num(c.lowestFailingRatePerSecond, 3)}] req/s${offered}${bracketTargets(c)} (resolution ${pct(c.relativeResolution)})${confirmation(c)}`;
   const targets =
     c.highestPassingTargetRatePerSecond === undefined
       ? ""
-      : ` Rates are offered (sent in the window ÷ its seconds); the targets were [${num(c.highestPassingTargetRatePerSecond, 3)}, ${num(c.lowestFailingTargetRatePerSecond ?? null, 3)}] req/s.`;
+      : " Rates are offered (sent in the window ÷ its seconds), their targets beside them: a probe that ended early offered its target's Poisson process over a short stretch, so its offered rate strays from its target, and the resolution is stated in targets.";
   const at = c.atCapacity;
   return [
     "",
