@@ -21,6 +21,13 @@ export function capacityOf(result: BenchmarkResult): Capacity | null {
     reason: c.capacityRatePerSecond.reason,
     highestPassingRatePerSecond: c.highestPassingRatePerSecond,
     lowestFailingRatePerSecond: c.lowestFailingRatePerSecond,
+    // Offered rates come with their targets (rateBasis "offered"); older results' rates are the targets.
+    ...(c.highestPassingTargetRatePerSecond === undefined
+      ? {}
+      : {
+          highestPassingTargetRatePerSecond: c.highestPassingTargetRatePerSecond,
+          lowestFailingTargetRatePerSecond: c.lowestFailingTargetRatePerSecond ?? null,
+        }),
     relativeResolution: c.relativeResolution,
     firstMisses: [...c.firstMisses],
   };

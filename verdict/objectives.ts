@@ -100,13 +100,23 @@ export const OBJECTIVES: Readonly<Record<ObjectiveName, Objective>> = {
     noiseText: (noise, pct) => `capacity bracket ${pct(2 * noise)} wide`,
     describe: describeGoodput,
     where: () => "",
-    figureNote: (v) =>
-      ` SLO capacity, bracket [${num(v.sloCapacity?.highestPassingRatePerSecond ?? null, 3)}, ${num(v.sloCapacity?.lowestFailingRatePerSecond ?? null, 3)}]`,
+    figureNote: (v) => ` SLO capacity, ${capacityBracketText(v.sloCapacity)}`,
     column: () => "SLO capacity req/s",
     basis: () => "slo-capacity",
     title: () => "goodput (SLO capacity)",
   },
 };
+
+/**
+ * Pure: a verdict's capacity bracket as the report's heading states it: offered rates with their targets
+ * beside them (a probe that ended early offered less than its target), or the bare bracket of an older result.
+ */
+export function capacityBracketText(c: CandidateVerdict["sloCapacity"]): string {
+  const bracket = `bracket [${num(c?.highestPassingRatePerSecond ?? null, 3)}, ${num(c?.lowestFailingRatePerSecond ?? null, 3)}]`;
+  return c?.highestPassingTargetRatePerSecond === undefined
+    ? bracket
+    : `${bracket} offered, targets [${num(c.highestPassingTargetRatePerSecond, 3)}, ${num(c.lowestFailingTargetRatePerSecond ?? null, 3)}]`;
+}
 
 /** The entry of a rule's objective (its default where a rule or summary leaves it out). */
 export const objectiveOf = (rule: { readonly objective?: ObjectiveName | undefined }): Objective =>

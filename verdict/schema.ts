@@ -76,6 +76,9 @@ const CandidateVerdictSchema = z.strictObject({
       reason: z.string().nullable(),
       highestPassingRatePerSecond: figure,
       lowestFailingRatePerSecond: figure,
+      /** The same probes' target rates, where the result states its bracket as offered; absent before. */
+      highestPassingTargetRatePerSecond: figure.optional(),
+      lowestFailingTargetRatePerSecond: figure.optional(),
       relativeResolution: figure,
       /** Typed (`judge`); sentences in verdicts written before it. */
       firstMisses: z.array(RecordedMissSchema),

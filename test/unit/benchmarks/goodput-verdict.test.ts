@@ -7,7 +7,7 @@ import { parseSloBounds, type Slo } from "../../../measure/inputs/slo";
 import { measured } from "../../../measure/measured";
 import type { BenchmarkResult, RateLevel } from "../../../result/types";
 import { compareResults, describeRule } from "../../../verdict/compare";
-import { rankNoise } from "../../../verdict/objectives";
+import { capacityBracketText, rankNoise } from "../../../verdict/objectives";
 import { recommend } from "../../../verdict/recommend";
 import { level, result } from "./sample-result";
 
@@ -82,7 +82,10 @@ describe("goodput objective: the rule ranks by the SLO capacity", () => {
         ["seqs8", "sloCapacity", 6, null],
       ],
     );
-    assert.equal(c.reasons[0], "seqs8: 6.000 req/s SLO capacity, bracket [6.000, 6.500], e2e p95 900.0 ms");
+    assert.equal(
+      c.reasons[0],
+      "seqs8: 6.000 req/s SLO capacity, bracket [6.000, 6.500] offered, targets [6.000, 6.500], e2e p95 900.0 ms",
+    );
     assert.match(describeRule(goodput), /^highest SLO capacity .* TTFT p99 ≤ 1000 ms, TPOT p99 ≤ 30 ms, met by ≥ 99 %/);
     assert.match(renderComparison(c), /\| seqs8 \| 6\.000 \| slo-capacity \|/);
     // Side by side: a bar and a bracket per candidate, and each at its capacity in the Pareto view.
@@ -90,6 +93,23 @@ describe("goodput objective: the rule ranks by the SLO capacity", () => {
     assert.equal(svg.match(/<rect x="[0-9.]+" y="[0-9.]+" width/g)?.length, 2);
     assert.equal(svg.match(/<circle /g)?.length, 2);
     assert.equal(capacityComparisonSvg([result("none", [])]), null);
+  });
+  it("states the bracket offered with its targets, and an older verdict's bare bracket as it was", () => {
+    const older = {
+      ratePerSecond: 1.863,
+      reason: null,
+      highestPassingRatePerSecond: 1.863,
+      lowestFailingRatePerSecond: 2.1,
+      relativeResolution: 0.13,
+      firstMisses: [],
+    };
+    assert.equal(capacityBracketText(older), "bracket [1.863, 2.100]");
+    const early = { ...older, lowestFailingRatePerSecond: 2.0, highestPassingTargetRatePerSecond: 2.034 };
+    assert.equal(
+      capacityBracketText({ ...early, highestPassingRatePerSecond: 2.034, lowestFailingTargetRatePerSecond: 2.237 }),
+      "bracket [2.034, 2.000] offered, targets [2.034, 2.237]",
+    );
+    assert.equal(capacityBracketText(null), "bracket [n/a, n/a]");
   });
   it("disqualifies a result without a search, one that did not bracket, another SLO, preemptions at the capacity", async () => {
     const none = result("none", [level(4, 2, 1800, 0, 0)]);
