@@ -104,11 +104,15 @@ describe("goodput objective: the rule ranks by the SLO capacity", () => {
       firstMisses: [],
     };
     assert.equal(capacityBracketText(older), "bracket [1.863, 2.100]");
-    const early = { ...older, lowestFailingRatePerSecond: 2.0, highestPassingTargetRatePerSecond: 2.034 };
-    assert.equal(
-      capacityBracketText({ ...early, highestPassingRatePerSecond: 2.034, lowestFailingTargetRatePerSecond: 2.237 }),
-      "bracket [2.034, 2.000] offered, targets [2.034, 2.237]",
-    );
+    // The lab's search of 2026-12-05: its failing probe ended early, having sent 2.000/s against 2.237.
+    const offered = {
+      ...older,
+      highestPassingRatePerSecond: 2.034,
+      lowestFailingRatePerSecond: 2.0,
+      highestPassingTargetRatePerSecond: 2.034,
+      lowestFailingTargetRatePerSecond: 2.237,
+    };
+    assert.equal(capacityBracketText(offered), "bracket [2.034, 2.000] offered, targets [2.034, 2.237]");
     assert.equal(capacityBracketText(null), "bracket [n/a, n/a]");
   });
   it("disqualifies a result without a search, one that did not bracket, another SLO, preemptions at the capacity", async () => {
