@@ -6,7 +6,7 @@ import { parseSloBounds } from "../../../measure/inputs/slo";
 import { requestMeets } from "../../../measure/inputs/slo-judge";
 import { arrivalSchedule } from "../../../measure/load/arrivals";
 import { readResult } from "../../../result/store";
-import { sample } from "../../../scripts/capacity-search/virtual";
+import { MAX_TOKENS, sample } from "../../../scripts/capacity-search/virtual";
 import { EXAMPLES_DIR } from "../../../scripts/timing-fit/recorded";
 
 const load = (arrivalsMs: readonly number[], maxNumSeqs: number, windowSeconds: number) => ({
@@ -80,12 +80,13 @@ describe("lab timing model against the H200's capacity searches and open-loop ch
         const windowSeconds = arrivalsMs[arrivalsMs.length - 1]! / 1000 + 60; // every request to its end
         const model = replayOpenLoop(H200_TIMING, load(arrivalsMs, maxNumSeqs, windowSeconds));
         const bySend = new Map(model.completed.map((c) => [c.sentMs, c]));
+        assert.equal(bySend.size, sent.length); // every request replayed to its end
         let missedOnBoth = 0;
         let missedOnH200Only = 0;
         let missedInModelOnly = 0;
         sent.forEach((s, i) => {
           const c = bySend.get(arrivalsMs[i]!)!;
-          const modelMisses = !meetsAll(sample(c.sentMs, c.ttftMs, c.tpotMs, c.sentMs + c.ttftMs + 127 * c.tpotMs));
+          const modelMisses = !meetsAll(sample(c.sentMs, c.ttftMs, c.tpotMs, c.sentMs + c.ttftMs + (MAX_TOKENS - 1) * c.tpotMs));
           // A request the H200 cut off when its probe ended early has no verdict there.
           const h200Misses = s.outcome === "succeeded" ? !meetsAll(s) : null;
           if (h200Misses === true && modelMisses) missedOnBoth++;
