@@ -86,7 +86,9 @@ describe("lab timing model against the H200's capacity searches and open-loop ch
         let missedInModelOnly = 0;
         sent.forEach((s, i) => {
           const c = bySend.get(arrivalsMs[i]!)!;
-          const modelMisses = !meetsAll(sample(c.sentMs, c.ttftMs, c.tpotMs, c.sentMs + c.ttftMs + (MAX_TOKENS - 1) * c.tpotMs));
+          const modelMisses = !meetsAll(
+            sample(c.sentMs, c.ttftMs, c.tpotMs, c.sentMs + c.ttftMs + (MAX_TOKENS - 1) * c.tpotMs),
+          );
           // A request the H200 cut off when its probe ended early has no verdict there.
           const h200Misses = s.outcome === "succeeded" ? !meetsAll(s) : null;
           if (h200Misses === true && modelMisses) missedOnBoth++;
