@@ -22,7 +22,7 @@ export {
   judgeResult,
 } from "./compare";
 export { type Mode, ModeSchema } from "./mode";
-export { type Objective, objectiveOf, rankedFigure, rankNoise, sloProblem } from "./objectives";
+export { capacityBracketText, type Objective, objectiveOf, rankedFigure, rankNoise, sloProblem } from "./objectives";
 export {
   type CandidateEvidence,
   candidateEvidence,

@@ -107,12 +107,21 @@ export const OBJECTIVES: Readonly<Record<ObjectiveName, Objective>> = {
   },
 };
 
+/** The bracket's fields, as a result's `load.capacity` and a verdict's `sloCapacity` both hold them. */
+interface CapacityBracket {
+  readonly highestPassingRatePerSecond: number | null;
+  readonly lowestFailingRatePerSecond: number | null;
+  readonly highestPassingTargetRatePerSecond?: number | null | undefined;
+  readonly lowestFailingTargetRatePerSecond?: number | null | undefined;
+}
+
 /**
- * Pure: a verdict's capacity bracket as the report's heading states it: offered rates with their targets
- * beside them (a probe that ended early offered less than its target), or the bare bracket of an older result.
+ * Pure: a capacity's bracket, for the verdict's line and the report's heading (`unit` after the bracket):
+ * offered rates with their targets beside them (a probe that ended early offered less than its target), or
+ * the bare bracket of an older result, whose rates are its targets.
  */
-export function capacityBracketText(c: CandidateVerdict["sloCapacity"]): string {
-  const bracket = `bracket [${num(c?.highestPassingRatePerSecond ?? null, 3)}, ${num(c?.lowestFailingRatePerSecond ?? null, 3)}]`;
+export function capacityBracketText(c: CapacityBracket | null | undefined, unit = ""): string {
+  const bracket = `bracket [${num(c?.highestPassingRatePerSecond ?? null, 3)}, ${num(c?.lowestFailingRatePerSecond ?? null, 3)}]${unit}`;
   return c?.highestPassingTargetRatePerSecond === undefined
     ? bracket
     : `${bracket} offered, targets [${num(c.highestPassingTargetRatePerSecond, 3)}, ${num(c.lowestFailingTargetRatePerSecond ?? null, 3)}]`;

@@ -2,6 +2,7 @@ import { num } from "../../common/format";
 import { describeSlo } from "../../measure/inputs/slo";
 import { describeMiss } from "../../measure/inputs/slo-judge";
 import type { LevelBase, LoadPhase, SloCapacity } from "../../result";
+import { capacityBracketText } from "../../verdict";
 import { table } from "./markdown-notes";
 
 /** The SLO's part of a result's report: attainment and request goodput per level, and the SLO capacity. Pure. */
@@ -32,19 +33,13 @@ const confirmation = (c: SloCapacity) =>
       ? ", confirmed by a longer probe"
       : `, not confirmed by a longer probe (stopped by: ${c.stoppedBy})`;
 
-/** The bracket's target rates, for results that record them. */
-const bracketTargets = (c: SloCapacity) =>
-  c.highestPassingTargetRatePerSecond === undefined
-    ? ""
-    : `, targets [${num(c.highestPassingTargetRatePerSecond, 3)}, ${num(c.lowestFailingTargetRatePerSecond ?? null, 3)}]`;
-
 function capacityLines(c: SloCapacity): string[] {
   const cap = c.capacityRatePerSecond;
   const offered = c.rateBasis === "offered" ? " offered" : "";
   const head =
     cap.value === null
       ? `n/a (${cap.reason})`
-      : `${num(cap.value, 3)} req/s${offered}, bracket [${num(c.highestPassingRatePerSecond, 3)}, ${num(c.lowestFailingRatePerSecond, 3)}] req/s${offered}${bracketTargets(c)} (resolution ${pct(c.relativeResolution)})${confirmation(c)}`;
+      : `${num(cap.value, 3)} req/s${offered}, ${capacityBracketText(c, " req/s")} (resolution ${pct(c.relativeResolution)})${confirmation(c)}`;
   const targets =
     c.highestPassingTargetRatePerSecond === undefined
       ? ""
