@@ -4,6 +4,7 @@
  * a smaller card. From elsewhere in lab/, import this file (.dependency-cruiser.cjs, LAB_ROOMS).
  */
 
+export { engineLine, exitOnError } from "./engine-log";
 export { emulatedKvCacheBytes, emulationFormula, utilizationOf } from "./emulate-memory";
 export { KvStartupError, kvModelFormula, kvPoolFor } from "./kv-model";
 export type { KvProxyConfig } from "./kv-proxy";

@@ -6,7 +6,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { KvStartupError, serveSimulator } from "../emulation";
+import { engineLine, exitOnError, KvStartupError, serveSimulator } from "../emulation";
 import { freeLoopbackPort } from "../process-engine";
 import {
   containerPortOf,
@@ -19,7 +19,7 @@ import {
 } from "./engine-plan";
 
 async function main(): Promise<void> {
-  process.stdout.write(`${ENGINE_BANNER}\n`);
+  engineLine(ENGINE_BANNER);
   const podArgs = process.argv.slice(2);
   // PID 1 in a container gets no default signal handling: a stop during the load must end it.
   const stopDuringLoad = () => process.exit(143);
@@ -34,17 +34,17 @@ async function main(): Promise<void> {
     plan = enginePlan(podArgs, options, simPort);
   } catch (error) {
     if (!(error instanceof KvStartupError)) throw error;
-    // vLLM's engine core refuses a KV cache too small for one request, and the container exits 1.
-    process.stderr.write(`${error.message}\n`);
-    process.exit(1);
+    // vLLM's engine core refuses a KV cache too small for one request, and the container exits 1; the
+    // refusal is the log's last line, on the same stream as the banner before it (engine-log.ts).
+    exitOnError(error.message);
   }
-  process.stdout.write(
-    `lab simulator: args ${JSON.stringify(plan.simArgs)}; vLLM flags the simulator does not model: ${JSON.stringify(plan.ignored)}\n`,
+  engineLine(
+    `lab simulator: args ${JSON.stringify(plan.simArgs)}; vLLM flags the simulator does not model: ${JSON.stringify(plan.ignored)}`,
   );
   const marker = modelCacheMarker(podArgs[0] ?? "", process.env);
   const cold = marker !== null && !fs.existsSync(marker);
   const loadSeconds = cold ? options.coldStartSeconds : options.warmStartSeconds;
-  process.stdout.write(`lab simulator: simulated model load, ${cold ? "cold" : "warm"}: ${loadSeconds} s\n`);
+  engineLine(`lab simulator: simulated model load, ${cold ? "cold" : "warm"}: ${loadSeconds} s`);
   await new Promise((resolve) => setTimeout(resolve, loadSeconds * 1000));
   if (marker !== null) markModelCached(marker, podArgs[0] ?? "");
   process.off("SIGTERM", stopDuringLoad);
@@ -62,11 +62,8 @@ function markModelCached(marker: string, model: string): void {
     fs.writeFileSync(tmp, `${JSON.stringify({ model, writtenBy: "vllm-tuner lab simulator (no weights)" })}\n`);
     fs.renameSync(tmp, marker);
   } catch (error) {
-    process.stderr.write(`lab simulator: cannot mark the model cached at ${marker}: ${(error as Error).message}\n`);
+    engineLine(`lab simulator: cannot mark the model cached at ${marker}: ${(error as Error).message}`);
   }
 }
 
-main().catch((error: Error) => {
-  process.stderr.write(`lab simulator: ${error.message}\n`);
-  process.exit(1);
-});
+main().catch((error: Error) => exitOnError(`lab simulator: ${error.message}`));

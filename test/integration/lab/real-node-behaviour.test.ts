@@ -217,6 +217,48 @@ describe("lab: what only the real node shows (--node real, stacks by pulumi up)"
     assert.equal(previous[0], ENGINE_BANNER);
     assert.equal(previous.at(-2), refusal);
   });
+  it("b: the crash's reason is vLLM's error line every time: 20 crashes at once, each container's termination message ends with it", async () => {
+    // The crash stack's own container (test b rolled it out), 20 times in one bare pod that never restarts:
+    // 20 engines start and fail together on the busy node, the case where a line on another stream once won.
+    const template = (await clients.apps.readNamespacedDeployment({ name, namespace: ns })).spec!.template.spec!;
+    const engine = template.containers.find((c) => c.name === "vllm")!;
+    assert.equal(engine.terminationMessagePolicy, "FallbackToLogsOnError");
+    const crashes = 20;
+    const containers = Array.from({ length: crashes }, (_, i) => ({
+      ...engine,
+      name: `crash-${i}`,
+      // No probes (the engine never listens) and no GPU (20 containers share the pod's one node).
+      startupProbe: undefined,
+      readinessProbe: undefined,
+      livenessProbe: undefined,
+      resources: undefined,
+    }));
+    const podName = "crash-twenty";
+    await clients.core.createNamespacedPod({
+      namespace: ns,
+      body: { metadata: { name: podName }, spec: { ...template, containers, restartPolicy: "Never" } },
+    });
+    try {
+      const ended = await until("20 crashed containers", async () => {
+        const pod = await clients.core.readNamespacedPod({ name: podName, namespace: ns });
+        const statuses = pod.status?.containerStatuses ?? [];
+        const done = statuses.filter((c) => c.state?.terminated !== undefined);
+        return done.length === crashes ? statuses : undefined;
+      });
+      const refusal =
+        "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.";
+      const reasons = ended.map((c) => ({
+        name: c.name,
+        exitCode: c.state?.terminated?.exitCode,
+        lastLine: c.state?.terminated?.message?.trim().split("\n").pop(),
+      }));
+      const expected = Array.from({ length: crashes }, (_, i) => ({ name: `crash-${i}`, exitCode: 1, lastLine: refusal }));
+      const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
+      assert.deepEqual(reasons.sort(byName), expected.sort(byName));
+    } finally {
+      await clients.core.deleteNamespacedPod({ name: podName, namespace: ns, gracePeriodSeconds: 0 });
+    }
+  });
   it("d: the cold stack's fresh claim starts empty: its engine's load is cold though the warm claim is warm", async () => {
     const claim = cacheClaimObjects(candidate(sandbox.workDir, "cold"), ns).cold!;
     assert.deepEqual(filesUnder(await claimFolder(base.cacheClaimName)), [marker]);

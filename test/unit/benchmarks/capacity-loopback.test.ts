@@ -68,13 +68,19 @@ describe("SLO capacity search end to end (loopback, one slot)", function () {
     }
     assert.notEqual(c.capacityRatePerSecond.value, null, JSON.stringify(c.probes));
     assert.equal(c.capacityRatePerSecond.value, c.highestPassingRatePerSecond);
-    // The capacity is the confirming probe's: a re-run of the passing end's target on its own seed.
-    assert.equal(c.confirmed, true, JSON.stringify(c.probes));
-    const confirming = c.probes.filter((p) => p.kind === "confirm" && p.holds);
-    assert.deepEqual(
-      confirming.map((p) => [p.targetRatePerSecond, p.ratePerSecond]),
-      [[c.highestPassingTargetRatePerSecond, c.capacityRatePerSecond.value]],
+    // Confirmed exactly when the passing end is a confirming probe's (a re-run of its target on its own seed),
+    // and then the capacity is that probe's offered rate. Whether the confirming probe holds is the server's
+    // draw near its knee on a busy machine (docs/testing.md, "Races found and fixed"), so the rule is checked
+    // on whichever way it went; capacity-search.test.ts fixes both ways exactly.
+    const confirming = c.probes.filter(
+      (p) => p.kind === "confirm" && p.holds && p.targetRatePerSecond === c.highestPassingTargetRatePerSecond,
     );
+    assert.equal(c.confirmed, confirming.length > 0, JSON.stringify(c.probes));
+    if (c.confirmed)
+      assert.deepEqual(
+        confirming.map((p) => p.ratePerSecond),
+        [c.capacityRatePerSecond.value],
+      );
     assert.ok(c.lowestFailingRatePerSecond! > c.highestPassingRatePerSecond!);
     assert.notEqual(c.atCapacity, null);
     assert.ok(c.firstMisses.length > 0);
@@ -90,7 +96,9 @@ describe("SLO capacity search end to end (loopback, one slot)", function () {
     assert.match(md, /^### SLO: TTFT p90 ≤ 300 ms, met by ≥ 90 % of requests$/m);
     assert.match(
       md,
-      /^### SLO capacity: \*\*[0-9.]+ req\/s offered, bracket \[.*\), confirmed by a longer probe\*\*$/m,
+      c.confirmed
+        ? /^### SLO capacity: \*\*[0-9.]+ req\/s offered, bracket \[.*\), confirmed by a longer probe\*\*$/m
+        : /^### SLO capacity: \*\*[0-9.]+ req\/s offered, bracket \[.*\).*not confirmed.*$/m,
     );
   });
 
