@@ -4,14 +4,16 @@
  *   common      atomic write, git info, UsageError, Markdown table, exit codes, tool locator
  *   config      the stack config schema, parser and one-knob rule                      (-> common)
  *   components  the Pulumi components and their pure render functions                (-> config, common)
+ *   twin        the engine's step model and its replays in virtual time, the fit to a candidate's own
+ *               measurements, the long-run prediction and its check; pure                (-> config, common)
  *   measure     what a run measures: scenario and SLO, vLLM and Kubernetes clients, metrics, load, stats,
  *               the Measured wrapper; the parts result's schema is made of             (-> config, common)
- *   result      what a benchmark run recorded, the results store             (-> measure, config, common)
+ *   result      what a benchmark run recorded, the results store             (-> measure, twin, config, common)
  *   verdict     every judgement: a level's SLO figures, the sweep's, the rule, the noise, the
- *               recommendation, proposals                           (-> result, measure, config, common)
+ *               recommendation, proposals                     (-> result, measure, twin, config, common)
  *   benchmarks  the benchmark run: its phases, the run, the reports, export, the CLI, post-deploy
- *                                                           (-> verdict, result, measure, config, common)
- *   lab         the GPU-less lab                                                       (-> config, common)
+ *                                                     (-> verdict, result, measure, twin, config, common)
+ *   lab         the GPU-less lab                                                 (-> twin, config, common)
  *   index.ts    the Pulumi program                                         (-> components, config, common)
  *   campaign    every candidate in turn                          (-> benchmarks and everything below it,
  *                                                                              components, lab)
@@ -27,6 +29,7 @@ const LAYERS = [
   "common",
   "config",
   "components",
+  "twin",
   "measure",
   "result",
   "verdict",
@@ -40,14 +43,15 @@ const ALLOWED = {
   common: [],
   config: ["common"],
   components: ["config", "common"],
+  twin: ["config", "common"],
   measure: ["config", "common"],
-  result: ["measure", "config", "common"],
-  verdict: ["result", "measure", "config", "common"],
-  benchmarks: ["verdict", "result", "measure", "config", "common"],
-  lab: ["config", "common"],
+  result: ["measure", "twin", "config", "common"],
+  verdict: ["result", "measure", "twin", "config", "common"],
+  benchmarks: ["verdict", "result", "measure", "twin", "config", "common"],
+  lab: ["twin", "config", "common"],
   "index.ts": ["components", "config", "common"],
-  campaign: ["benchmarks", "verdict", "result", "measure", "components", "lab", "config", "common"],
-  review: ["campaign", "benchmarks", "verdict", "result", "measure", "components", "lab", "config", "common"],
+  campaign: ["benchmarks", "verdict", "result", "measure", "twin", "components", "lab", "config", "common"],
+  review: ["campaign", "benchmarks", "verdict", "result", "measure", "twin", "components", "lab", "config", "common"],
 };
 const path = (layer) => (layer === "index.ts" ? "^index\\.ts$" : `^${layer}/`);
 /**

@@ -91,7 +91,7 @@ export const LabOptionsSchema = z.object({
   endpointPort: z.number().int().min(1024).max(65535).default(8100),
   /**
    * With the simulator and its KV layer: `fitted` paces every answer by the timing model fitted to
-   * real vLLM 0.24 on an H200 (lab/emulation/timing-model.ts: TPOT with the batch, TTFT with prompt and
+   * real vLLM 0.24 on an H200 (twin/step-model.ts: TPOT with the batch, TTFT with prompt and
    * queue, prefill chunks by --max-num-batched-tokens); `fixed` serves the simulator's own fixed
    * latencies below. The bare simulator (simKvEmulation false) is always `fixed`.
    */
@@ -184,7 +184,7 @@ export const LabStateSchema = z.looseObject({
   emulatedGpu: z.string().optional(),
   /** With the simulator: how its KV pool is emulated, or that it is not ("off: ..."). */
   kvEmulation: z.string().optional(),
-  /** With the simulator: the latency model its answers follow (lab/emulation/timing-model.ts's fit, or the fixed flags). */
+  /** With the simulator: the latency model its answers follow (twin/step-model.ts's fit, or the fixed flags). */
   simTiming: z.string().optional(),
 });
 export type LabState = z.infer<typeof LabStateSchema>;

@@ -11,4 +11,4 @@ export type { KvProxyConfig } from "./kv-proxy";
 export { simArgsFor } from "./sim-args";
 export { type SimPodConfig, serveSimulator } from "./sim-serve";
 export { splice } from "./splice";
-export { batchBudget, H200_TIMING } from "./timing-model";
+export { batchBudget, H200_TIMING } from "../../twin/step-model";

@@ -11,7 +11,7 @@ import { emulatedKvCacheBytes } from "./emulate-memory";
  * floor(num_blocks ÷ blocks for one max_model_len request × max_model_len). On the emulated 24 GiB
  * card at the budget of 8192 this reproduces what the real engine logged
  * (examples/gpu-campaign-2026-11-30/pod-logs): 22,081 tokens at 0.80/8192, 15,537 at 0.70, 22,045
- * at 4096, 34,763 at 16384. The budget is the pod's own (lab/emulation/timing-model.ts `batchBudget`).
+ * at 4096, 34,763 at 16384. The budget is the pod's own (twin/step-model.ts `batchBudget`).
  */
 const GEMMA3_LIKE = {
   name: "gemma3-like (48 layers, 8 full + 40 sliding-window 1024, 8 KV heads × 256, bf16)",

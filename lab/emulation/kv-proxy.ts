@@ -126,7 +126,7 @@ export class KvProxy {
       }
       if (this.engine && this.latency) {
         this.latency.observe("vllm:request_queue_time_seconds", (performance.now() - queued.queuedMs) / 1000);
-        // Admitted, it holds its slot through its handover (lab/emulation/timing-model.ts) before its first step.
+        // Admitted, it holds its slot through its handover (twin/step-model.ts) before its first step.
         if ((await Promise.race([this.engine.handover(queued.prompt), client.left])) === "left" || client.gone()) {
           queued.admission.release();
           return;

@@ -1,4 +1,4 @@
-import { applyStep, batchBudget, type EngineSeq, handoverAt, planStep, type TimingParams } from "./timing-model";
+import { applyStep, batchBudget, type EngineSeq, handoverAt, planStep, type TimingParams } from "../../twin/step-model";
 
 /** The lab's engine timing for one pod: the fitted model and the pod's `--max-num-batched-tokens` (0: vLLM's default). */
 export interface EngineTiming {
@@ -25,7 +25,7 @@ interface Slot {
 }
 
 /**
- * The timing model (lab/emulation/timing-model.ts) on a real clock, for the KV proxy of one simulated pod:
+ * The timing model (twin/step-model.ts) on a real clock, for the KV proxy of one simulated pod:
  * an admitted request's handover (`handover`: one at a time, its slot held), then vLLM's scheduler steps over the
  * requests handed over, each step as long as the model says, tokens released at the step's end. The
  * simulator itself answers at once (no latency of its own); the proxy hands its tokens out as

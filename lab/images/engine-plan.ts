@@ -29,7 +29,7 @@ const MODEL_MAX_MODEL_LEN = 131072;
  * --max-model-len does not fit the pool its --gpu-memory-utilization leaves on the card. With
  * `fittedTiming` the layer also paces answers by the timing model. The step's token budget (which
  * also sizes the pool's sliding-window blocks) is the pod's --max-num-batched-tokens, else vLLM's
- * default for the card whose speed the timing is (lab/emulation/timing-model.ts `batchBudget`: 8192); a
+ * default for the card whose speed the timing is (twin/step-model.ts `batchBudget`: 8192); a
  * missing --max-num-seqs is vLLM's default for the emulated card (256 on 24 GiB).
  */
 export function kvProxyConfigFor(podArgs: readonly string[], cardGib: number, fittedTiming: boolean): KvProxyConfig {

@@ -262,7 +262,7 @@ function simKvEmulation(options: LabOptions): string {
 /** The simulator lab's latency model as the state records it. */
 function simTimingNote(options: LabOptions): string {
   return simTimingFitted(options)
-    ? "fitted: vLLM 0.24 on an H200 (lab/emulation/timing-model.ts, docs/lab-timing-model.md), paced by the KV layer"
+    ? "fitted: vLLM 0.24 on an H200 (twin/step-model.ts, docs/lab-timing-model.md), paced by the KV layer"
     : `fixed: the simulator's own, time to first token ${options.timeToFirstTokenMs} ms, inter-token latency ${options.interTokenLatencyMs} ms`;
 }
 

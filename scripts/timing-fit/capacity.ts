@@ -7,8 +7,8 @@
  *
  *   npx tsx scripts/timing-fit/capacity.ts [maxNumSeqs ...]
  */
-import { H200_TIMING } from "../../lab/emulation/timing-model";
-import { quantile, replayOpenLoop } from "../../lab/emulation/timing-replay";
+import { H200_TIMING } from "../../twin/step-model";
+import { quantile, replayOpenLoop } from "../../twin/replay";
 import { probeSchedule, probeSeed } from "../../measure/load/arrivals";
 
 const TTFT_MS = 1000;

@@ -1,11 +1,11 @@
 /**
- * Refits the lab's engine timing (lab/emulation/timing-model.ts) to the real-vLLM runs under examples/ and
+ * Refits the lab's engine timing (twin/step-model.ts) to the real-vLLM runs under examples/ and
  * prints the constants and each recorded level beside the model's replay of it:
  *   npx tsx scripts/timing-fit/fit.ts
  * The method is docs/lab-timing-model.md's "The fit".
  */
-import type { TimingParams } from "../../lab/emulation/timing-model";
-import { type ReplayFigures, replayClosedLoop } from "../../lab/emulation/timing-replay";
+import type { TimingParams } from "../../twin/step-model";
+import { type ReplayFigures, replayClosedLoop } from "../../twin/replay";
 import { type RecordedInputLength, type RecordedLevel, recordedInputLengths, recordedLevels } from "./recorded";
 
 /** Least squares y = a + b x. */

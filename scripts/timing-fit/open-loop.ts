@@ -1,5 +1,5 @@
 /**
- * The lab's timing model (lab/emulation/timing-model.ts) in virtual time under an open loop: Poisson arrivals
+ * The lab's timing model (twin/step-model.ts) in virtual time under an open loop: Poisson arrivals
  * at a rate (the benchmark's schedule, seed 0), vLLM's FCFS admission up to maxNumSeqs, each admitted
  * request's handover, the model's steps. Prints, per rate, the peak of vLLM's waiting queue (every request
  * sent and not running is there), TTFT p50 and the rate completed. Compared in
@@ -8,8 +8,8 @@
  *   npx tsx scripts/timing-fit/open-loop.ts
  */
 
-import { H200_TIMING } from "../../lab/emulation/timing-model";
-import { replayOpenLoop } from "../../lab/emulation/timing-replay";
+import { H200_TIMING } from "../../twin/step-model";
+import { replayOpenLoop } from "../../twin/replay";
 import { arrivalSchedule } from "../../measure/load/arrivals";
 
 function main(): void {

@@ -8,7 +8,7 @@ import type { LoadLevel, RateLevel } from "../../../result/types";
 import { labTarget, pulumiSandbox } from "../helpers";
 
 /**
- * The lab's fitted engine timing (lab/emulation/timing-model.ts, docs/lab-timing-model.md) for real: the
+ * The lab's fitted engine timing (twin/step-model.ts, docs/lab-timing-model.md) for real: the
  * default simulator lab, the project's baseline stack deployed with Pulumi under three configs, the
  * benchmark's closed loop at c = 4 and 8 (the recorded load: 1564-token prompts, 128 tokens, 6 s
  * windows), and at c=4 with 3100-token prompts for the batched-tokens pair. The

@@ -4,7 +4,7 @@ import { LabOptionsSchema } from "../../../lab/cluster/options";
 import { rewriteMetrics } from "../../../lab/emulation/kv-metrics";
 import { blocksForTokens, KvStartupError, kvPoolFor, kvPoolLogLines } from "../../../lab/emulation/kv-model";
 import { KvScheduler } from "../../../lab/emulation/kv-scheduler";
-import { H200_TIMING } from "../../../lab/emulation/timing-model";
+import { H200_TIMING } from "../../../twin/step-model";
 import { enginePlan, kvProxyConfigFor } from "../../../lab/images/engine-plan";
 import { parseBatchBudgetLog } from "../../../measure/metrics/batch-budget";
 import { parseExposition } from "../../../measure/metrics/exposition";

@@ -4,7 +4,7 @@ import { request } from "undici";
 import { kvPoolFor } from "../../../lab/emulation/kv-model";
 import { KvProxy } from "../../../lab/emulation/kv-proxy";
 import { carriesToken, releasable } from "../../../lab/emulation/timed-answer";
-import { frontendMs, H200_TIMING, stepMs } from "../../../lab/emulation/timing-model";
+import { frontendMs, H200_TIMING, stepMs } from "../../../twin/step-model";
 import { listen, until } from "./kv-fake-sim";
 
 const TOKENS = 20;

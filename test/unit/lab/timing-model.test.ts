@@ -1,6 +1,6 @@
 import * as assert from "node:assert/strict";
-import { applyStep, H200_TIMING, planStep, stepMs } from "../../../lab/emulation/timing-model";
-import { type ClosedLoop, replayClosedLoop } from "../../../lab/emulation/timing-replay";
+import { applyStep, H200_TIMING, planStep, stepMs } from "../../../twin/step-model";
+import { type ClosedLoop, replayClosedLoop } from "../../../twin/replay";
 import { fitTimingModel, replayOf } from "../../../scripts/timing-fit/fit";
 import { recordedInputLengths, recordedLevels } from "../../../scripts/timing-fit/recorded";
 

@@ -1,7 +1,7 @@
 import * as assert from "node:assert/strict";
 import * as path from "node:path";
-import { H200_TIMING } from "../../../lab/emulation/timing-model";
-import { replayOpenLoop } from "../../../lab/emulation/timing-replay";
+import { H200_TIMING } from "../../../twin/step-model";
+import { replayOpenLoop } from "../../../twin/replay";
 import { parseSloBounds } from "../../../measure/inputs/slo";
 import { requestMeets } from "../../../measure/inputs/slo-judge";
 import { arrivalSchedule } from "../../../measure/load/arrivals";

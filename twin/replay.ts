@@ -1,7 +1,7 @@
-import { applyStep, batchBudget, type EngineSeq, handoverAt, planStep, type TimingParams } from "./timing-model";
+import { applyStep, batchBudget, type EngineSeq, handoverAt, planStep, type TimingParams } from "./step-model";
 
 /**
- * Pure: the timing model (lab/emulation/timing-model.ts) run in virtual time under the benchmark's closed
+ * Pure: the timing model (twin/step-model.ts) run in virtual time under the benchmark's closed
  * loop: `concurrency` clients, each sending its next request as soon as its last one ends. What
  * the fit (scripts/timing-fit/) compares with the recorded runs, and what the unit tests and
  * docs/lab-timing-model.md quote. The lab's KV layer (lab/emulation/step-engine.ts) runs the same steps on
@@ -64,7 +64,7 @@ export function replayClosedLoop(params: TimingParams, load: ClosedLoop): Replay
     seq: { promptTokens: load.promptTokens, prefilled: 0, sampled: 0 },
   });
   // Requests wait for a slot in arrival order (vLLM's waiting queue); an admitted one holds its slot
-  // through its handover, one request at a time (lab/emulation/timing-model.ts), then takes part in steps.
+  // through its handover, one request at a time (twin/step-model.ts), then takes part in steps.
   const waiting: Flight[] = Array.from({ length: load.concurrency }, fresh);
   let running: Flight[] = [];
   let handoverFreeMs = 0;

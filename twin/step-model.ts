@@ -1,4 +1,4 @@
-import { type Card, H200_CARD, knobOnServer } from "../../config";
+import { type Card, H200_CARD, knobOnServer } from "../config";
 
 /**
  * The lab's engine timing: how long one step of vLLM's scheduler takes and what it does, fitted to
