@@ -75,7 +75,7 @@ function allowedByDocs(): Map<string, string[]> {
     const imports = importsCell!.startsWith("nothing")
       ? []
       : importsCell!.startsWith("`campaign` and everything below")
-        ? ["campaign", "benchmarks", "verdict", "result", "measure", "components", "lab", "config", "common"]
+        ? ["campaign", "benchmarks", "verdict", "result", "measure", "twin", "components", "lab", "config", "common"]
         : [...importsCell!.replace(/\(.*\)/, "").matchAll(/`([^`]+)`/g)].map((x) => x[1]!);
     out.set(layer, imports);
   }
