@@ -191,6 +191,7 @@ async function runPhase(phase: (typeof PHASES)[number], run: PhaseRun): Promise<
         podIdentity: pod.identity,
         kvCapacity: phases.identity?.kvCapacity ?? missing("the identity phase did not run"),
         maxNumSeqs: maxNumSeqsOf(opts.outputs),
+        batchTokens: phases.identity?.batchBudget?.value?.tokens ?? null,
       });
       break;
     case "inputLength":

@@ -66,6 +66,35 @@ interface Measurement {
   readonly placed: Partial<CandidateRecord>;
 }
 
+/** Resume: the outcome of a candidate an earlier complete result for its config stands for; null: measure it. */
+function resumedOutcome(
+  settings: CampaignSettings,
+  deps: CampaignDeps,
+  stack: string,
+  config: Record<string, unknown>,
+  record: (r: RecordFields) => CandidateRecord,
+): CandidateOutcome | null {
+  const decision = resumeDecision(deps.storedResults(stack), {
+    config,
+    scenario: settings.scenario,
+    kubernetesServer: settings.kubernetesServer,
+  });
+  if (!decision.skip) return null;
+  deps.progress.end("skipped", `complete result for this config: ${decision.file}`);
+  return {
+    record: record({
+      status: "skipped",
+      detail: `earlier complete result ${decision.file}`,
+      resultFile: decision.file,
+      resultValid: decision.result.valid,
+      start: startOf(decision.result),
+    }),
+    result: { result: decision.result, file: decision.file },
+    deployed: false,
+    deployedCold: false,
+  };
+}
+
 /**
  * One candidate's turn: prepare its config, skip it when an earlier result stands for it (resume),
  * else deploy, wait for its rollout and serving, benchmark and write the result. Never throws: a
@@ -100,29 +129,10 @@ export async function runCandidate(
     args: prep.args,
     cacheRunId: prep.cold ? settings.coldRunId : null,
   };
-  if (!settings.fresh) {
-    const decision = resumeDecision(deps.storedResults(stack), {
-      config: prep.config,
-      scenario: settings.scenario,
-      kubernetesServer: settings.kubernetesServer,
-    });
-    if (decision.skip) {
-      p.end("skipped", `complete result for this config: ${decision.file}`);
-      return {
-        record: record({
-          ...common,
-          status: "skipped",
-          detail: `earlier complete result ${decision.file}`,
-          resultFile: decision.file,
-          resultValid: decision.result.valid,
-          start: startOf(decision.result),
-        }),
-        result: { result: decision.result, file: decision.file },
-        deployed: false,
-        deployedCold: false,
-      };
-    }
-  }
+  const resumed = settings.fresh
+    ? null
+    : resumedOutcome(settings, deps, stack, prep.config, (r) => record({ ...common, ...r }));
+  if (resumed !== null) return resumed;
 
   const clock: TurnClock = { step: "up", upSeconds: null, waitSeconds: null, benchSeconds: null };
   try {

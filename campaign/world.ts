@@ -128,6 +128,8 @@ export function resolveSettings(opts: CliOptions, repoDir: string, io: Io) {
   };
 }
 
+type CampaignProgress = ReturnType<typeof streamProgress>;
+
 /**
  * The campaign's world for `run` and `tune`: Pulumi found and detached, stale state cleared, Ctrl-C
  * handled as `campaign run` documents, and the deps that touch the cluster. `close` removes the SIGINT handler.
@@ -139,21 +141,10 @@ export async function openCampaignWorld(
   resolved: ResolvedSettings,
   staleStacks: readonly string[],
 ) {
-  const { readConfig, stored } = resolved;
   const realPulumi = await findPulumi();
   const settings: CampaignSettings = { ...resolved.settings, pulumi: realPulumi.command };
   const pulumiCommand = await detachedPulumi(realPulumi, (m) => io.stderr(`warning: ${m}\n`));
-  const envVars = {
-    ...pulumiEnv({ mode: opts.mode, backendUrl: opts.backendUrl, kubeconfig: settings.kubeconfig }, process.env),
-    // --via-deploy: the benchmark inside `up` judges under this campaign's rule and mode, and waits as long.
-    ...(opts.viaDeploy
-      ? postDeployEnv({
-          ...ruleSettingsOf(opts),
-          mode: opts.mode,
-          waitReadySeconds: opts.readyTimeoutSeconds,
-        })
-      : {}),
-  };
+  const envVars = campaignEnvVars(opts, settings.kubeconfig);
   if (opts.backendUrl?.startsWith("file://"))
     fs.mkdirSync(opts.backendUrl.slice("file://".length), { recursive: true });
   fs.mkdirSync(opts.resultsDir, { recursive: true });
@@ -175,8 +166,35 @@ export async function openCampaignWorld(
   });
   const stop = new AbortController();
   const cancel = new AbortController();
+  const onSigint = sigintHandler(progress, settings, stop, cancel);
+  process.on("SIGINT", onSigint);
+  const deps = campaignDeps(opts, repoDir, settings, resolved, driver, progress);
+  return { settings, deps, stop, cancel, progress, close: () => process.off("SIGINT", onSigint) };
+}
+
+/** Pulumi's environment, plus, with --via-deploy, what the benchmark inside `up` needs to judge and wait as this campaign does. */
+function campaignEnvVars(opts: CliOptions, kubeconfig: string | undefined) {
+  return {
+    ...pulumiEnv({ mode: opts.mode, backendUrl: opts.backendUrl, kubeconfig }, process.env),
+    ...(opts.viaDeploy
+      ? postDeployEnv({
+          ...ruleSettingsOf(opts),
+          mode: opts.mode,
+          waitReadySeconds: opts.readyTimeoutSeconds,
+        })
+      : {}),
+  };
+}
+
+/** Ctrl-C as `campaign run` documents it: once stops after the step, twice cancels Pulumi, a third time exits. */
+function sigintHandler(
+  progress: CampaignProgress,
+  settings: CampaignSettings,
+  stop: AbortController,
+  cancel: AbortController,
+): () => void {
   const press = pressCounter();
-  const onSigint = () => {
+  return () => {
     const interrupts = press(Date.now());
     if (interrupts === null) return;
     if (interrupts === 1) {
@@ -192,8 +210,18 @@ export async function openCampaignWorld(
       process.exit(EXIT.baselineNotRestored);
     }
   };
-  process.on("SIGINT", onSigint);
+}
 
+/** The deps that touch the cluster: the benchmark, readiness and rollout watches, results and summaries written. */
+function campaignDeps(
+  opts: CliOptions,
+  repoDir: string,
+  settings: CampaignSettings,
+  resolved: ResolvedSettings,
+  driver: CampaignDeps["driver"],
+  progress: CampaignProgress,
+): CampaignDeps {
+  const { readConfig, stored } = resolved;
   // One key for every request the campaign makes: the benchmark's and its own readiness and baseline checks.
   const apiKey = process.env["VLLM_API_KEY"] || undefined;
   const benchProgress = opts.verbose ? progress : silentProgress;
@@ -247,8 +275,7 @@ export async function openCampaignWorld(
     pulumiLog: (text) => fs.appendFileSync(settings.logFile, text),
     now: Date.now,
   };
-
-  return { settings, deps, stop, cancel, progress, close: () => process.off("SIGINT", onSigint) };
+  return deps;
 }
 
 /** With --lab, where a stack's Service answers: asked only where the lab gave no fixed endpoint (slots, the real node). */

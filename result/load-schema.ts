@@ -2,13 +2,13 @@ import { z } from "zod";
 import { RequestSampleSchema } from "../measure/http/chat";
 import { SloSchema } from "../measure/inputs/slo";
 import { RecordedMissSchema } from "../measure/inputs/slo-judge";
+import { LEVEL_DISTRIBUTIONS_SHAPE } from "../measure/inputs/slo-metrics";
 import { PodIdentitySchema } from "../measure/kube/readiness";
 import { StallSchema } from "../measure/load/stall";
 import { measuredOf } from "../measure/measured";
 import { ConcurrencyCeilingSchema } from "../measure/metrics/capacity";
 import { GpuWindowSchema } from "../measure/metrics/gpu";
 import { PrefixCacheWindowSchema } from "../measure/metrics/prefix-cache";
-import { SummarySchema } from "../measure/stats";
 import { int, nonNegInt, PhaseStatusSchema, PromptSetSchema, phaseBase } from "./common-schema";
 import { LevelSloSchema, SloCapacitySchema } from "./slo-schema";
 
@@ -92,13 +92,8 @@ const levelShape = {
   /** Successful requests completed inside the window per second. */
   requestsPerSecond: z.number(),
   outputTokensPerSecond: z.number(),
-  /** Latency distributions of the window's successful requests; percentiles by linear interpolation. */
-  ttftMs: SummarySchema.nullable(),
-  /** Per-request TPOT, summarised over requests. */
-  tpotMs: SummarySchema.nullable(),
-  /** Every inter-chunk gap of the window's successful requests, pooled (vLLM's ITL). */
-  itlMs: SummarySchema.nullable(),
-  e2eMs: SummarySchema.nullable(),
+  /** The SLO metrics' distributions (ttftMs, tpotMs, itlMs, e2eMs): one per row of `SLO_METRIC_TABLE`. */
+  ...LEVEL_DISTRIBUTIONS_SHAPE,
   server: ServerWindowSchema,
   /** Share of the window's prompt tokens vLLM's prefix cache served (pod-scoped counters). */
   prefixCache: PrefixCacheWindowSchema,

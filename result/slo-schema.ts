@@ -3,6 +3,7 @@ import { SloSchema } from "../measure/inputs/slo";
 import { BoundJudgementSchema, RecordedMissSchema, SloJudgementSchema } from "../measure/inputs/slo-judge";
 import { measuredOf } from "../measure/measured";
 import { int, nonNegInt } from "./common-schema";
+import { TwinCapacityRecordSchema } from "./twin-schema";
 
 /** The SLO's parts of the result file: a level's attainment and goodput, and the SLO capacity search. */
 
@@ -58,6 +59,8 @@ export const SloCapacitySchema = z.strictObject({
     tailRequests: int,
     /** Absent in results written before the passing end was confirmed. */
     confirmTailRequests: int.optional(),
+    /** Absent in results written before the twin. */
+    method: z.enum(["twin", "search"]).optional(),
   }),
   /** Completed requests a probe needs for its percentiles to mean something, and the rule that gave it. */
   minCompletedPerProbe: int,
@@ -91,4 +94,9 @@ export const SloCapacitySchema = z.strictObject({
     })
     .nullable(),
   elapsedSeconds: z.number(),
+  /**
+   * The calibrated twin's long-run capacity, and whether it or the measured search gave `capacityRatePerSecond`;
+   * absent in results written before the twin (and where the scenario asks for the search alone).
+   */
+  twin: TwinCapacityRecordSchema.optional(),
 });

@@ -3,6 +3,7 @@ import type * as C from "./common-schema";
 import type * as L from "./load-schema";
 import type * as S from "./schema";
 import type * as O from "./slo-schema";
+import type * as T from "./twin-schema";
 
 export { RESULT_KIND, SCHEMA_VERSION } from "./schema";
 
@@ -32,6 +33,9 @@ export type SweepVerdict = z.infer<typeof L.SweepVerdictSchema>;
 export type SweepResult = z.infer<typeof L.SweepResultSchema>;
 export type LoadPhase = z.infer<typeof L.LoadPhaseSchema>;
 export type SloCapacity = z.infer<typeof O.SloCapacitySchema>;
+export type TwinCapacityRecord = z.infer<typeof T.TwinCapacityRecordSchema>;
+export type TwinWindow = z.infer<typeof T.TwinWindowSchema>;
+export type TwinFit = z.infer<typeof T.TwinFitSchema>;
 export type PromptSet = z.infer<typeof C.PromptSetSchema>;
 export type InputLengthCase = z.infer<typeof S.InputLengthCaseSchema>;
 export type InputLengthPhase = z.infer<typeof S.InputLengthPhaseSchema>;

@@ -1,11 +1,15 @@
-import { applyStep, batchBudget, type EngineSeq, handoverAt, planStep, type TimingParams } from "./step-model";
+import { engineOf, flight, runEngine, type Traffic, type Watch } from "./step-loop";
+import type { TimingParams } from "./step-model";
+import type { RequestFigures } from "./types";
 
 /**
- * Pure: the timing model (twin/step-model.ts) run in virtual time under the benchmark's closed
- * loop: `concurrency` clients, each sending its next request as soon as its last one ends. What
- * the fit (scripts/timing-fit/) compares with the recorded runs, and what the unit tests and
- * docs/lab-timing-model.md quote. The lab's KV layer (lab/emulation/step-engine.ts) runs the same steps on
- * a real clock.
+ * Pure: the timing model (twin/step-model.ts) run in virtual time, under the benchmark's closed loop
+ * (`concurrency` clients, each sending its next request as soon as its last one ends) or an open loop
+ * (requests sent at given times, whatever the server does). Both run one step loop, `runEngine`; they differ
+ * only in where requests come from and what they record. What the fit (scripts/timing-fit/) compares with the
+ * recorded runs, what the twin's long run (twin/long-run.ts) judges, and what the unit tests and
+ * docs/lab-timing-model.md quote. The lab's KV layer (lab/emulation/step-engine.ts) runs the same steps on a
+ * real clock.
  */
 export interface ClosedLoop {
   readonly concurrency: number;
@@ -31,110 +35,7 @@ export interface ReplayFigures {
   readonly peakWaiting: number;
 }
 
-interface Flight {
-  readonly sentMs: number;
-  readyMs: number;
-  firstMs: number | null;
-  seq: EngineSeq;
-}
-
-/** The q-quantile by linear interpolation between order statistics (numpy's default). */
-export function quantile(xs: readonly number[], q: number): number {
-  if (xs.length === 0) return Number.NaN;
-  const sorted = [...xs].sort((a, b) => a - b);
-  const pos = (sorted.length - 1) * q;
-  const lo = Math.floor(pos);
-  const hi = Math.ceil(pos);
-  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (pos - lo);
-}
-
-const decodingOf = (flights: readonly Flight[]) => flights.filter((f) => f.seq.sampled > 0).length;
-
-const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-
-export function replayClosedLoop(params: TimingParams, load: ClosedLoop): ReplayFigures {
-  const budget = batchBudget(load.maxNumBatchedTokens);
-  const from = load.warmupSeconds * 1000;
-  const to = from + load.windowSeconds * 1000;
-  let now = 0;
-  const fresh = (): Flight => ({
-    sentMs: now,
-    readyMs: Number.POSITIVE_INFINITY,
-    firstMs: null,
-    seq: { promptTokens: load.promptTokens, prefilled: 0, sampled: 0 },
-  });
-  // Requests wait for a slot in arrival order (vLLM's waiting queue); an admitted one holds its slot
-  // through its handover, one request at a time (twin/step-model.ts), then takes part in steps.
-  const waiting: Flight[] = Array.from({ length: load.concurrency }, fresh);
-  let running: Flight[] = [];
-  let handoverFreeMs = 0;
-  const ttfts: number[] = [];
-  const tpots: number[] = [];
-  const itls: number[] = [];
-  let completed = 0;
-  let peakRunning = 0;
-  let peakWaiting = 0;
-  while (now < to) {
-    while (running.length < load.maxNumSeqs && waiting.length > 0) {
-      const next = waiting.shift()!;
-      const handover = handoverAt(params, load.promptTokens, decodingOf(running), now, handoverFreeMs);
-      next.readyMs = handoverFreeMs = handover;
-      running.push(next);
-    }
-    if (now >= from) {
-      peakRunning = Math.max(peakRunning, running.length);
-      peakWaiting = Math.max(peakWaiting, waiting.length);
-    }
-    const stepping = running.filter((f) => f.readyMs <= now);
-    const plan = planStep(
-      params,
-      stepping.map((f) => f.seq),
-      budget,
-    );
-    if (plan === null) {
-      now = Math.min(...running.map((f) => f.readyMs));
-      continue;
-    }
-    now += plan.durationMs;
-    const after = applyStep(
-      stepping.map((f) => f.seq),
-      plan,
-    );
-    const done: Flight[] = [];
-    stepping.forEach((f, i) => {
-      const seq = after[i]!;
-      if (seq.sampled > f.seq.sampled) {
-        if (f.firstMs === null) {
-          f.firstMs = now;
-          if (now >= from && now < to) ttfts.push(now - f.sentMs);
-        } else if (now >= from && now < to) itls.push(plan.durationMs);
-      }
-      f.seq = seq;
-      if (seq.sampled >= load.outputTokens) done.push(f);
-    });
-    running = running.filter((f) => !done.includes(f));
-    for (const f of done) {
-      if (now >= from && now < to) {
-        completed += 1;
-        tpots.push((now - f.firstMs!) / (load.outputTokens - 1));
-      }
-      waiting.push(fresh());
-    }
-  }
-  return {
-    requestsPerSecond: completed / load.windowSeconds,
-    ttftMeanMs: mean(ttfts),
-    ttftP50Ms: quantile(ttfts, 0.5),
-    tpotMeanMs: mean(tpots),
-    tpotP99Ms: quantile(tpots, 0.99),
-    itlP50Ms: quantile(itls, 0.5),
-    itlP99Ms: quantile(itls, 0.99),
-    peakRunning,
-    peakWaiting,
-  };
-}
-
-/** An open loop: requests sent at given times (ms from 0), whatever the server does. */
+/** An open loop: requests sent at given times (ms from 0, ascending), whatever the server does. */
 export interface OpenLoop {
   readonly arrivalsMs: readonly number[];
   readonly maxNumSeqs: number;
@@ -142,7 +43,7 @@ export interface OpenLoop {
   readonly maxNumBatchedTokens: number;
   readonly promptTokens: number;
   readonly outputTokens: number;
-  /** How long it runs; requests still in flight at its end are left out of the figures. */
+  /** How long it runs; requests still in flight at its end are left out of the figures. +∞: until every request ends. */
   readonly windowSeconds: number;
 }
 
@@ -156,81 +57,107 @@ export interface OpenLoopFigures {
   readonly peakWaiting: number;
   /** Requests running and waiting when the window ends. */
   readonly atEnd: { readonly running: number; readonly waiting: number };
-  /** Every request completed in the window: when it was sent, its TTFT and TPOT. */
-  readonly completed: ReadonlyArray<{ readonly sentMs: number; readonly ttftMs: number; readonly tpotMs: number }>;
+  /** Every request completed in the window, in the order completed: when it was sent, its TTFT, TPOT and E2E. */
+  readonly completed: readonly RequestFigures[];
+}
+
+/** The values ascending, as `quantileOfSorted` reads them (a typed array's numeric sort: a long run's 100,000 in milliseconds). */
+export function sortedAscending(xs: readonly number[]): Float64Array {
+  return Float64Array.from(xs).sort();
+}
+
+/** The q-quantile of values already ascending, by linear interpolation between order statistics (numpy's default). */
+export function quantileOfSorted(sorted: ArrayLike<number>, q: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const pos = (sorted.length - 1) * q;
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (pos - lo);
+}
+
+/** The q-quantile by linear interpolation between order statistics (numpy's default). */
+export function quantile(xs: readonly number[], q: number): number {
+  return quantileOfSorted(sortedAscending(xs), q);
+}
+
+const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+export function replayClosedLoop(params: TimingParams, load: ClosedLoop): ReplayFigures {
+  const fromMs = load.warmupSeconds * 1000;
+  const toMs = fromMs + load.windowSeconds * 1000;
+  const inWindow = (ms: number) => ms >= fromMs && ms < toMs;
+  const ttfts: number[] = [];
+  const tpots: number[] = [];
+  const itls: number[] = [];
+  let completed = 0;
+  // Every client sends at 0, then each sends its next request the moment its last one ends.
+  let due = load.concurrency;
+  const traffic: Traffic = {
+    sendDue: (nowMs, waiting) => {
+      for (; due > 0; due--) waiting.push(flight(nowMs));
+    },
+    nextSendMs: () => Number.POSITIVE_INFINITY,
+  };
+  const watch: Watch = {
+    sampled: (f, nowMs, durationMs) => {
+      if (!inWindow(nowMs)) return;
+      if (f.sampled === 1) ttfts.push(nowMs - f.sentMs);
+      else itls.push(durationMs);
+    },
+    done: (f, nowMs) => {
+      if (inWindow(nowMs)) {
+        completed += 1;
+        tpots.push((nowMs - f.firstMs) / (load.outputTokens - 1));
+      }
+      due += 1;
+    },
+  };
+  const end = runEngine(engineOf(params, load, toMs, fromMs), traffic, watch);
+  return {
+    requestsPerSecond: completed / load.windowSeconds,
+    ttftMeanMs: mean(ttfts),
+    ttftP50Ms: quantile(ttfts, 0.5),
+    tpotMeanMs: mean(tpots),
+    tpotP99Ms: quantile(tpots, 0.99),
+    itlP50Ms: quantile(itls, 0.5),
+    itlP99Ms: quantile(itls, 0.99),
+    peakRunning: end.peakRunning,
+    peakWaiting: end.peakWaiting,
+  };
 }
 
 /** Pure: the timing model in virtual time under an open loop (the lab's KV layer runs the same on a real clock). */
 export function replayOpenLoop(params: TimingParams, load: OpenLoop): OpenLoopFigures {
-  const budget = batchBudget(load.maxNumBatchedTokens);
   const toMs = load.windowSeconds * 1000;
-  let now = 0;
+  const arrivalsMs = load.arrivalsMs;
   let next = 0;
-  let handoverFreeMs = 0;
-  const waiting: Flight[] = [];
-  let running: Flight[] = [];
-  const completed: Array<{ sentMs: number; ttftMs: number; tpotMs: number }> = [];
-  let peakRunning = 0;
-  let peakWaiting = 0;
-  while (now < toMs) {
-    while (next < load.arrivalsMs.length && load.arrivalsMs[next]! <= now) {
-      const sentMs = load.arrivalsMs[next++]!;
-      const seq = { promptTokens: load.promptTokens, prefilled: 0, sampled: 0 };
-      waiting.push({ sentMs, readyMs: Number.POSITIVE_INFINITY, firstMs: null, seq });
-    }
-    while (running.length < load.maxNumSeqs && waiting.length > 0) {
-      const f = waiting.shift()!;
-      f.readyMs = handoverFreeMs = handoverAt(params, load.promptTokens, decodingOf(running), now, handoverFreeMs);
-      running.push(f);
-    }
-    peakRunning = Math.max(peakRunning, running.length);
-    peakWaiting = Math.max(peakWaiting, waiting.length);
-    const stepping = running.filter((f) => f.readyMs <= now);
-    const plan = planStep(
-      params,
-      stepping.map((f) => f.seq),
-      budget,
-    );
-    if (plan === null) {
-      now = Math.min(load.arrivalsMs[next] ?? toMs, ...running.map((f) => f.readyMs));
-      continue;
-    }
-    now += plan.durationMs;
-    const after = applyStep(
-      stepping.map((f) => f.seq),
-      plan,
-    );
-    stepping.forEach((f, i) => {
-      f.seq = after[i]!;
-      if (f.seq.sampled > 0 && f.firstMs === null) f.firstMs = now;
-    });
-    const done = running.filter((f) => f.seq.sampled >= load.outputTokens);
-    if (now <= toMs)
-      for (const f of done)
-        completed.push({
-          sentMs: f.sentMs,
-          ttftMs: f.firstMs! - f.sentMs,
-          tpotMs: (now - f.firstMs!) / (load.outputTokens - 1),
-        });
-    running = running.filter((f) => !done.includes(f));
-  }
+  const traffic: Traffic = {
+    sendDue: (nowMs, waiting) => {
+      while (next < arrivalsMs.length && arrivalsMs[next]! <= nowMs) waiting.push(flight(arrivalsMs[next++]!));
+    },
+    nextSendMs: () => arrivalsMs[next] ?? Number.POSITIVE_INFINITY,
+  };
+  const completed: RequestFigures[] = [];
+  const watch: Watch = {
+    done: (f, nowMs) => {
+      if (nowMs > toMs) return;
+      const tpotMs = (nowMs - f.firstMs) / (load.outputTokens - 1);
+      completed.push({ sentMs: f.sentMs, ttftMs: f.firstMs - f.sentMs, tpotMs, e2eMs: nowMs - f.sentMs });
+    },
+  };
+  const end = runEngine(engineOf(params, load, toMs, 0), traffic, watch);
+  const ttfts = sortedAscending(completed.map((c) => c.ttftMs));
   return {
     completedPerSecond: completed.length / load.windowSeconds,
-    ttftP50Ms: quantile(
-      completed.map((c) => c.ttftMs),
-      0.5,
-    ),
-    ttftP99Ms: quantile(
-      completed.map((c) => c.ttftMs),
-      0.99,
-    ),
+    ttftP50Ms: quantileOfSorted(ttfts, 0.5),
+    ttftP99Ms: quantileOfSorted(ttfts, 0.99),
     tpotP99Ms: quantile(
       completed.map((c) => c.tpotMs),
       0.99,
     ),
-    peakRunning,
-    peakWaiting,
-    atEnd: { running: running.length, waiting: waiting.length },
+    peakRunning: end.peakRunning,
+    peakWaiting: end.peakWaiting,
+    atEnd: { running: end.running, waiting: end.waiting },
     completed,
   };
 }

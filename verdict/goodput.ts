@@ -30,6 +30,8 @@ export function capacityOf(result: BenchmarkResult): Capacity | null {
         }),
     relativeResolution: c.relativeResolution,
     firstMisses: [...c.firstMisses],
+    // The twin's figure is ranked only where it stands (its windows in their bands); else the search's, saying why.
+    ...(c.twin ? { basis: { kind: c.twin.basis, why: c.twin.why } } : {}),
   };
 }
 

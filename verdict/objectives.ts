@@ -100,12 +100,18 @@ export const OBJECTIVES: Readonly<Record<ObjectiveName, Objective>> = {
     noiseText: (noise, pct) => `capacity bracket ${pct(2 * noise)} wide`,
     describe: describeGoodput,
     where: () => "",
-    figureNote: (v) => ` SLO capacity, ${capacityBracketText(v.sloCapacity)}`,
+    figureNote: (v) => ` SLO capacity${capacityBasisNote(v.sloCapacity?.basis)}, ${capacityBracketText(v.sloCapacity)}`,
     column: () => "SLO capacity req/s",
     basis: () => "slo-capacity",
     title: () => "goodput (SLO capacity)",
   },
 };
+
+/** Pure: which figure a capacity is, for the verdict's line; nothing for verdicts written before the twin. */
+export function capacityBasisNote(basis: { readonly kind: "twin" | "search"; readonly why: string } | undefined): string {
+  if (basis === undefined) return "";
+  return basis.kind === "twin" ? " (long run, calibrated twin, confirmed on the server)" : ` (measured search: ${basis.why})`;
+}
 
 /** The bracket's fields, as a result's `load.capacity` and a verdict's `sloCapacity` both hold them. */
 interface CapacityBracket {

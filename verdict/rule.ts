@@ -1,6 +1,7 @@
 import { num } from "../common/format";
-import { DEFAULT_SLO_ATTAINMENT, METRIC_LABEL, type Slo, type SloBound } from "../measure/inputs/slo";
+import { DEFAULT_SLO_ATTAINMENT, type Slo, type SloBound } from "../measure/inputs/slo";
 import { judge as judgeLevel, type SloMiss } from "../measure/inputs/slo-judge";
+import { metricLabel } from "../measure/inputs/slo-metrics";
 import type { BenchmarkResult, LoadLevel } from "../result";
 import { capacityOf, goodputChecks } from "./goodput";
 import type { CandidateVerdict, CompareRule } from "./schema";
@@ -26,8 +27,8 @@ function boundReasons(misses: readonly SloMiss[]): string[] {
   return misses.flatMap((m) => {
     if (m.kind !== "bound") return [];
     return m.figureMs === null
-      ? [`no ${METRIC_LABEL[m.metric]} ${m.percentile} at the target`]
-      : [`${METRIC_LABEL[m.metric]} ${m.percentile} ${num(m.figureMs, 1)} ms > SLO ${m.boundMs} ms`];
+      ? [`no ${metricLabel(m.metric)} ${m.percentile} at the target`]
+      : [`${metricLabel(m.metric)} ${m.percentile} ${num(m.figureMs, 1)} ms > SLO ${m.boundMs} ms`];
   });
 }
 

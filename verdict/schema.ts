@@ -82,6 +82,11 @@ const CandidateVerdictSchema = z.strictObject({
       relativeResolution: figure,
       /** Typed (`judge`); sentences in verdicts written before it. */
       firstMisses: z.array(RecordedMissSchema),
+      /**
+       * Which figure `ratePerSecond` is: the calibrated twin's long run (every confirming window in its band) or
+       * the measured search's, and why; absent in verdicts written before the twin.
+       */
+      basis: z.strictObject({ kind: z.enum(["twin", "search"]), why: z.string() }).optional(),
     })
     .nullable()
     .optional(),

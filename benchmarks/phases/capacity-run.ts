@@ -21,7 +21,8 @@ export interface ProbeLevel {
   readonly windowSeconds: number;
   readonly arrivals: number;
   readonly seed: number;
-  readonly earlyEnd: OpenLoopEarlyEnd;
+  /** When the window ends before its plan (a search's probe that can no longer pass); none: it runs to its end. */
+  readonly earlyEnd?: OpenLoopEarlyEnd;
 }
 
 /** How often a probe checks whether it can still pass: each check walks the window's samples. */

@@ -1,15 +1,19 @@
 import type { RequestSample } from "../../measure/http/chat";
-import { summarize } from "../../measure/stats";
+import {
+  type LevelDistributions,
+  pooledValuesMs,
+  SLO_METRIC_TABLE,
+  SLO_METRICS,
+} from "../../measure/inputs/slo-metrics";
+import { type Summary, summarize } from "../../measure/stats";
 import type { LoadLevel, OutcomeCounts } from "../../result";
 
 /** What a level's samples say, computed one way for the closed and the open loop. */
-export type LevelFigures = Pick<
-  LoadLevel,
-  "counts" | "warmupCounts" | "requestsPerSecond" | "outputTokensPerSecond" | "ttftMs" | "tpotMs" | "itlMs" | "e2eMs"
-> & {
-  /** Failures in the window and in the warm-up, each named as such: one reason per part that had any. */
-  readonly failureReasons: string[];
-};
+export type LevelFigures = Pick<LoadLevel, "counts" | "warmupCounts" | "requestsPerSecond" | "outputTokensPerSecond"> &
+  LevelDistributions & {
+    /** Failures in the window and in the warm-up, each named as such: one reason per part that had any. */
+    readonly failureReasons: string[];
+  };
 
 function countOutcomes(samples: readonly RequestSample[]): OutcomeCounts {
   const errorsByStatus: Record<string, number> = {};
@@ -37,7 +41,16 @@ function failedSummary(samples: readonly RequestSample[], part: string): string 
   return `${failed.length} of ${samples.length} requests ${part} failed (first: ${what})`;
 }
 
-const notNull = (v: number | null): v is number => v !== null;
+/** Pure: each SLO metric's distribution over the successful requests, under its row's summary key. */
+function distributions(ok: readonly RequestSample[]): LevelDistributions {
+  const byKey: Record<string, Summary | null> = {};
+  for (const metric of SLO_METRICS) {
+    const row = SLO_METRIC_TABLE[metric];
+    byKey[row.summaryKey] = summarize(pooledValuesMs(row, ok));
+  }
+  // The loop sets every row's key: the type a built record loses is restored here.
+  return byKey as LevelDistributions;
+}
 
 /** Pure: the level's counts, throughput and latency distributions from its samples. */
 export function levelFigures(
@@ -49,26 +62,13 @@ export function levelFigures(
   const ok = inWindow.filter((s) => s.outcome === "succeeded");
   const rate = (n: number) => (windowSeconds > 0 ? n / windowSeconds : 0);
   let outputTokens = 0;
-  let gapCount = 0;
-  for (const s of ok) {
-    outputTokens += s.outputTokens ?? 0;
-    gapCount += s.chunkGapsMs.length;
-  }
-  const gaps = new Float64Array(gapCount);
-  let at = 0;
-  for (const s of ok) {
-    gaps.set(s.chunkGapsMs, at);
-    at += s.chunkGapsMs.length;
-  }
+  for (const s of ok) outputTokens += s.outputTokens ?? 0;
   return {
     counts: countOutcomes(inWindow),
     warmupCounts: countOutcomes(warmup),
     requestsPerSecond: rate(ok.length),
     outputTokensPerSecond: rate(outputTokens),
-    ttftMs: summarize(ok.map((s) => s.ttftMs).filter(notNull)),
-    tpotMs: summarize(ok.map((s) => s.tpotMs).filter(notNull)),
-    itlMs: summarize(gaps),
-    e2eMs: summarize(ok.map((s) => s.e2eMs)),
+    ...distributions(ok),
     failureReasons: [failedSummary(inWindow, "in the window"), failedSummary(warmup, "in the warm-up")].filter(
       (r): r is string => r !== null,
     ),

@@ -1,4 +1,5 @@
 import type { RequestSample } from "../../measure/http/chat";
+import { levelDistributions } from "../../measure/inputs/slo-metrics";
 import type { PodIdentity } from "../../measure/kube/readiness";
 import type { ClosedLoopResult } from "../../measure/load/closed-loop";
 import { StallWatch, scrapeFailureReason, stallReason } from "../../measure/load/stall";
@@ -19,7 +20,7 @@ import { deltaOf, peakOf, type ScrapeSeries, WindowScraper } from "../../measure
 import { type VllmSnapshot, vllmSnapshot } from "../../measure/metrics/vllm";
 import type { LevelBase, ServerWindow } from "../../result";
 import { waitForIdle } from "./drain";
-import { levelFigures } from "./level-figures";
+import { type LevelFigures, levelFigures } from "./level-figures";
 import { serverLatency } from "./server-latency";
 import type { PhaseContext } from "./shared";
 
@@ -33,6 +34,8 @@ export interface LoadInputs {
   readonly kvCapacity: Measured<KvCapacity>;
   /** The candidate's `--max-num-seqs`, or null when the stack outputs do not say. */
   readonly maxNumSeqs: number | null;
+  /** The step's token budget the server runs with (the identity phase's), or null when unknown: the twin's knob. */
+  readonly batchTokens: number | null;
 }
 
 /**
@@ -115,21 +118,26 @@ interface LevelHooks {
   readonly onProgress: (elapsedMs: number, totalMs: number, completed: number) => void;
 }
 
-/**
- * One level, closed or open loop: idle wait, pod identity before and after, `/metrics` (and GPU)
- * scraped for exactly the window, figures from the samples, and why the level is invalid if it is.
- * `drive` runs the requests.
- */
-export async function measureLevel<R extends ClosedLoopResult>(
+type VllmSeries = ScrapeSeries<VllmSnapshot & { latency: LatencyHistograms }>;
+
+/** What the window's hooks recorded: the requests' stalls and the `/metrics` (and DCGM) scrapes. */
+interface WatchedLoop<R> {
+  readonly loop: R;
+  readonly watch: StallWatch;
+  readonly vllmSeries: VllmSeries | null;
+  readonly dcgmSeries: ScrapeSeries<GpuPoint> | null;
+}
+
+/** Runs `drive` with requests watched for stalls and the scrapers running for exactly the window. */
+async function driveWatched<R extends ClosedLoopResult>(
   ctx: PhaseContext,
   inputs: LoadInputs,
   label: string,
+  pod: string | null,
   send: (signal: AbortSignal, onBytes: () => void) => Promise<RequestSample>,
   drive: (hooks: LevelHooks) => Promise<R>,
-): Promise<{ level: LevelBase; loop: R }> {
+): Promise<WatchedLoop<R>> {
   const cfg = ctx.scenario.load;
-  const podBefore = await inputs.podIdentity();
-  const pod = podBefore.value?.name ?? null;
   const vllm = new WindowScraper(ctx.client, inputs.metricsUrl, cfg.metricsIntervalMs, (s) => ({
     ...vllmSnapshot(s, ctx.model),
     latency: latencyHistograms(s, ctx.model),
@@ -137,9 +145,8 @@ export async function measureLevel<R extends ClosedLoopResult>(
   const dcgm = inputs.gpu.dcgmUrl
     ? new WindowScraper<GpuPoint>(ctx.client, inputs.gpu.dcgmUrl, cfg.metricsIntervalMs, (s) => dcgmPoint(s, pod))
     : null;
-  let vllmSeries: ScrapeSeries<VllmSnapshot & { latency: LatencyHistograms }> | null = null;
+  let vllmSeries: VllmSeries | null = null;
   let dcgmSeries: ScrapeSeries<GpuPoint> | null = null;
-  const idleBefore = await waitForIdle(ctx.client, inputs.metricsUrl, ctx.model, IDLE_TIMEOUT_MS, ctx.signal);
   const watch = new StallWatch(cfg.stallSeconds * 1000);
   const loop = await drive({
     send: async (signal) => {
@@ -162,35 +169,44 @@ export async function measureLevel<R extends ClosedLoopResult>(
     onProgress: (elapsed, total, done) => ctx.progress.bar(label, elapsed / total, `${done} requests`),
   });
   ctx.progress.endBar();
-  const podAfter = await inputs.podIdentity();
+  return { loop, watch, vllmSeries, dcgmSeries };
+}
 
-  const windowSeconds = Math.max(0, (loop.windowEndEpochMs - loop.windowStartEpochMs) / 1000);
-  const figures = levelFigures(loop.samples, windowSeconds);
-  const series = vllmSeries ?? {
-    url: inputs.metricsUrl,
-    intervalMs: cfg.metricsIntervalMs,
-    points: [],
-    failedScrapes: 0,
-    firstError: "the window never opened",
-  };
-  const server = serverWindow(series);
-  let gpu: GpuWindow;
-  if (dcgmSeries) gpu = gpuFromDcgm(dcgmSeries);
-  else if (inputs.gpu.prometheusUrl) {
-    gpu = await gpuFromPrometheus(
-      ctx.client,
-      { ...inputs.gpu, prometheusUrl: inputs.gpu.prometheusUrl },
-      inputs.namespace,
-      pod,
-      loop.windowStartEpochMs,
-      loop.windowEndEpochMs,
-    );
-  } else gpu = gpuUnavailable("no GPU source configured (pass --dcgm-url or --prometheus-url)");
+/** The window's GPU figures: DCGM's scrapes, else Prometheus over the window, else why there are none. */
+function levelGpu(
+  ctx: PhaseContext,
+  inputs: LoadInputs,
+  pod: string | null,
+  dcgmSeries: ScrapeSeries<GpuPoint> | null,
+  loop: ClosedLoopResult,
+): Promise<GpuWindow> | GpuWindow {
+  if (dcgmSeries) return gpuFromDcgm(dcgmSeries);
+  if (!inputs.gpu.prometheusUrl)
+    return gpuUnavailable("no GPU source configured (pass --dcgm-url or --prometheus-url)");
+  return gpuFromPrometheus(
+    ctx.client,
+    { ...inputs.gpu, prometheusUrl: inputs.gpu.prometheusUrl },
+    inputs.namespace,
+    pod,
+    loop.windowStartEpochMs,
+    loop.windowEndEpochMs,
+  );
+}
 
-  const pc = podChange(podBefore, podAfter);
+/** Why the level is not a measurement, each part that failed named; empty when it is one. */
+function invalidReasonsOf(
+  ctx: PhaseContext,
+  watched: WatchedLoop<ClosedLoopResult>,
+  podInvalid: string | null,
+  idleBefore: Measured<number>,
+  figures: LevelFigures,
+  windowSeconds: number,
+): string[] {
+  const cfg = ctx.scenario.load;
+  const { loop, watch, vllmSeries, dcgmSeries } = watched;
   const plannedSeconds = cfg.durationSeconds;
-  const invalidReasons = [
-    pc.invalid,
+  return [
+    podInvalid,
     idleBefore.reason?.startsWith("server still busy")
       ? `${idleBefore.reason} before the level: its peaks would include earlier requests`
       : null,
@@ -207,6 +223,41 @@ export async function measureLevel<R extends ClosedLoopResult>(
     dcgmSeries ? scrapeFailureReason("DCGM", dcgmSeries) : null,
     figures.counts.succeeded === 0 ? "no request succeeded in the window" : null,
   ].filter((r): r is string => r !== null);
+}
+
+/**
+ * One level, closed or open loop: idle wait, pod identity before and after, `/metrics` (and GPU)
+ * scraped for exactly the window, figures from the samples, and why the level is invalid if it is.
+ * `drive` runs the requests.
+ */
+export async function measureLevel<R extends ClosedLoopResult>(
+  ctx: PhaseContext,
+  inputs: LoadInputs,
+  label: string,
+  send: (signal: AbortSignal, onBytes: () => void) => Promise<RequestSample>,
+  drive: (hooks: LevelHooks) => Promise<R>,
+): Promise<{ level: LevelBase; loop: R }> {
+  const cfg = ctx.scenario.load;
+  const podBefore = await inputs.podIdentity();
+  const pod = podBefore.value?.name ?? null;
+  const idleBefore = await waitForIdle(ctx.client, inputs.metricsUrl, ctx.model, IDLE_TIMEOUT_MS, ctx.signal);
+  const watched = await driveWatched(ctx, inputs, label, pod, send, drive);
+  const { loop, watch } = watched;
+  const podAfter = await inputs.podIdentity();
+
+  const windowSeconds = Math.max(0, (loop.windowEndEpochMs - loop.windowStartEpochMs) / 1000);
+  const figures = levelFigures(loop.samples, windowSeconds);
+  const series = watched.vllmSeries ?? {
+    url: inputs.metricsUrl,
+    intervalMs: cfg.metricsIntervalMs,
+    points: [],
+    failedScrapes: 0,
+    firstError: "the window never opened",
+  };
+  const server = serverWindow(series);
+  const gpu = await levelGpu(ctx, inputs, pod, watched.dcgmSeries, loop);
+  const pc = podChange(podBefore, podAfter);
+  const invalidReasons = invalidReasonsOf(ctx, watched, pc.invalid, idleBefore, figures, windowSeconds);
   const level: LevelBase = {
     status: loop.interrupted ? "incomplete" : loop.stoppedBy ? "failed" : "ok",
     error: loop.stoppedBy ?? (loop.interrupted ? "interrupted" : null),
@@ -219,10 +270,7 @@ export async function measureLevel<R extends ClosedLoopResult>(
     warmupCounts: figures.warmupCounts,
     requestsPerSecond: figures.requestsPerSecond,
     outputTokensPerSecond: figures.outputTokensPerSecond,
-    ttftMs: figures.ttftMs,
-    tpotMs: figures.tpotMs,
-    itlMs: figures.itlMs,
-    e2eMs: figures.e2eMs,
+    ...levelDistributions(figures),
     server,
     prefixCache: prefixCacheWindow(series),
     serverLatency: serverLatency(series, loop.samples),

@@ -10,6 +10,8 @@ import { measureCeiling, predictCeiling } from "../../measure/metrics/capacity";
 import type { LoadLevel, LoadPhase, RateLevel, SloCapacity, SweepResult } from "../../result";
 import { levelThroughput, probeRate, sweepRates, sweepResult } from "../../verdict";
 import { capacitySearchRun, type ProbeLevel } from "./capacity-run";
+import { twinCapacityRun } from "./capacity-twin";
+import { twinCapacityRecord } from "./capacity-twin-record";
 import { earlyEndChecks, earlyStopRecord } from "./early-stop";
 import { hopeless, type LoadInputs, measureLevel } from "./load-level";
 import { PromptSource, usageRange } from "./prompts";
@@ -141,7 +143,7 @@ class LoadRun {
         seed,
         maxInFlight: o.maxInFlight,
         windowArrivals,
-        ...(probe ? { earlyEnd: probe.earlyEnd } : {}),
+        ...(probe?.earlyEnd ? { earlyEnd: probe.earlyEnd } : {}),
         warmupMs: cfg.warmupSeconds * 1000,
         durationMs: cfg.durationSeconds * 1000,
         maxRequests: cfg.maxRequestsPerLevel,
@@ -179,17 +181,27 @@ class LoadRun {
     return level;
   }
 
-  /** The SLO capacity (`capacity-run.ts`), each probe an open-loop level of its own. */
-  capacity(settings: CapacitySettings, slo: Slo): Promise<SloCapacity> {
-    return capacitySearchRun(settings, slo, {
+  /**
+   * The SLO capacity: the calibrated twin's (`capacity-twin.ts`) where it stands, else the measured search
+   * (`capacity-run.ts`) with the twin's record and why it did not; each window or probe an open-loop level.
+   */
+  async capacity(settings: CapacitySettings, slo: Slo): Promise<SloCapacity> {
+    const started = Date.now();
+    const common = {
       seed: this.cfg.openLoop.seed,
       warmupSeconds: this.cfg.warmupSeconds,
       maxTokens: this.cfg.maxTokens,
       closedLevels: this.levels,
-      open: (rate, probe) => this.open(rate, probe),
-      error: () => this.error,
-      log: (line) => this.ctx.progress.log(line),
-    });
+      open: (rate: number, probe: ProbeLevel) => this.open(rate, probe),
+      log: (line: string) => this.ctx.progress.log(line),
+    };
+    const knobs = { maxNumSeqs: this.inputs.maxNumSeqs, batchTokens: this.inputs.batchTokens };
+    const twin = settings.method === "twin" ? await twinCapacityRun(settings, slo, { ...common, knobs }) : null;
+    const elapsed = () => (Date.now() - started) / 1000;
+    if (twin?.record.basis === "twin") return twinCapacityRecord(slo, settings, twin, elapsed());
+    if (twin) this.ctx.progress.log(`capacity: the measured search, since ${twin.record.why}`);
+    const search = await capacitySearchRun(settings, slo, { ...common, error: () => this.error });
+    return twin ? { ...search, elapsedSeconds: elapsed(), twin: twin.record } : search;
   }
 
   /** GuideLLM's sweep: synchronous and throughput probes (closed loop), then rates between them. */

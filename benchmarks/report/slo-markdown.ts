@@ -1,9 +1,11 @@
 import { num } from "../../common/format";
 import { describeSlo } from "../../measure/inputs/slo";
 import { describeMiss } from "../../measure/inputs/slo-judge";
+import { cutOffCountedLabels } from "../../measure/inputs/slo-metrics";
 import type { LevelBase, LoadPhase, SloCapacity } from "../../result";
 import { capacityBracketText } from "../../verdict";
 import { table } from "./markdown-notes";
+import { capacityBasisText, twinLines } from "./twin-markdown";
 
 /** The SLO's part of a result's report: attainment and request goodput per level, and the SLO capacity. Pure. */
 
@@ -39,7 +41,7 @@ function capacityLines(c: SloCapacity): string[] {
   const head =
     cap.value === null
       ? `n/a (${cap.reason})`
-      : `${num(cap.value, 3)} req/s${offered}, ${capacityBracketText(c, " req/s")} (resolution ${pct(c.relativeResolution)})${confirmation(c)}`;
+      : `${num(cap.value, 3)} req/s${c.twin?.basis === "twin" ? "" : offered}${capacityBasisText(c.twin)}, ${capacityBracketText(c, " req/s")} (resolution ${pct(c.relativeResolution)})${c.twin?.basis === "twin" ? "" : confirmation(c)}`;
   const targets =
     c.highestPassingTargetRatePerSecond === undefined
       ? ""
@@ -48,6 +50,7 @@ function capacityLines(c: SloCapacity): string[] {
   return [
     "",
     `### SLO capacity: **${head}**`,
+    ...twinLines(c),
     "",
     `Plot: \`<this report's name>.slo.svg\` beside it (each bound's percentile against the offered rate, the SLO and the capacity marked). The highest Poisson request rate at which ${describeSlo(c.slo)} held: probes from ${c.start ? `${num(c.start.ratePerSecond, 3)}/s (${c.start.basis})` : `${c.settings.lowRatePerSecond}/s`} within [${c.settings.lowRatePerSecond}, ${c.settings.highRatePerSecond}]/s until one held and one failed, then bisection to ${pct(c.settings.resolution)} of the passing rate; at most ${c.settings.maxProbes} probes and ${c.settings.maxMinutes} min (stopped by: ${c.stoppedBy}, after ${num(c.elapsedSeconds, 0)} s). Probe length: ${c.probeRule}. A probe holds when its level is valid, drops nothing, keeps up, and meets every bound and the attainment.${targets}`,
     ...(c.firstMisses.length > 0
@@ -100,7 +103,7 @@ export function sloSectionLines(load: LoadPhase): string[] {
       "",
       `### SLO: ${describeSlo(slo)}`,
       "",
-      "Attainment: the window's successful requests meeting every bound at once ÷ those completed plus those cut off at the window's end already past a TTFT or e2e bound (misses). Goodput: the requests met per second of the window (vLLM bench's `--goodput` divides by the whole run). Each bound's column: its percentile over the window's successful requests (ms) and the share of requests meeting it alone.",
+      `Attainment: the window's successful requests meeting every bound at once ÷ those completed plus those cut off at the window's end already past a ${cutOffCountedLabels()} bound (misses). Goodput: the requests met per second of the window (vLLM bench's \`--goodput\` divides by the whole run). Each bound's column: its percentile over the window's successful requests (ms) and the share of requests meeting it alone.`,
       "",
       ...table(["level", "met / completed", "attainment", "goodput req/s", "bounds", "SLO"], levelRows(levels)),
     );

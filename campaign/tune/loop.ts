@@ -70,6 +70,42 @@ const recorded = (p: TuneProposal) => ({ ...p, evidence: [...p.evidence] });
 const spentMs = (steps: readonly TuneStep[]) =>
   steps.reduce((t, s) => t + (Date.parse(s.finishedAt) - Date.parse(s.startedAt)), 0);
 
+/** What the steps of one tune run share: its inputs, its state (saved after each step), the last campaign. */
+interface TuneRun {
+  readonly settings: TuneSettings;
+  readonly deps: TuneDeps;
+  readonly control: CampaignControl;
+  readonly state: TuneState;
+  readonly iso: () => string;
+  /** The run's last campaign, whose restore the tune's end reads. */
+  last: CampaignSummary | null;
+}
+
+/** Records a step (its number and times added) and saves the state: a resumed tune starts after it. */
+type FinishStep = (step: Omit<TuneStep, "step" | "startedAt" | "finishedAt">) => void;
+
+type MeasuredBaseline = NonNullable<ReturnType<typeof baselineOf>>;
+
+/** The state a run starts from: the prior run's steps, resumed, or a fresh tune. */
+function startState(settings: TuneSettings, prior: TuneState | null, iso: () => string): TuneState {
+  if (prior) return { ...prior, steps: [...prior.steps], stopped: null, restore: null };
+  return {
+    kind: TUNE_KIND,
+    schemaVersion: TUNE_SCHEMA_VERSION,
+    branch: settings.branch,
+    baseCommit: settings.baseCommit,
+    startedAt: iso(),
+    objective: settings.objective,
+    targetConcurrency: settings.targetConcurrency,
+    steps: [],
+    stopped: null,
+    restore: null,
+  };
+}
+
+const measuredCount = (steps: readonly TuneStep[]) =>
+  steps.reduce((n, s) => n + (s.campaignId === null ? 0 : s.proposals.length), 0);
+
 export async function runTune(
   settings: TuneSettings,
   deps: TuneDeps,
@@ -77,115 +113,109 @@ export async function runTune(
   prior: TuneState | null,
 ): Promise<TuneState> {
   const iso = () => new Date(deps.now()).toISOString();
-  const state: TuneState = prior
-    ? { ...prior, steps: [...prior.steps], stopped: null, restore: null }
-    : {
-        kind: TUNE_KIND,
-        schemaVersion: TUNE_SCHEMA_VERSION,
-        branch: settings.branch,
-        baseCommit: settings.baseCommit,
-        startedAt: iso(),
-        objective: settings.objective,
-        targetConcurrency: settings.targetConcurrency,
-        steps: [],
-        stopped: null,
-        restore: null,
-      };
+  const state = startState(settings, prior, iso);
+  const run: TuneRun = { settings, deps, control, state, iso, last: null };
   const runStart = deps.now();
   const elapsedMs = () => spentMs(prior?.steps ?? []) + (deps.now() - runStart);
-  const measuredCount = () => state.steps.reduce((n, s) => n + (s.campaignId === null ? 0 : s.proposals.length), 0);
-  const save = () => deps.saveState(state);
-  let last: CampaignSummary | null = null;
-  save();
-
-  const stop = (why: string) => {
-    state.stopped = why;
-    deps.progress(`tune: stopped: ${why}`);
-  };
+  deps.saveState(state);
   while (state.stopped === null) {
     const n = state.steps.length + 1;
-    const left = settings.maxCandidates - measuredCount();
-    const spent = stopBeforeStep(settings, control, left, elapsedMs());
-    if (spent !== null) {
-      stop(spent);
-      break;
+    const left = settings.maxCandidates - measuredCount(state.steps);
+    // An interrupted step returns null: the next turn's check names the interruption.
+    const why = stopBeforeStep(settings, control, left, elapsedMs()) ?? (await tuneStep(run, n, left));
+    if (why !== null) {
+      state.stopped = why;
+      deps.progress(`tune: stopped: ${why}`);
     }
-    const startedAt = iso();
-    const finish = (step: Omit<TuneStep, "step" | "startedAt" | "finishedAt">) => {
-      state.steps.push({ step: n, startedAt, finishedAt: iso(), ...step });
-      save();
-    };
-    deps.progress(`tune step ${n}: measuring baseline`);
-    const base = await deps.measure([BASELINE], control, null);
-    last = base.summary;
-    const record = base.summary.candidates.find((c) => c.stack === BASELINE);
-    const baseline = baselineOf(base);
-    if (control.stop.aborted) continue;
-    if (baseline === null || record?.resultValid !== true) {
-      const why = `baseline could not be measured: ${record?.detail ?? "no result"}`;
-      finish({ ...empty(base), verdict: "failed", reason: why });
-      stop(why);
-      break;
-    }
-    const out = deps.propose(baseline);
-    if (out.proposals.length === 0) {
-      const why = `no proposal: ${out.noProposal ?? "the proposer named no candidate"}`;
-      finish({
-        ...empty(base),
-        baselineResult: baseline.file,
-        noProposal: out.noProposal,
-        verdict: "no-proposal",
-        reason: why,
-      });
-      deps.progress(`tune step ${n}: ${why}`);
-      stop(why);
-      break;
-    }
-    const proposals = out.proposals.slice(0, left);
-    const written = proposals.map((proposal) => ({ proposal, stackFile: deps.writeProposal(proposal) }));
-    // Earlier winners have the current baseline's args: controls whose gap to baseline measures the noise.
-    const controls = state.steps.flatMap((s) => (s.promoted ? [s.promoted.stack] : []));
-    const stacks = stepStacks(
-      controls,
-      proposals.map((p) => p.stack),
-    );
-    const slots = stepSlots(settings.parallel, n);
-    deps.progress(
-      `tune step ${n}: measuring ${proposals.map((p) => `${p.stack} (${p.knob} ${p.from} -> ${p.to}, ${p.rule})`).join(", ")}` +
-        (controls.length > 0 ? `; controls ${controls.join(", ")}` : "") +
-        slotsLine(stacks, slots),
-    );
-    const measured = await deps.measure(stacks, control, slots);
-    last = measured.summary;
-    if (control.stop.aborted) continue;
-    const rec = measured.summary.recommendation;
-    const winner = stepWinner(measured, written);
-    const common = {
-      baselineResult: baseline.file,
-      proposals: proposals.map(recorded),
-      noProposal: null,
-      figures: stepFigures(measured),
-      campaignId: measured.summary.id,
-      reason: rec.reason,
-    };
-    if (winner === null) {
-      finish({ ...common, verdict: "kept", promoted: null, commit: null });
-      deps.progress(`tune step ${n}: baseline kept: ${rec.reason}`);
-      stop(`no proposal beat baseline beyond noise (step ${n})`);
-      break;
-    }
-    const commit = deps.promote(winner);
-    const p = winner.proposal;
-    finish({ ...common, verdict: "promoted", promoted: recorded(p), commit });
-    deps.progress(
-      `tune step ${n}: promoted ${p.stack} (${p.knob} ${p.from} -> ${p.to}) as ${commit.slice(0, 12)}: ${rec.reason}`,
-    );
   }
-
-  state.restore = await restoreAtEnd(settings, deps, control, last);
+  state.restore = await restoreAtEnd(settings, deps, control, run.last);
   deps.progress(`tune: ${state.restore}`);
-  save();
+  deps.saveState(state);
   return state;
+}
+
+/** One step: measure baseline, propose, then measure the proposals; why the tune stops, or null to go on. */
+async function tuneStep(run: TuneRun, n: number, left: number): Promise<string | null> {
+  const { deps, control } = run;
+  const startedAt = run.iso();
+  const finish: FinishStep = (step) => {
+    run.state.steps.push({ step: n, startedAt, finishedAt: run.iso(), ...step });
+    deps.saveState(run.state);
+  };
+  deps.progress(`tune step ${n}: measuring baseline`);
+  const base = await deps.measure([BASELINE], control, null);
+  run.last = base.summary;
+  const record = base.summary.candidates.find((c) => c.stack === BASELINE);
+  const baseline = baselineOf(base);
+  if (control.stop.aborted) return null;
+  if (baseline === null || record?.resultValid !== true) {
+    const why = `baseline could not be measured: ${record?.detail ?? "no result"}`;
+    finish({ ...empty(base), verdict: "failed", reason: why });
+    return why;
+  }
+  const out = deps.propose(baseline);
+  if (out.proposals.length === 0) {
+    const why = `no proposal: ${out.noProposal ?? "the proposer named no candidate"}`;
+    finish({
+      ...empty(base),
+      baselineResult: baseline.file,
+      noProposal: out.noProposal,
+      verdict: "no-proposal",
+      reason: why,
+    });
+    deps.progress(`tune step ${n}: ${why}`);
+    return why;
+  }
+  return measureProposals(run, n, finish, baseline, out.proposals.slice(0, left));
+}
+
+/** A step's second half: the proposals measured beside controls, the winner promoted; why it stops, or null. */
+async function measureProposals(
+  run: TuneRun,
+  n: number,
+  finish: FinishStep,
+  baseline: MeasuredBaseline,
+  proposals: readonly TuneProposal[],
+): Promise<string | null> {
+  const { deps, control } = run;
+  const written = proposals.map((proposal) => ({ proposal, stackFile: deps.writeProposal(proposal) }));
+  // Earlier winners have the current baseline's args: controls whose gap to baseline measures the noise.
+  const controls = run.state.steps.flatMap((s) => (s.promoted ? [s.promoted.stack] : []));
+  const stacks = stepStacks(
+    controls,
+    proposals.map((p) => p.stack),
+  );
+  const slots = stepSlots(run.settings.parallel, n);
+  deps.progress(
+    `tune step ${n}: measuring ${proposals.map((p) => `${p.stack} (${p.knob} ${p.from} -> ${p.to}, ${p.rule})`).join(", ")}` +
+      (controls.length > 0 ? `; controls ${controls.join(", ")}` : "") +
+      slotsLine(stacks, slots),
+  );
+  const measured = await deps.measure(stacks, control, slots);
+  run.last = measured.summary;
+  if (control.stop.aborted) return null;
+  const rec = measured.summary.recommendation;
+  const winner = stepWinner(measured, written);
+  const common = {
+    baselineResult: baseline.file,
+    proposals: proposals.map(recorded),
+    noProposal: null,
+    figures: stepFigures(measured),
+    campaignId: measured.summary.id,
+    reason: rec.reason,
+  };
+  if (winner === null) {
+    finish({ ...common, verdict: "kept", promoted: null, commit: null });
+    deps.progress(`tune step ${n}: baseline kept: ${rec.reason}`);
+    return `no proposal beat baseline beyond noise (step ${n})`;
+  }
+  const commit = deps.promote(winner);
+  const p = winner.proposal;
+  finish({ ...common, verdict: "promoted", promoted: recorded(p), commit });
+  deps.progress(
+    `tune step ${n}: promoted ${p.stack} (${p.knob} ${p.from} -> ${p.to}) as ${commit.slice(0, 12)}: ${rec.reason}`,
+  );
+  return null;
 }
 
 /** Why no further step may start: an interruption, or a budget spent; null while one may. */

@@ -28,6 +28,12 @@ export const CapacitySchema = z
     tailRequests: positiveInt.max(1000).default(1),
     /** The confirming probe's `tailRequests` (at least `tailRequests`): the passing end is re-run this long before it is reported. */
     confirmTailRequests: positiveInt.max(1000).default(2),
+    /**
+     * "twin": fit the engine's twin to the closed loop, state its long-run capacity and confirm it in two windows
+     * on the server (at the capacity and 12 % above), falling back to the search where the twin cannot model the
+     * candidate or disagrees with the server. "search": the measured search alone.
+     */
+    method: z.enum(["twin", "search"]).default("twin"),
   })
   .strict()
   .refine((c) => c.highRatePerSecond >= c.lowRatePerSecond, {

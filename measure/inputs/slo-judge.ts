@@ -1,9 +1,8 @@
 import { z } from "zod";
 import type { RequestSample } from "../http/chat";
 import { type Measured, measured, missing } from "../measured";
-import { percentile, type Summary } from "../stats";
+import type { Summary } from "../stats";
 import {
-  METRIC_LABEL,
   PERCENTILE_FRACTION,
   SLO_METRICS,
   SLO_PERCENTILES,
@@ -12,6 +11,14 @@ import {
   SloBoundSchema,
   SloSchema,
 } from "./slo";
+import {
+  type LevelDistributions,
+  metricLabel,
+  metricRow,
+  requestFigureMs,
+  SLO_METRIC_TABLE,
+  type SloMetricTable,
+} from "./slo-metrics";
 
 /**
  * The one judgement of a level under an SLO (`judge`): every reader (the level's record, the sweep, the
@@ -103,15 +110,11 @@ export const SloJudgementSchema = z.strictObject({
 export type SloJudgement = z.infer<typeof SloJudgementSchema>;
 
 /** What `judge` reads of a level: a closed- or open-loop level of the result file satisfies it. */
-export interface JudgedLevel {
+export interface JudgedLevel extends LevelDistributions {
   readonly samples: ReadonlyArray<RequestSample & { readonly window: boolean }>;
   readonly windowStartEpochMs: number;
   readonly windowEndEpochMs: number;
   readonly windowSeconds: number;
-  readonly ttftMs: Summary | null;
-  readonly tpotMs: Summary | null;
-  readonly itlMs: Summary | null;
-  readonly e2eMs: Summary | null;
   readonly valid: boolean;
   readonly invalidReasons: readonly string[];
   readonly openLoop?: {
@@ -121,48 +124,42 @@ export interface JudgedLevel {
   };
 }
 
-const SUMMARY_OF = { ttft: "ttftMs", tpot: "tpotMs", itl: "itlMs", e2e: "e2eMs" } as const;
-
-type Distributions = Pick<JudgedLevel, "ttftMs" | "tpotMs" | "itlMs" | "e2eMs">;
-
-/** Pure: the level's figure for a bound (its percentile over the window's successful requests), or null. */
-export const boundFigure = (level: Distributions, b: SloBound): number | null =>
-  level[SUMMARY_OF[b.metric]]?.[b.percentile] ?? null;
+/**
+ * Pure: the level's figure for a bound (its percentile over the window's successful requests), or null.
+ * The level's distributions are read by the key the metric's row names.
+ */
+export function boundFigure(
+  level: LevelDistributions,
+  b: SloBound,
+  metrics: SloMetricTable = SLO_METRIC_TABLE,
+): number | null {
+  const byKey: Readonly<Record<string, Summary | null | undefined>> = level;
+  return byKey[metricRow(b.metric, metrics).summaryKey]?.[b.percentile] ?? null;
+}
 
 /**
- * Pure: does one successful request meet a bound. TTFT and e2e: its own figure. TPOT: a request of one
- * output token has none and meets it (vLLM counts its TPOT as 0). ITL: the bound's percentile of the
- * request's own gaps (none: met).
+ * Pure: does one successful request meet a bound: its figure (`requestFigureMs`: TTFT, TPOT and e2e its
+ * own value, ITL the bound's percentile of its own gaps) within it; without one, as the metric's row says
+ * (a TPOT of one output token meets it, vLLM counting it as 0; no first token misses TTFT).
  */
-export function requestMeets(s: RequestSample, b: SloBound): boolean {
-  switch (b.metric) {
-    case "ttft":
-      return s.ttftMs !== null && s.ttftMs <= b.ms;
-    case "tpot":
-      return s.tpotMs === null || s.tpotMs <= b.ms;
-    case "e2e":
-      return s.e2eMs <= b.ms;
-    case "itl":
-      return (
-        s.chunkGapsMs.length === 0 ||
-        percentile(Float64Array.from(s.chunkGapsMs).sort(), 100 * PERCENTILE_FRACTION[b.percentile]) <= b.ms
-      );
-  }
+export function requestMeets(s: RequestSample, b: SloBound, metrics: SloMetricTable = SLO_METRIC_TABLE): boolean {
+  const row = metricRow(b.metric, metrics);
+  const figure = requestFigureMs(row, s, PERCENTILE_FRACTION[b.percentile]);
+  return figure === null ? row.withoutValue === "meets" : figure <= b.ms;
 }
 
 /**
  * Pure: is a request cut off at the window's end already past a bound, whatever happens next. TTFT: its
  * first token came late, or none came and it has waited longer than the bound; e2e: it has run longer.
- * A cut-off request's TPOT and ITL depend on tokens not yet sent: never known past.
+ * A cut-off request's TPOT and ITL depend on tokens not yet sent: never known past (the row's `cutOff`).
  */
-export function cutOffPast(s: RequestSample, b: SloBound): boolean {
-  if (b.metric === "ttft") return (s.ttftMs ?? s.e2eMs) > b.ms;
-  if (b.metric === "e2e") return s.e2eMs > b.ms;
-  return false;
+export function cutOffPast(s: RequestSample, b: SloBound, metrics: SloMetricTable = SLO_METRIC_TABLE): boolean {
+  const rule = metricRow(b.metric, metrics).cutOff;
+  return rule.counts === "miss-once-past" && rule.elapsedMs(s) > b.ms;
 }
 
 /** Pure: keep-up from the samples' outstanding requests (`KeepUpSchema`). */
-export function keepUp(level: Omit<JudgedLevel, keyof Distributions | "valid" | "invalidReasons">): KeepUp {
+export function keepUp(level: Omit<JudgedLevel, keyof LevelDistributions | "valid" | "invalidReasons">): KeepUp {
   const { windowStartEpochMs: ws, windowEndEpochMs: we } = level;
   const third = (we - ws) / 3;
   const meanOutstanding = (from: number, to: number) => {
@@ -182,18 +179,18 @@ export function keepUp(level: Omit<JudgedLevel, keyof Distributions | "valid" | 
  * off at its end already past a bound (`cutOffPast`), as misses; other cut-off requests are unknown and
  * left out. Bound figures are percentiles over the successful requests, as `vllm bench serve` computes them.
  */
-export function judge(level: JudgedLevel, slo: Slo | null): SloJudgement {
+export function judge(level: JudgedLevel, slo: Slo | null, metrics: SloMetricTable = SLO_METRIC_TABLE): SloJudgement {
   const bs = slo?.bounds ?? [];
   const ok = level.samples.filter((s) => s.window && s.outcome === "succeeded");
   const cut = level.samples.filter((s) => s.window && s.outcome === "incomplete");
-  const meets = ok.map((s) => bs.map((b) => requestMeets(s, b)));
-  const past = cut.map((s) => bs.map((b) => cutOffPast(s, b)));
+  const meets = ok.map((s) => bs.map((b) => requestMeets(s, b, metrics)));
+  const past = cut.map((s) => bs.map((b) => cutOffPast(s, b, metrics)));
   const met = meets.filter((row) => row.every(Boolean)).length;
   const cutOffMissed = past.filter((row) => row.some(Boolean)).length;
   const counted = ok.length + cutOffMissed;
   const attainment = slo !== null && counted > 0 ? met / counted : null;
   const bounds = bs.map((b, i) => {
-    const figureMs = boundFigure(level, b);
+    const figureMs = boundFigure(level, b, metrics);
     const pastIt = past.filter((row) => row[i]).length;
     const metIt = meets.filter((row) => row[i]).length;
     return {
@@ -254,7 +251,7 @@ export function describeMiss(m: RecordedMiss): string {
   if (typeof m === "string") return m;
   switch (m.kind) {
     case "bound":
-      return `${METRIC_LABEL[m.metric]} ${m.percentile} ${m.boundMs} ms: ${m.figureMs === null ? "none" : `${m.figureMs.toFixed(1)} ms`}`;
+      return `${metricLabel(m.metric)} ${m.percentile} ${m.boundMs} ms: ${m.figureMs === null ? "none" : `${m.figureMs.toFixed(1)} ms`}`;
     case "attainment":
       return m.attainment === null
         ? `attainment: no request counted (target ${pct(m.target)})`

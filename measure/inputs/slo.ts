@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { metricLabel, SLO_METRIC_TABLE, SLO_METRICS, type SloMetricTable } from "./slo-metrics";
 
 /**
  * The one SLO type: bounds on TTFT, TPOT, ITL or end-to-end latency, each at a percentile, in ms, plus
@@ -7,7 +8,8 @@ import { z } from "zod";
  * through `parseSloBounds` and `parseSloAttainment`; the old per-figure flags map onto it (`legacySlo`).
  */
 
-export const SLO_METRICS = ["ttft", "tpot", "itl", "e2e"] as const;
+/** The metrics are the metric table's rows (`slo-metrics.ts`): the enum below is its keys. */
+export { SLO_METRICS, type SloMetric } from "./slo-metrics";
 export const SLO_PERCENTILES = ["p50", "p90", "p95", "p99"] as const;
 /** Each percentile as the fraction of values at or below it. */
 export const PERCENTILE_FRACTION: Readonly<Record<(typeof SLO_PERCENTILES)[number], number>> = {
@@ -169,14 +171,14 @@ export function sloFromFlags(flags: SloFlags, warn: (line: string) => void): Slo
   return { bounds, attainment };
 }
 
-/** Each metric as a person reads it: the one table a sentence takes its name from. */
-export const METRIC_LABEL: Record<SloBound["metric"], string> = { ttft: "TTFT", tpot: "TPOT", itl: "ITL", e2e: "e2e" };
-
-export const describeBound = (b: SloBound): string => `${METRIC_LABEL[b.metric]} ${b.percentile} ≤ ${b.ms} ms`;
+/** Pure: "TTFT p99 ≤ 800 ms", the metric's label from the metric table. */
+export const describeBound = (b: SloBound, metrics: SloMetricTable = SLO_METRIC_TABLE): string =>
+  `${metricLabel(b.metric, metrics)} ${b.percentile} ≤ ${b.ms} ms`;
 
 /** Pure: "TTFT p99 ≤ 800 ms, TPOT p99 ≤ 40 ms, met by ≥ 99 % of requests". */
-export function describeSlo(slo: Slo): string {
-  return `${slo.bounds.map(describeBound).join(", ")}, met by ≥ ${+(slo.attainment * 100).toFixed(3)} % of requests`;
+export function describeSlo(slo: Slo, metrics: SloMetricTable = SLO_METRIC_TABLE): string {
+  const bounds = slo.bounds.map((b) => describeBound(b, metrics)).join(", ");
+  return `${bounds}, met by ≥ ${+(slo.attainment * 100).toFixed(3)} % of requests`;
 }
 
 /**
@@ -201,7 +203,7 @@ export const SLO_ARG_OPTIONS = {
 
 /** One line for a usage text. */
 export const SLO_USAGE =
-  "--slo METRIC:PCT:MS[,...]  latency bounds (ttft|tpot|itl|e2e : p50|p90|p95|p99 : ms), e.g. ttft:p99:800,tpot:p99:40\n" +
+  `--slo METRIC:PCT:MS[,...]  latency bounds (${SLO_METRICS.join("|")} : ${SLO_PERCENTILES.join("|")} : ms), e.g. ttft:p99:800,tpot:p99:40\n` +
   "  --slo-attainment F       fraction of requests that must meet every bound (default 0.99)";
 
 /** Pure: parseArgs values of `SLO_ARG_OPTIONS` to the SLO (undefined: none). */

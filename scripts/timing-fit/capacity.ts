@@ -7,9 +7,10 @@
  *
  *   npx tsx scripts/timing-fit/capacity.ts [maxNumSeqs ...]
  */
-import { H200_TIMING } from "../../twin/step-model";
-import { quantile, replayOpenLoop } from "../../twin/replay";
+
 import { probeSchedule, probeSeed } from "../../measure/load/arrivals";
+import { quantile, replayOpenLoop } from "../../twin/replay";
+import { H200_TIMING } from "../../twin/step-model";
 
 const TTFT_MS = 1000;
 const TPOT_MS = 30;

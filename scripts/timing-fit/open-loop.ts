@@ -8,9 +8,9 @@
  *   npx tsx scripts/timing-fit/open-loop.ts
  */
 
-import { H200_TIMING } from "../../twin/step-model";
-import { replayOpenLoop } from "../../twin/replay";
 import { arrivalSchedule } from "../../measure/load/arrivals";
+import { replayOpenLoop } from "../../twin/replay";
+import { H200_TIMING } from "../../twin/step-model";
 
 function main(): void {
   process.stdout.write(

@@ -3,35 +3,20 @@ import * as path from "node:path";
 import { z } from "zod";
 import { readResult } from "../../result/store";
 import type { BenchmarkResult } from "../../result/types";
+import type { FitLevel, InputLengthCase } from "../../twin/fit";
 
 /**
  * The real-vLLM figures the lab's timing model is fitted to: every closed-loop level and every
  * input-length case of the benchmark results recorded under the runs in `FIT_RUNS` (vLLM 0.24 on an H200),
  * read and validated as the benchmark reads its own results.
  */
-export interface RecordedLevel {
+export interface RecordedLevel extends FitLevel {
   readonly file: string;
-  readonly maxNumSeqs: number;
-  readonly maxNumBatchedTokens: number;
-  readonly concurrency: number;
-  readonly promptTokens: number;
-  readonly outputTokens: number;
-  readonly warmupSeconds: number;
-  readonly windowSeconds: number;
-  readonly requestsPerSecond: number;
-  readonly ttftMeanMs: number;
-  readonly tpotMeanMs: number;
-  readonly itlP50Ms: number;
-  readonly peakRunning: number;
-  readonly peakWaiting: number;
 }
 
-export interface RecordedInputLength {
+export interface RecordedInputLength extends InputLengthCase {
   readonly file: string;
-  readonly promptTokens: number;
   readonly outputTokens: number;
-  /** The warm run's end-to-end ms, one request alone. */
-  readonly e2eMs: number;
 }
 
 export const EXAMPLES_DIR = path.resolve(__dirname, "..", "..", "examples");
@@ -98,6 +83,7 @@ export function recordedLevels(): RecordedLevel[] {
         windowSeconds: l.windowSeconds,
         requestsPerSecond: need(l.requestsPerSecond, `${file} c=${l.concurrency} req/s`),
         ttftMeanMs: l.ttftMs!.mean,
+        ttftP50Ms: l.ttftMs!.p50,
         tpotMeanMs: l.tpotMs!.mean,
         itlP50Ms: l.itlMs!.p50,
         peakRunning: need(l.server.peakRunning.value, `${file} c=${l.concurrency} peak running`),

@@ -1,5 +1,6 @@
 import { num } from "../../common/format";
 import { describeMiss } from "../../measure/inputs/slo-judge";
+import { metricRow, SLO_METRIC_TABLE, type SloMetricTable } from "../../measure/inputs/slo-metrics";
 import type { CapacityEvidence } from "./evidence";
 import {
   batchBudgetOf,
@@ -19,13 +20,13 @@ import type { Knob } from "./types";
  *
  * - preemptions, or the KV pool at least `KV_FULL_PERCENT` full: KV-bound → `gpuMemoryUtilization` up by
  *   0.05 (at most `--memory-cap`); at the cap, nothing (lower maxModelLen by hand, with `--min-context`);
- * - TTFT or e2e failed, or the server did not keep up with the arrivals (every bound met by the requests that
+ * - a "latency" bound (the metric table's `proposalKind`: TTFT, e2e) failed, or the server did not keep up with the arrivals (every bound met by the requests that
  *   did complete: the backlog is the queue), while vLLM ran `maxNumSeqs` requests (its cap) with KV room: arrivals beyond the cap
  *   queue, queueing with KV room → `maxNumSeqs` up (doubled, at most the KV ceiling). The waiting peak is
  *   shown but not required: an open loop's queue comes in bursts that 1 s scrapes can miss;
  * - TTFT or e2e failed while requests waited and fewer than `maxNumSeqs` ran: the step's token budget admits
  *   them slower than they arrive, TTFT lost to prefill under load → `maxNumBatchedTokens` up (doubled);
- * - TPOT or ITL failed: decode steps share their budget with prefill chunks → `maxNumBatchedTokens` down
+ * - a "decode" bound (TPOT, ITL) failed: decode steps share their budget with prefill chunks → `maxNumBatchedTokens` down
  *   (halved, not below 256 nor `maxNumSeqs`), fewer chunked-prefill tokens per decode step;
  * - anything else: nothing proposed, with the reason. Pure.
  */
@@ -58,8 +59,20 @@ function move(input: RuleInput, knob: Knob, from: number, to: number, evidence: 
   return { fired: true, proposal: proposal(knob, from, to, "slo-bound", evidence) };
 }
 
+/** KV-bound: `gpuMemoryUtilization` up by 0.05, at most `--memory-cap`; at the cap, nothing. */
+function memoryUp(input: RuleInput, why: string, evidence: string[]): RuleResult {
+  const mem = input.baseline.knobs.gpuMemoryUtilization.value;
+  if (mem === null) return notFired(`slo-bound: ${why}, but gpuMemoryUtilization is unknown`);
+  const to = Math.min(+(mem + 0.05).toFixed(2), input.opts.memoryCap);
+  if (to <= mem)
+    return notFired(
+      `slo-bound: ${why}, and gpuMemoryUtilization ${mem} is at --memory-cap ${input.opts.memoryCap}: lower maxModelLen instead (--min-context)`,
+    );
+  return move(input, "gpuMemoryUtilization", mem, to, [...evidence, `${why}: memory up, ${mem} → ${to}`]);
+}
+
 /** Pure: the SLO finding, or null when baseline ran no capacity search. */
-export function sloBound(input: RuleInput): SloFinding | null {
+export function sloBound(input: RuleInput, metrics: SloMetricTable = SLO_METRIC_TABLE): SloFinding | null {
   const b = input.baseline;
   const c = b.capacity;
   if (!c) return null;
@@ -87,23 +100,12 @@ export function sloBound(input: RuleInput): SloFinding | null {
 
   if (preempted > 0 || (kv !== null && kv >= KV_FULL_PERCENT)) {
     const why = `KV-bound: ${preempted > 0 ? `${preempted} preemptions` : `the KV pool ${num(kv, 1)} % full`} ${at(f)}`;
-    const mem = b.knobs.gpuMemoryUtilization.value;
-    if (mem === null) return fired(notFired(`slo-bound: ${why}, but gpuMemoryUtilization is unknown`), why);
-    const to = Math.min(+(mem + 0.05).toFixed(2), input.opts.memoryCap);
-    if (to <= mem)
-      return fired(
-        notFired(
-          `slo-bound: ${why}, and gpuMemoryUtilization ${mem} is at --memory-cap ${input.opts.memoryCap}: lower maxModelLen instead (--min-context)`,
-        ),
-        why,
-      );
-    return fired(
-      move(input, "gpuMemoryUtilization", mem, to, [first, server, `${why}: memory up, ${mem} → ${to}`]),
-      why,
-    );
+    return fired(memoryUp(input, why, [first, server]), why);
   }
-  const latency = f.keptUp === false || failed.some((x) => x.metric === "ttft" || x.metric === "e2e");
-  const decode = failed.some((x) => x.metric === "tpot" || x.metric === "itl");
+  const failedKind = (kind: "latency" | "decode") =>
+    failed.some((x) => metricRow(x.metric, metrics).proposalKind === kind);
+  const latency = f.keptUp === false || failedKind("latency");
+  const decode = failedKind("decode");
   // The budget the server ran with (recorded, or its flag), never a card's constant.
   const batch = batchBudgetOf(b);
   const budgetText = batch.tokens === null ? "token budget (unknown)" : batch.text;

@@ -81,6 +81,8 @@ describe("SLO capacity against llm-d-inference-sim", function () {
       scenario({
         openLoop: {
           capacity: {
+            // The measured search itself (the calibrated twin's own tests are test/unit/twin/ and the lab's).
+            method: "search",
             lowRatePerSecond: 2,
             highRatePerSecond: 64,
             resolution: 0.15,

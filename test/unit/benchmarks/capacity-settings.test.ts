@@ -24,6 +24,7 @@ describe("capacity settings: refused when the SLO and scenario are read, with th
       maxMinutes: 5,
       tailRequests: 1,
       confirmTailRequests: 2,
+      method: "twin",
     });
   });
 

@@ -20,6 +20,7 @@ const settings = {
   maxMinutes: 30,
   tailRequests: 10,
   confirmTailRequests: 10,
+  method: "search" as const,
 };
 
 /** A rate level at `rate` with `preemptions` over its window. */

@@ -17,6 +17,7 @@ const settings = {
   maxMinutes: 30,
   tailRequests: 10,
   confirmTailRequests: 10,
+  method: "search" as const,
 };
 
 /** A result whose capacity search found its knee at `knee` req/s (rate levels as the closed-loop level at c=1). */

@@ -1,0 +1,226 @@
+import { type CapacitySettings, minCompletedPerProbe, probePlan, sloE2eAllowanceMs } from "../../measure/inputs/capacity-settings";
+import type { Slo } from "../../measure/inputs/slo";
+import { probeSeed } from "../../measure/load/arrivals";
+import type { LoadLevel, RateLevel, TwinCapacityRecord, TwinFit, TwinWindow } from "../../result";
+import { checkWindow } from "../../twin/consistency";
+import { type CalibrationFit, calibrate, FIT_RESIDUAL_BOUND, type FitLevel } from "../../twin/fit";
+import { twinCapacity, windowBand } from "../../twin/long-run";
+import type { TwinLoad, TwinSlo, WindowBand } from "../../twin/types";
+import { fitLevelOf, openWindowOf, readingOf, type TwinKnobs, twinLoadOf, twinSloOf } from "./twin-inputs";
+import type { ProbeLevel } from "./capacity-run";
+
+/**
+ * The SLO capacity from the candidate's calibrated twin: fit the twin's costs to the closed loop the benchmark
+ * already ran, compute the highest rate whose long run holds the SLO, then run two windows on the server, at that
+ * rate and ABOVE_CAPACITY above it, and hold each against the band the twin predicts for a window of its size.
+ * Every window in its band: the twin's capacity stands. One outside: refit with the windows, predict and confirm
+ * again, at most MAX_ROUNDS times; still outside, or a twin that cannot be built: the caller runs the measured
+ * search and states why (docs/slo.md, "The calibrated twin").
+ */
+
+/** The second window's rate over the capacity: far enough above that its band lies below the target. */
+export const ABOVE_CAPACITY = 1.12;
+/** Predictions confirmed on the server at most: the first, and one refit with the windows that disagreed. */
+export const MAX_ROUNDS = 2;
+
+export interface TwinRunDeps {
+  readonly seed: number;
+  readonly warmupSeconds: number;
+  readonly maxTokens: number;
+  readonly closedLevels: readonly LoadLevel[];
+  readonly knobs: TwinKnobs;
+  readonly open: (ratePerSecond: number, probe: ProbeLevel) => Promise<RateLevel | null>;
+  readonly log: (line: string) => void;
+}
+
+/** The twin's record and the server's windows it ran (each an open-loop level of the result). */
+export interface TwinRun {
+  readonly record: TwinCapacityRecord;
+  /** The windows' levels, in the record's order. */
+  readonly levels: readonly RateLevel[];
+}
+
+/** What the twin is built from, or why it cannot be. */
+type TwinBasis = { slo: TwinSlo; load: TwinLoad; levels: readonly FitLevel[]; fit: CalibrationFit };
+
+function twinBasis(slo: Slo, d: TwinRunDeps): TwinBasis | { why: string; load: TwinLoad | null; fit: TwinFit | null } {
+  const twinSlo = twinSloOf(slo);
+  if ("why" in twinSlo) return { why: twinSlo.why, load: null, fit: null };
+  const sized = twinLoadOf(d.knobs, d.closedLevels);
+  if ("why" in sized) return { why: sized.why, load: null, fit: null };
+  const levels = d.closedLevels.flatMap((l) => fitLevelOf(l, sized.load, d.warmupSeconds) ?? []);
+  if (levels.length === 0)
+    return { why: "no valid closed-loop level to calibrate the twin on (the capacity needs one)", load: sized.load, fit: null };
+  const fit = calibrate(levels);
+  if (fit.worstRelativeResidual > FIT_RESIDUAL_BOUND)
+    return {
+      why: `the twin does not fit this server: its worst residual is ${pct(fit.worstRelativeResidual)}, above the bound ${pct(FIT_RESIDUAL_BOUND)} (a server whose timing is not vLLM's step model, such as the simulator with fixed latencies)`,
+      load: sized.load,
+      fit: fitRecord(fit, 0),
+    };
+  return { slo: twinSlo.slo, load: sized.load, levels, fit };
+}
+
+const pct = (f: number) => `${(f * 100).toFixed(1)} %`;
+
+const fitRecord = (fit: CalibrationFit, openWindows: number): TwinFit => ({
+  params: fit.params,
+  prior: fit.prior,
+  scales: fit.scales,
+  residuals: fit.residuals.map((r) => ({ ...r })),
+  worstRelativeResidual: fit.worstRelativeResidual,
+  residualBound: FIT_RESIDUAL_BOUND,
+  assumptions: [...fit.assumptions],
+  openWindows,
+});
+
+/** Runs one window at `ratePerSecond` and holds it against the twin's band for a window of its size. */
+async function confirmWindow(
+  basis: TwinBasis,
+  ratePerSecond: number,
+  round: number,
+  index: number,
+  slo: Slo,
+  d: TwinRunDeps,
+): Promise<{ window: TwinWindow; level: RateLevel } | { why: string }> {
+  const needed = minCompletedPerProbe(slo, 1).count;
+  const plan = probePlan(ratePerSecond, needed, sloE2eAllowanceMs(slo, d.maxTokens));
+  const level = await d.open(ratePerSecond, {
+    windowSeconds: plan.windowSeconds,
+    arrivals: plan.arrivals,
+    seed: probeSeed(d.seed, 1000 + index),
+  });
+  if (level === null || level.status !== "ok") return { why: `the window at ${ratePerSecond.toFixed(3)}/s did not run: ${level?.error ?? "interrupted"}` };
+  const measured = readingOf(level);
+  if (measured === null) return { why: `the window at ${ratePerSecond.toFixed(3)}/s has no SLO judgement` };
+  const band = windowBand(basis.fit.params, basis.load, basis.slo, level.openLoop.sentRatePerSecond, measured.requests);
+  const check = checkWindow(measured, band);
+  return {
+    level,
+    window: {
+      round,
+      targetRatePerSecond: ratePerSecond,
+      offeredRatePerSecond: level.openLoop.sentRatePerSecond,
+      requests: measured.requests,
+      attainment: measured.attainment,
+      percentilesMs: [...measured.percentilesMs],
+      holds: measured.holds,
+      band: bandRecord(band),
+      inBand: check.consistent,
+      why: check.why,
+    },
+  };
+}
+
+/**
+ * The calibrated twin's capacity and its confirmation. `record.basis` says whether its figure stands ("twin") or
+ * the caller must run the measured search ("search", with `record.why`).
+ */
+export async function twinCapacityRun(settings: CapacitySettings, slo: Slo, d: TwinRunDeps): Promise<TwinRun> {
+  const loadStarted = Date.now();
+  let basis = twinBasis(slo, d);
+  if ("why" in basis) return { record: fallback(basis.why, basis.load, basis.fit, null, [], 0), levels: [] };
+  const windows: TwinWindow[] = [];
+  const levels: RateLevel[] = [];
+  let prediction: TwinCapacityRecord["prediction"] = null;
+  let openWindows = 0;
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    prediction = predict(basis, settings, minCompletedPerProbe(slo, 1).count);
+    const capacity = prediction.capacityRatePerSecond;
+    if (capacity === null) return { record: fallback(prediction.reason ?? "no capacity", basis.load, fitRecord(basis.fit, openWindows), prediction, windows, seconds(loadStarted)), levels };
+    d.log(
+      `capacity: the twin (fit round ${round}) sustains ${capacity.toFixed(3)}/s over its long run; confirming at ${capacity.toFixed(3)}/s and ${(capacity * ABOVE_CAPACITY).toFixed(3)}/s`,
+    );
+    const ran: TwinWindow[] = [];
+    for (const rate of [capacity, capacity * ABOVE_CAPACITY]) {
+      const out = await confirmWindow(basis, rate, round, windows.length, slo, d);
+      if ("why" in out) return { record: fallback(out.why, basis.load, fitRecord(basis.fit, openWindows), prediction, windows, seconds(loadStarted)), levels };
+      windows.push(out.window);
+      levels.push(out.level);
+      ran.push(out.window);
+      d.log(windowLine(out.window));
+    }
+    const outside = ran.filter((w) => !w.inBand);
+    if (outside.length === 0)
+      return {
+        record: {
+          basis: "twin",
+          why: `every window fell in the band the twin predicted for it (${ran.length} windows, fit round ${round})`,
+          load: basis.load,
+          fit: fitRecord(basis.fit, openWindows),
+          prediction,
+          windows,
+          loadSeconds: seconds(loadStarted),
+        },
+        levels,
+      };
+    if (round + 1 < MAX_ROUNDS) {
+      basis = refit(basis, basis.levels, levels);
+      openWindows = levels.length;
+      d.log(`capacity: ${outside.length} window(s) outside the twin's band; refitting with the ${openWindows} windows`);
+    }
+  }
+  const last = windows.filter((w) => !w.inBand).at(-1);
+  return {
+    record: fallback(
+      `the twin disagreed with the server after ${MAX_ROUNDS} rounds: ${last?.why ?? "a window outside its band"}`,
+      basis.load,
+      fitRecord(basis.fit, openWindows),
+      prediction,
+      windows,
+      seconds(loadStarted),
+    ),
+    levels,
+  };
+}
+
+const seconds = (since: number) => (Date.now() - since) / 1000;
+
+/** A band as the result records it (its arrays copied out of the twin's read-only ones). */
+const bandRecord = (band: WindowBand) => ({
+  ...band,
+  attainment: { ...band.attainment },
+  percentilesMs: band.percentilesMs.map((p) => ({ ...p })),
+});
+
+function predict(
+  basis: TwinBasis,
+  settings: CapacitySettings,
+  windowRequests: number,
+): NonNullable<TwinCapacityRecord["prediction"]> {
+  const capacity = twinCapacity(basis.fit.params, basis.load, basis.slo, {
+    lowRatePerSecond: settings.lowRatePerSecond,
+    highRatePerSecond: settings.highRatePerSecond,
+  });
+  const at = capacity.capacityRatePerSecond;
+  return {
+    capacityRatePerSecond: at,
+    reason: capacity.reason,
+    relativeResolution: capacity.relativeResolution,
+    points: capacity.points.map((p) => ({ ...p, percentilesMs: [...p.percentilesMs] })),
+    bandAtCapacity: at === null ? null : bandRecord(windowBand(basis.fit.params, basis.load, basis.slo, at, windowRequests)),
+    cpuSeconds: capacity.cpuSeconds,
+  };
+}
+
+/** The fit again, with the server's windows beside the closed loop (the windows where the twin disagreed among them). */
+function refit(basis: TwinBasis, closedLevels: readonly FitLevel[], windows: readonly RateLevel[]): TwinBasis {
+  const open = windows.flatMap((w) => openWindowOf(w, basis.load) ?? []);
+  return { ...basis, fit: calibrate(closedLevels, basis.fit.prior, open) };
+}
+
+function fallback(
+  why: string,
+  load: TwinLoad | null,
+  fit: TwinFit | null,
+  prediction: TwinCapacityRecord["prediction"],
+  windows: readonly TwinWindow[],
+  loadSeconds: number,
+): TwinCapacityRecord {
+  return { basis: "search", why, load, fit, prediction, windows: [...windows], loadSeconds };
+}
+
+function windowLine(w: TwinWindow): string {
+  const band = w.band.attainment;
+  return `capacity window ${w.targetRatePerSecond.toFixed(3)}/s (offered ${w.offeredRatePerSecond.toFixed(3)}/s): attainment ${w.attainment.toFixed(3)} over ${w.requests} requests, the twin's band [${band.p5.toFixed(3)}, ${band.p95.toFixed(3)}]: ${w.inBand ? "in band" : `outside: ${w.why}`}`;
+}

@@ -1,0 +1,43 @@
+import { quantileOfSorted, sortedAscending } from "./replay";
+import type { RequestFigures, Spread, TwinMetric, TwinSlo, WindowReading } from "./types";
+
+/** Pure: a window of requests judged under the SLO as the benchmark judges a level, and a figure's spread over windows. */
+
+export function metricOf(request: RequestFigures, metric: TwinMetric): number {
+  switch (metric) {
+    case "ttft":
+      return request.ttftMs;
+    case "tpot":
+      return request.tpotMs;
+    case "e2e":
+      return request.e2eMs;
+  }
+}
+
+/**
+ * The window's attainment (the share of its requests meeting every bound) and each bound's percentile (linear
+ * interpolation, as `quantile`); it holds when the attainment reaches the SLO's and every percentile is within
+ * its bound. An empty window holds nothing: attainment 0, percentiles NaN.
+ */
+export function judgeWindow(requests: readonly RequestFigures[], slo: TwinSlo): WindowReading {
+  if (requests.length === 0)
+    return { requests: 0, attainment: 0, percentilesMs: slo.bounds.map(() => Number.NaN), holds: false };
+  let meeting = 0;
+  for (const r of requests) if (slo.bounds.every((b) => metricOf(r, b.metric) <= b.ms)) meeting += 1;
+  const attainment = meeting / requests.length;
+  const percentilesMs = slo.bounds.map((b) =>
+    quantileOfSorted(sortedAscending(requests.map((r) => metricOf(r, b.metric))), b.quantile),
+  );
+  const holds = attainment >= slo.attainment && percentilesMs.every((p, i) => p <= slo.bounds[i]!.ms);
+  return { requests: requests.length, attainment, percentilesMs, holds };
+}
+
+/** p5, p50 and p95 of the values (linear interpolation, as `quantile`); NaN each where there are none. */
+export function spreadOf(values: readonly number[]): Spread {
+  const sorted = sortedAscending(values);
+  return {
+    p5: quantileOfSorted(sorted, 0.05),
+    p50: quantileOfSorted(sorted, 0.5),
+    p95: quantileOfSorted(sorted, 0.95),
+  };
+}
