@@ -83,32 +83,35 @@ function sloOf(values: Parameters<typeof sloFromArgValues>[0], io: Io): Slo | un
   }
 }
 
+/** `benchmark run`'s flags, as `node:util` parseArgs options. */
+const RUN_OPTIONS = {
+  stack: { type: "string" },
+  outputs: { type: "string" },
+  "outputs-json": { type: "string" },
+  endpoint: { type: "string" },
+  "metrics-url": { type: "string" },
+  kubeconfig: { type: "string" },
+  "require-cluster": { type: "boolean", default: false },
+  "no-cluster": { type: "boolean", default: false },
+  scenario: { type: "string" },
+  preset: { type: "string", default: "default" },
+  set: { type: "string", multiple: true, default: [] as string[] },
+  phases: { type: "string" },
+  "dcgm-url": { type: "string" },
+  "prometheus-url": { type: "string" },
+  "prometheus-memory-query": { type: "string" },
+  "prometheus-util-query": { type: "string" },
+  "wait-ready": { type: "string" },
+  out: { type: "string", default: RESULTS_DIR },
+  json: { type: "boolean", default: false },
+  quiet: { type: "boolean", default: false },
+  ...SLO_ARG_OPTIONS,
+} as const;
+
 async function runCommand(argv: string[], cwd: string, io: Io): Promise<number> {
   const { values } = parseArgs({
     args: argv,
-    options: {
-      stack: { type: "string" },
-      outputs: { type: "string" },
-      "outputs-json": { type: "string" },
-      endpoint: { type: "string" },
-      "metrics-url": { type: "string" },
-      kubeconfig: { type: "string" },
-      "require-cluster": { type: "boolean", default: false },
-      "no-cluster": { type: "boolean", default: false },
-      scenario: { type: "string" },
-      preset: { type: "string", default: "default" },
-      set: { type: "string", multiple: true, default: [] },
-      phases: { type: "string" },
-      "dcgm-url": { type: "string" },
-      "prometheus-url": { type: "string" },
-      "prometheus-memory-query": { type: "string" },
-      "prometheus-util-query": { type: "string" },
-      "wait-ready": { type: "string" },
-      out: { type: "string", default: RESULTS_DIR },
-      json: { type: "boolean", default: false },
-      quiet: { type: "boolean", default: false },
-      ...SLO_ARG_OPTIONS,
-    },
+    options: RUN_OPTIONS,
     strict: true,
     allowPositionals: false,
   });

@@ -37,7 +37,7 @@ export type { StartPhases } from "../measure/kube/start-phases";
 export { type Measured, measured, measuredOf, missing } from "../measure/measured";
 export { main as cliMain } from "./cli";
 export { readinessPhase } from "./phases/readiness";
-export { type Progress, silentProgress, writerProgress } from "./progress";
+export { type Progress, type StageEvent, silentProgress, writerProgress } from "./progress";
 export { renderComparison } from "./report/comparison";
 export { renderMarkdown } from "./report/markdown";
 export { renderProposals } from "./report/proposals";

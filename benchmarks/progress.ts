@@ -5,12 +5,24 @@
  */
 export interface Progress {
   log(message: string): void;
+  /** Where the run is now, typed: a campaign's one-line status reads these, never the log's sentences. */
+  stage(event: StageEvent): void;
   /** fraction in [0, 1]; `detail` is shown beside the bar. */
   bar(label: string, fraction: number, detail: string): void;
   endBar(): void;
 }
 
-export const silentProgress: Progress = { log() {}, bar() {}, endBar() {} };
+/**
+ * A step of the run: a phase starts (run.ts), a load level or capacity window starts (phases/load.ts),
+ * or a budget over the phase's later levels begins (the capacity search's `maxMinutes`).
+ */
+export type StageEvent =
+  | { readonly kind: "phase"; readonly phase: string }
+  /** `label`: "closed loop c=8", "capacity window 1.607/s"; `plannedSeconds`: its warm-up and window. */
+  | { readonly kind: "level"; readonly label: string; readonly plannedSeconds: number }
+  | { readonly kind: "budget"; readonly label: string; readonly seconds: number };
+
+export const silentProgress: Progress = { log() {}, stage() {}, bar() {}, endBar() {} };
 
 /** Progress written through `write`; `tty` draws a bar in place, otherwise one bar line every 10 s. */
 export function writerProgress(write: (s: string) => void, tty: boolean): Progress {
@@ -22,6 +34,8 @@ export function writerProgress(write: (s: string) => void, tty: boolean): Progre
       drawn = false;
       write(`${message}\n`);
     },
+    // `bench run` shows its phases and levels through its log lines and bars already.
+    stage() {},
     bar(label, fraction, detail) {
       const f = Math.min(1, Math.max(0, fraction));
       if (tty) {

@@ -214,6 +214,7 @@ async function runPhases(selected: readonly (typeof PHASES)[number][], run: Phas
   for (const phase of selected) {
     if (signal.aborted) break;
     progress.log(`phase ${phase}`);
+    progress.stage({ kind: "phase", phase });
     try {
       await runPhase(phase, run);
     } catch (err) {

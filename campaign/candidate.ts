@@ -277,7 +277,7 @@ async function benchmarkServing(
   clock.step = "bench";
   p.phase("bench");
   const t2 = deps.now();
-  const result = await deps.benchmark({ stack, outputs, endpoint, signal: control.stop });
+  const result = await deps.benchmark({ stack, outputs, endpoint, signal: control.stop, progress: p });
   clock.benchSeconds = seconds(t2);
   p.took(clock.benchSeconds);
   clock.waitSeconds = clock.waitSeconds ?? seconds(t1);

@@ -25,6 +25,8 @@ export interface CampaignDeps {
     outputs: StackOutputs;
     endpoint: string;
     signal: AbortSignal;
+    /** The candidate's own line: the benchmark's stages show as its status (a slot's too). */
+    progress: CampaignProgress;
   }) => Promise<BenchmarkResult>;
   readonly waitServing: (endpoint: string, want: ServingExpectation, signal: AbortSignal) => Promise<number>;
   readonly observe: (endpoint: string, ref: DeploymentRef) => Promise<ObservedState>;

@@ -1,4 +1,5 @@
-import { type Progress, writerProgress } from "../benchmarks";
+import { type Progress, type StageEvent, writerProgress } from "../benchmarks";
+import { afterStage, type BenchStatus, statusText } from "./bench-status";
 
 /**
  * One stderr line per candidate, written as its phases go:
@@ -25,26 +26,97 @@ export function formatSeconds(seconds: number): string {
   return seconds >= 600 ? `${Math.round(seconds / 60)}m` : `${seconds.toFixed(1)}s`;
 }
 
-export function streamProgress(write: (s: string) => void, nameWidth = 9, tty = false): CampaignProgress {
+/** The status line's time: `now` for elapsed and left, `every` to redraw it (returns its stop). */
+export interface StatusClock {
+  now(): number;
+  every(ms: number, tick: () => void): () => void;
+}
+
+const realClock: StatusClock = {
+  now: Date.now,
+  every(ms, tick) {
+    const timer = setInterval(tick, ms);
+    // A redraw must never keep the process alive on its own.
+    timer.unref();
+    return () => clearInterval(timer);
+  },
+};
+
+/**
+ * The benchmark's stages show as a status at the end of the candidate's line: on a terminal redrawn in
+ * place each second and erased when the next piece comes; otherwise one whole line per phase or level.
+ */
+export function streamProgress(
+  write: (s: string) => void,
+  nameWidth = 9,
+  tty = false,
+  clock: StatusClock = realClock,
+): CampaignProgress {
   let open = false;
   // The candidate whose line a benchmark line cut: its next piece starts a line with its label again.
   let current: string | null = null;
+  // The open line's text, to redraw it with the status after a `\r`.
+  let text = "";
+  let status: BenchStatus | null = null;
+  let drawn = false;
+  let stopTicks: (() => void) | null = null;
   const lines = writerProgress(write, tty);
+  const erase = () => {
+    if (drawn) write(`\r${text}\x1b[K`);
+    drawn = false;
+  };
   const closeLine = () => {
+    erase();
     if (open) write("\n");
     open = false;
+    text = "";
   };
-  const piece = (text: string) => {
-    if (!open && current !== null) write(current);
+  // A note cuts the status without ending the benchmark: its next stage draws it again, elapsed kept.
+  const hide = () => {
+    erase();
+    stopTicks?.();
+    stopTicks = null;
+  };
+  const reset = () => {
+    hide();
+    status = null;
+  };
+  const piece = (s: string) => {
+    reset();
+    if (!open && current !== null) {
+      write(current);
+      text = current;
+    }
     open = true;
-    write(text);
+    write(s);
+    text += s;
+  };
+  const draw = () => {
+    if (status === null) return;
+    if (!open) text = current ?? "";
+    write(`\r${text}${statusText(status, clock.now())}\x1b[K`);
+    open = true;
+    drawn = true;
+  };
+  const stage = (event: StageEvent) => {
+    status = afterStage(status, event, clock.now());
+    if (tty) {
+      draw();
+      stopTicks ??= clock.every(1000, draw);
+    } else if (event.kind !== "budget") {
+      // A budget comes just before its first level, whose line shows it: one line per phase or level.
+      closeLine();
+      write(`${current ?? ""}${statusText(status, clock.now())}\n`);
+    }
   };
   return {
     begin(index, total, stack) {
+      reset();
       closeLine();
       const label = typeof index === "number" ? `[${index}/${total}]` : `[${index}]`;
       current = `${label} ${stack.padEnd(nameWidth)} `;
       write(current);
+      text = current;
       open = true;
     },
     phase(name) {
@@ -56,9 +128,11 @@ export function streamProgress(write: (s: string) => void, nameWidth = 9, tty = 
     end(verdict, detail) {
       piece(`${verdict}${detail ? ` (${detail})` : ""}\n`);
       open = false;
+      text = "";
       current = null;
     },
     note(message) {
+      hide();
       closeLine();
       current = null;
       lines.log(message);
@@ -67,6 +141,7 @@ export function streamProgress(write: (s: string) => void, nameWidth = 9, tty = 
       closeLine();
       lines.log(message);
     },
+    stage,
     bar(label, fraction, detail) {
       closeLine();
       lines.bar(label, fraction, detail);
@@ -84,6 +159,7 @@ export const silentCampaignProgress: CampaignProgress = {
   end() {},
   note() {},
   log() {},
+  stage() {},
   bar() {},
   endBar() {},
 };
@@ -92,10 +168,12 @@ export const silentCampaignProgress: CampaignProgress = {
  * One candidate's progress for a parallel slot: its pieces are kept and its line is written whole
  * when it ends (as a note of `inner`), so slots running at once do not cut each other's lines.
  */
-export function lineAtEnd(inner: CampaignProgress, nameWidth = 9): CampaignProgress {
+export function lineAtEnd(inner: CampaignProgress, nameWidth = 9, now: () => number = Date.now): CampaignProgress {
   let line = "";
+  let status: BenchStatus | null = null;
   return {
     begin(index, total, stack) {
+      status = null;
       line = `${typeof index === "number" ? `[${index}/${total}]` : `[${index}]`} ${stack.padEnd(nameWidth)} `;
     },
     phase(name) {
@@ -110,7 +188,33 @@ export function lineAtEnd(inner: CampaignProgress, nameWidth = 9): CampaignProgr
     },
     note: (message) => inner.note(message),
     log: (message) => inner.log(message),
+    // Slots share stderr, so no line is redrawn: one whole line per phase or level, as off a terminal.
+    stage(event) {
+      status = afterStage(status, event, now());
+      if (event.kind !== "budget") inner.note(`${line}${statusText(status, now())}`);
+    },
     bar: (label, fraction, detail) => inner.bar(label, fraction, detail),
     endBar: () => inner.endBar(),
+  };
+}
+
+/**
+ * The benchmark's Progress in a campaign: its full log always to `toLog` (the campaign's log file) and,
+ * with --verbose, to stderr with its bars; without --verbose its stages are the candidate's status line
+ * (with --verbose the log lines say as much, and a status would cut them).
+ */
+export function benchmarkProgress(
+  candidate: CampaignProgress,
+  verbose: boolean,
+  toLog: (line: string) => void,
+): Progress {
+  return {
+    log(message) {
+      toLog(message);
+      if (verbose) candidate.log(message);
+    },
+    stage: (event) => (verbose ? undefined : candidate.stage(event)),
+    bar: (label, fraction, detail) => (verbose ? candidate.bar(label, fraction, detail) : undefined),
+    endBar: () => (verbose ? candidate.endBar() : undefined),
   };
 }

@@ -8,7 +8,6 @@ import {
   runBenchmark,
   type Scenario,
   scenarioSlo,
-  silentProgress,
   sloLayer,
   writeResult,
 } from "../benchmarks";
@@ -26,7 +25,7 @@ import { campaignBase, campaignCount, campaignId, coldRunIdFor, storedResults, w
 import type { CliOptions } from "./options";
 import { orderStacks, stackListProblems } from "./order";
 import { observe, waitServing } from "./probe";
-import { streamProgress } from "./progress";
+import { benchmarkProgress, streamProgress } from "./progress";
 import { automationDriver, findPulumi, pulumiEnv } from "./pulumi";
 import { recoveryCommand } from "./recover";
 import { rolloutReader, watchRollout } from "./rollout-watch";
@@ -224,7 +223,8 @@ function campaignDeps(
   const { readConfig, stored } = resolved;
   // One key for every request the campaign makes: the benchmark's and its own readiness and baseline checks.
   const apiKey = process.env["VLLM_API_KEY"] || undefined;
-  const benchProgress = opts.verbose ? progress : silentProgress;
+  // The benchmark's full log goes to the log file (stderr too with --verbose), beside Pulumi's, named by stack.
+  const logTo = (stack: string) => (line: string) => fs.appendFileSync(settings.logFile, `bench ${stack}: ${line}\n`);
   // What the lab's engine ran with, recorded in every result (random weights, an emulated card).
   const lab = opts.mode === "lab" ? runningLabState(labStateFile(repoDir)) : undefined;
   const deps: CampaignDeps = {
@@ -232,7 +232,7 @@ function campaignDeps(
     readConfig,
     storedResults: stored,
     writeResult: (result) => writeResult(result, opts.resultsDir).json,
-    benchmark: ({ stack, outputs, endpoint, signal }) =>
+    benchmark: ({ stack, outputs, endpoint, signal, progress: own }) =>
       runBenchmark({
         stack,
         outputs,
@@ -240,7 +240,7 @@ function campaignDeps(
         kubeconfig: settings.kubeconfig,
         scenario: settings.scenario,
         signal,
-        progress: benchProgress,
+        progress: benchmarkProgress(own, opts.verbose, logTo(stack)),
         cwd: repoDir,
         waitReadySeconds: 30,
         apiKey,

@@ -108,9 +108,13 @@ export const OBJECTIVES: Readonly<Record<ObjectiveName, Objective>> = {
 };
 
 /** Pure: which figure a capacity is, for the verdict's line; nothing for verdicts written before the twin. */
-export function capacityBasisNote(basis: { readonly kind: "twin" | "search"; readonly why: string } | undefined): string {
+export function capacityBasisNote(
+  basis: { readonly kind: "twin" | "search"; readonly why: string } | undefined,
+): string {
   if (basis === undefined) return "";
-  return basis.kind === "twin" ? " (long run, calibrated twin, confirmed on the server)" : ` (measured search: ${basis.why})`;
+  return basis.kind === "twin"
+    ? " (long run, calibrated twin, confirmed on the server)"
+    : ` (measured search: ${basis.why})`;
 }
 
 /** The bracket's fields, as a result's `load.capacity` and a verdict's `sloCapacity` both hold them. */

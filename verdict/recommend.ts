@@ -52,6 +52,28 @@ export interface Recommendation {
   readonly reason: string;
 }
 
+/** Each eligible candidate's ranked figure, where it has one. */
+function rankedFigures(comparison: Comparison): Map<string, number> {
+  const rps = new Map<string, number>();
+  for (const c of comparison.candidates) {
+    const figure = rankedFigure(c);
+    if (c.eligible && figure !== null) rps.set(c.stack, figure);
+  }
+  return rps;
+}
+
+/** The other measured stacks that change baseline exactly as `chosen` does (the same config under another name). */
+function sameConfigStacks(records: readonly RecommendInput[], chosen: string): string[] {
+  const chosenRecord = records.find((r) => r.stack === chosen);
+  if (chosenRecord === undefined) return [];
+  return records
+    .filter(
+      (r) =>
+        r.stack !== chosen && r.args !== null && JSON.stringify(r.changes) === JSON.stringify(chosenRecord.changes),
+    )
+    .map((r) => r.stack);
+}
+
 /**
  * @param noiseOf relative standard error of a stack's throughput at the target (`throughputNoise`);
  *   null when unknown, which leaves only the fixed and control tolerances.
@@ -73,11 +95,7 @@ export function recommend(
     reason,
   });
   if (comparison === null) return none("no comparable results");
-  const rps = new Map<string, number>();
-  for (const c of comparison.candidates) {
-    const figure = rankedFigure(c);
-    if (c.eligible && figure !== null) rps.set(c.stack, figure);
-  }
+  const rps = rankedFigures(comparison);
   const highest = comparison.recommended;
   if (highest === null || rps.size === 0)
     return none(comparison.reasons[0] ?? "no candidate satisfies the rule", highest);
@@ -111,15 +129,7 @@ export function recommend(
     (a, b) => changesOf(a) - changesOf(b) || (rps.get(b) as number) - (rps.get(a) as number),
   )[0] as string;
   const chosenRecord = records.find((r) => r.stack === chosen);
-  const sameConfigAs = records
-    .filter(
-      (r) =>
-        r.stack !== chosen &&
-        r.args !== null &&
-        chosenRecord !== undefined &&
-        JSON.stringify(r.changes) === JSON.stringify(chosenRecord.changes),
-    )
-    .map((r) => r.stack);
+  const sameConfigAs = sameConfigStacks(records, chosen);
   const pct = (x: number) => `${num(x * 100, 1)} %`;
   const objective = objectiveOf(comparison.rule);
   const estimated = (stack: string) =>

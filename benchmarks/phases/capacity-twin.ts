@@ -1,4 +1,9 @@
-import { type CapacitySettings, minCompletedPerProbe, probePlan, sloE2eAllowanceMs } from "../../measure/inputs/capacity-settings";
+import {
+  type CapacitySettings,
+  minCompletedPerProbe,
+  probePlan,
+  sloE2eAllowanceMs,
+} from "../../measure/inputs/capacity-settings";
 import type { Slo } from "../../measure/inputs/slo";
 import { probeSeed } from "../../measure/load/arrivals";
 import type { LoadLevel, RateLevel, TwinCapacityRecord, TwinFit, TwinWindow } from "../../result";
@@ -6,8 +11,8 @@ import { checkWindow } from "../../twin/consistency";
 import { type CalibrationFit, calibrate, FIT_RESIDUAL_BOUND, type FitLevel } from "../../twin/fit";
 import { twinCapacity, windowBand } from "../../twin/long-run";
 import type { TwinLoad, TwinSlo, WindowBand } from "../../twin/types";
-import { fitLevelOf, openWindowOf, readingOf, type TwinKnobs, twinLoadOf, twinSloOf } from "./twin-inputs";
 import type { ProbeLevel } from "./capacity-run";
+import { fitLevelOf, openWindowOf, readingOf, type TwinKnobs, twinLoadOf, twinSloOf } from "./twin-inputs";
 
 /**
  * The SLO capacity from the candidate's calibrated twin: fit the twin's costs to the closed loop the benchmark
@@ -40,17 +45,20 @@ export interface TwinRun {
   readonly levels: readonly RateLevel[];
 }
 
+const NO_CLOSED_LOOP =
+  "no valid closed-loop level to calibrate the twin on: give the load a closed loop (load.concurrency, mode concurrency) before the capacity";
+
 /** What the twin is built from, or why it cannot be. */
 type TwinBasis = { slo: TwinSlo; load: TwinLoad; levels: readonly FitLevel[]; fit: CalibrationFit };
 
 function twinBasis(slo: Slo, d: TwinRunDeps): TwinBasis | { why: string; load: TwinLoad | null; fit: TwinFit | null } {
+  if (!d.closedLevels.some((l) => l.valid)) return { why: NO_CLOSED_LOOP, load: null, fit: null };
   const twinSlo = twinSloOf(slo);
   if ("why" in twinSlo) return { why: twinSlo.why, load: null, fit: null };
   const sized = twinLoadOf(d.knobs, d.closedLevels);
   if ("why" in sized) return { why: sized.why, load: null, fit: null };
   const levels = d.closedLevels.flatMap((l) => fitLevelOf(l, sized.load, d.warmupSeconds) ?? []);
-  if (levels.length === 0)
-    return { why: "no valid closed-loop level to calibrate the twin on (the capacity needs one)", load: sized.load, fit: null };
+  if (levels.length === 0) return { why: NO_CLOSED_LOOP, load: sized.load, fit: null };
   const fit = calibrate(levels);
   if (fit.worstRelativeResidual > FIT_RESIDUAL_BOUND)
     return {
@@ -90,11 +98,16 @@ async function confirmWindow(
     arrivals: plan.arrivals,
     seed: probeSeed(d.seed, 1000 + index),
   });
-  if (level === null || level.status !== "ok") return { why: `the window at ${ratePerSecond.toFixed(3)}/s did not run: ${level?.error ?? "interrupted"}` };
+  if (level === null || level.status !== "ok")
+    return { why: `the window at ${ratePerSecond.toFixed(3)}/s did not run: ${level?.error ?? "interrupted"}` };
   const measured = readingOf(level);
   if (measured === null) return { why: `the window at ${ratePerSecond.toFixed(3)}/s has no SLO judgement` };
   const band = windowBand(basis.fit.params, basis.load, basis.slo, level.openLoop.sentRatePerSecond, measured.requests);
-  const check = checkWindow(measured, band);
+  const check = checkWindow(
+    measured,
+    band,
+    basis.slo.bounds.map((b) => b.ms),
+  );
   return {
     level,
     window: {
@@ -127,14 +140,36 @@ export async function twinCapacityRun(settings: CapacitySettings, slo: Slo, d: T
   for (let round = 0; round < MAX_ROUNDS; round++) {
     prediction = predict(basis, settings, minCompletedPerProbe(slo, 1).count);
     const capacity = prediction.capacityRatePerSecond;
-    if (capacity === null) return { record: fallback(prediction.reason ?? "no capacity", basis.load, fitRecord(basis.fit, openWindows), prediction, windows, seconds(loadStarted)), levels };
+    if (capacity === null)
+      return {
+        record: fallback(
+          prediction.reason ?? "no capacity",
+          basis.load,
+          fitRecord(basis.fit, openWindows),
+          prediction,
+          windows,
+          seconds(loadStarted),
+        ),
+        levels,
+      };
     d.log(
       `capacity: the twin (fit round ${round}) sustains ${capacity.toFixed(3)}/s over its long run; confirming at ${capacity.toFixed(3)}/s and ${(capacity * ABOVE_CAPACITY).toFixed(3)}/s`,
     );
     const ran: TwinWindow[] = [];
     for (const rate of [capacity, capacity * ABOVE_CAPACITY]) {
       const out = await confirmWindow(basis, rate, round, windows.length, slo, d);
-      if ("why" in out) return { record: fallback(out.why, basis.load, fitRecord(basis.fit, openWindows), prediction, windows, seconds(loadStarted)), levels };
+      if ("why" in out)
+        return {
+          record: fallback(
+            out.why,
+            basis.load,
+            fitRecord(basis.fit, openWindows),
+            prediction,
+            windows,
+            seconds(loadStarted),
+          ),
+          levels,
+        };
       windows.push(out.window);
       levels.push(out.level);
       ran.push(out.window);
@@ -198,7 +233,8 @@ function predict(
     reason: capacity.reason,
     relativeResolution: capacity.relativeResolution,
     points: capacity.points.map((p) => ({ ...p, percentilesMs: [...p.percentilesMs] })),
-    bandAtCapacity: at === null ? null : bandRecord(windowBand(basis.fit.params, basis.load, basis.slo, at, windowRequests)),
+    bandAtCapacity:
+      at === null ? null : bandRecord(windowBand(basis.fit.params, basis.load, basis.slo, at, windowRequests)),
     cpuSeconds: capacity.cpuSeconds,
   };
 }

@@ -70,6 +70,39 @@ async function acceptedBracket(
   return { lo, hi };
 }
 
+/** Sends one context probe, records it in `probes` with whether the server answered as expected, and logs it. */
+function contextProber(
+  ctx: PhaseContext,
+  tokenizer: Tokenizer,
+  probes: ContextProbe[],
+  maxTokens: number,
+  maxModelLen: number,
+): (label: string, prompt: string, reps: number | null) => Promise<ContextProbe> {
+  return async (label, prompt, reps) => {
+    const promptTokens = await tokenizer.count(prompt);
+    const r = await plainChat(ctx, prompt, maxTokens);
+    const p: ContextProbe = {
+      label,
+      repeats: reps,
+      promptTokens,
+      maxTokens,
+      expectedStatus: expectedStatus(promptTokens, maxTokens, maxModelLen),
+      status: r.status,
+      usagePromptTokens: r.promptTokens,
+      message: r.message === null ? null : r.message.slice(0, 400),
+      mentionsContextLength: r.status === 400 ? mentionsContextLength(r.message) : null,
+      asExpected: false,
+    };
+    const asExpected = p.status === p.expectedStatus && (p.status !== 400 || p.mentionsContextLength === true);
+    const done = { ...p, asExpected };
+    probes.push(done);
+    ctx.progress.log(
+      `context ${label}: ${promptTokens}+${maxTokens} tokens vs ${maxModelLen} -> HTTP ${r.status ?? "none"}${asExpected ? "" : " (UNEXPECTED)"}`,
+    );
+    return done;
+  };
+}
+
 /**
  * The seed's step 4, finished: its payloads with the expected status each, then the exact
  * largest accepted prompt found by the server's own answers (galloping + bisection over
@@ -101,29 +134,7 @@ export async function contextPhase(ctx: PhaseContext, maxModelLenFromModels: num
   const L = maxModelLenFromModels ?? tokenizer.maxModelLen;
   if (L === null) return fail("max_model_len unknown: neither /v1/models nor /tokenize report it", null);
 
-  const probe = async (label: string, prompt: string, reps: number | null): Promise<ContextProbe> => {
-    const promptTokens = await tokenizer.count(prompt);
-    const r = await plainChat(ctx, prompt, maxTokens);
-    const p: ContextProbe = {
-      label,
-      repeats: reps,
-      promptTokens,
-      maxTokens,
-      expectedStatus: expectedStatus(promptTokens, maxTokens, L),
-      status: r.status,
-      usagePromptTokens: r.promptTokens,
-      message: r.message === null ? null : r.message.slice(0, 400),
-      mentionsContextLength: r.status === 400 ? mentionsContextLength(r.message) : null,
-      asExpected: false,
-    };
-    const asExpected = p.status === p.expectedStatus && (p.status !== 400 || p.mentionsContextLength === true);
-    const done = { ...p, asExpected };
-    probes.push(done);
-    ctx.progress.log(
-      `context ${label}: ${promptTokens}+${maxTokens} tokens vs ${L} -> HTTP ${r.status ?? "none"}${asExpected ? "" : " (UNEXPECTED)"}`,
-    );
-    return done;
-  };
+  const probe = contextProber(ctx, tokenizer, probes, maxTokens, L);
 
   try {
     for (const reps of repeats) {

@@ -13,6 +13,7 @@ import { capacitySearchRun, type ProbeLevel } from "./capacity-run";
 import { twinCapacityRun } from "./capacity-twin";
 import { twinCapacityRecord } from "./capacity-twin-record";
 import { earlyEndChecks, earlyStopRecord } from "./early-stop";
+import { levelLine } from "./level-line";
 import { hopeless, type LoadInputs, measureLevel } from "./load-level";
 import { PromptSource, usageRange } from "./prompts";
 import { nowIso, type PhaseContext, Tokenizer } from "./shared";
@@ -21,26 +22,6 @@ import { closedLoopThroughput } from "./throughput-estimate";
 export type { LoadInputs } from "./load-level";
 
 type Sweep = NonNullable<OpenLoop["sweep"]>;
-
-const fmt = (v: number | null | undefined, digits: number) => (v === null || v === undefined ? "-" : v.toFixed(digits));
-
-/** One progress line per level, closed or open loop. */
-function levelLine(name: string, l: Omit<LoadLevel, "concurrency">): string {
-  const e = l.throughputEstimate?.value;
-  const estimate = e
-    ? ` (estimate ${e.requestsPerSecond.toFixed(3)} ± ${(e.relativeStandardError * 100).toFixed(1)} %)`
-    : "";
-  const s = l.earlyStop?.value;
-  const early = s
-    ? `, stopped early at ${l.windowSeconds.toFixed(2)} s of ${s.plannedWindowSeconds} s (error ${(s.relativeStandardError * 100).toFixed(2)} % <= ${(s.targetRelativeError * 100).toFixed(2)} %)`
-    : "";
-  return (
-    `load ${name}: ${l.requestsPerSecond.toFixed(3)} req/s${estimate}, ${l.outputTokensPerSecond.toFixed(1)} tok/s, ` +
-    `ttft p50 ${fmt(l.ttftMs?.p50, 1)} ms, tpot p50 ${fmt(l.tpotMs?.p50, 2)} ms, e2e p50 ${fmt(l.e2eMs?.p50, 1)} ms, ` +
-    `prefix cache ${fmt(l.prefixCache.hitRatePercent.value, 1)} %${early}` +
-    `${l.valid ? "" : ` INVALID: ${l.invalidReasons.join("; ")}`}`
-  );
-}
 
 /** The load's plan and what it measured so far (a partial result keeps what ran). */
 class LoadRun {
@@ -78,6 +59,8 @@ class LoadRun {
     this.ctx.progress.log(
       `load: concurrency ${concurrency}, warm-up ${cfg.warmupSeconds} s, window ${cfg.durationSeconds} s`,
     );
+    const planned = cfg.warmupSeconds + cfg.durationSeconds;
+    this.ctx.progress.stage({ kind: "level", label: `closed loop c=${concurrency}`, plannedSeconds: planned });
     const early =
       cfg.targetRelativeError === undefined
         ? null
@@ -125,7 +108,7 @@ class LoadRun {
    * exactly round(rate × window) arrivals in the window, so it offers its target (to the rounding), not the
    * target times one draw's Poisson error; what it offered is recorded beside the target.
    */
-  async open(ratePerSecond: number, probe?: ProbeLevel): Promise<RateLevel | null> {
+  async open(ratePerSecond: number, probe?: ProbeLevel, kind = "open loop"): Promise<RateLevel | null> {
     if (this.ctx.signal.aborted || this.error !== null) return null;
     const cfg = { ...this.cfg, durationSeconds: probe?.windowSeconds ?? this.cfg.durationSeconds };
     const seed = probe?.seed ?? probeSeed(cfg.openLoop.seed, this.rateLevels.length);
@@ -136,6 +119,12 @@ class LoadRun {
     this.ctx.progress.log(
       `load: ${name} (${o.arrival}, seed ${seed}), warm-up ${cfg.warmupSeconds} s, window ${+cfg.durationSeconds.toFixed(3)} s`,
     );
+    const planned = cfg.warmupSeconds + cfg.durationSeconds;
+    this.ctx.progress.stage({
+      kind: "level",
+      label: `${kind} ${+ratePerSecond.toFixed(3)}/s`,
+      plannedSeconds: planned,
+    });
     const { level: base, loop } = await measureLevel(ctx, this.inputs, `load ${name}`, this.send, (hooks) =>
       runOpenLoop({
         ratePerSecond,
@@ -192,15 +181,18 @@ class LoadRun {
       warmupSeconds: this.cfg.warmupSeconds,
       maxTokens: this.cfg.maxTokens,
       closedLevels: this.levels,
-      open: (rate: number, probe: ProbeLevel) => this.open(rate, probe),
       log: (line: string) => this.ctx.progress.log(line),
     };
     const knobs = { maxNumSeqs: this.inputs.maxNumSeqs, batchTokens: this.inputs.batchTokens };
-    const twin = settings.method === "twin" ? await twinCapacityRun(settings, slo, { ...common, knobs }) : null;
+    const windows = { ...common, knobs, open: (r: number, p: ProbeLevel) => this.open(r, p, "capacity window") };
+    const twin = settings.method === "twin" ? await twinCapacityRun(settings, slo, windows) : null;
     const elapsed = () => (Date.now() - started) / 1000;
     if (twin?.record.basis === "twin") return twinCapacityRecord(slo, settings, twin, elapsed());
     if (twin) this.ctx.progress.log(`capacity: the measured search, since ${twin.record.why}`);
-    const search = await capacitySearchRun(settings, slo, { ...common, error: () => this.error });
+    // Only the search is held to `maxMinutes`, counted from its own start: the status shows what is left of it.
+    this.ctx.progress.stage({ kind: "budget", label: "capacity", seconds: settings.maxMinutes * 60 });
+    const probes = (r: number, p: ProbeLevel) => this.open(r, p, "capacity probe");
+    const search = await capacitySearchRun(settings, slo, { ...common, open: probes, error: () => this.error });
     return twin ? { ...search, elapsedSeconds: elapsed(), twin: twin.record } : search;
   }
 

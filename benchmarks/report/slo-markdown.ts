@@ -41,7 +41,7 @@ function capacityLines(c: SloCapacity): string[] {
   const head =
     cap.value === null
       ? `n/a (${cap.reason})`
-      : `${num(cap.value, 3)} req/s${c.twin?.basis === "twin" ? "" : offered}${capacityBasisText(c.twin)}, ${capacityBracketText(c, " req/s")} (resolution ${pct(c.relativeResolution)})${c.twin?.basis === "twin" ? "" : confirmation(c)}`;
+      : `${num(cap.value, 3)} req/s${c.twin?.basis === "twin" ? "" : offered}, ${capacityBracketText(c, " req/s")} (resolution ${pct(c.relativeResolution)})${c.twin?.basis === "twin" ? "" : confirmation(c)}${capacityBasisText(c.twin)}`;
   const targets =
     c.highestPassingTargetRatePerSecond === undefined
       ? ""

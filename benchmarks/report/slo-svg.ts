@@ -65,7 +65,7 @@ export function capacityChartSvg(result: BenchmarkResult): string | null {
   const f: Frame = { left: 70, top: 40, w: 560, h: 260, xMax: niceMax(probes.at(-1)!.ratePerSecond), yMax };
   const cap = c.capacityRatePerSecond.value;
   const body = [
-    `<text x="350" y="22" text-anchor="middle" font-size="14" font-weight="bold">${esc(`${result.stack}: latency vs offered rate, SLO capacity ${cap === null ? "n/a" : `${+cap.toFixed(3)} req/s`}`)}</text>`,
+    `<text x="350" y="22" text-anchor="middle" font-size="14" font-weight="bold">${esc(`${result.stack}: latency vs offered rate, SLO capacity ${cap === null ? "n/a" : `${+cap.toFixed(3)} req/s`}${c.twin === undefined ? "" : c.twin.basis === "twin" ? " (long run, calibrated twin)" : " (measured search)"}`)}</text>`,
     ...axes(f, "offered Poisson rate (req/s)", "ms"),
   ];
   c.slo.bounds.forEach((b, i) => {

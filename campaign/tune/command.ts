@@ -6,10 +6,11 @@ import type { Io } from "../../common/io";
 import { UsageError } from "../../common/usage-error";
 import { SUMMARY_DIR, tuneStateFile } from "../../result";
 import { candidateEvidence, propose, writeCandidateSummaries } from "../../verdict";
-import { BASELINE, type CampaignControl, type CampaignSettings, runCampaign } from "../campaign";
+import { BASELINE, type CampaignControl, type CampaignRun, type CampaignSettings, runCampaign } from "../campaign";
 import { writeProposalStackFiles } from "../commands/propose-files";
 import { campaignId, writeSummary } from "../files";
 import { checkPlacement } from "../placement";
+import type { CampaignSummary } from "../record";
 import { ownedStacks } from "../slots";
 import { stageProject } from "../stage";
 import { openCampaignWorld, resolveSettings } from "../world";
@@ -21,6 +22,29 @@ import type { StepSlots } from "./parallel";
 import { promoteDefault } from "./pulumi-yaml";
 import { renderTuning } from "./report";
 import { readTuneState, writeTuneState } from "./state";
+
+/**
+ * The original baseline back: nothing to do when the last campaign's restore verified the same project,
+ * else a campaign of no stack on the user's checkout (`restoreCampaign`), whose restore deploys it.
+ */
+async function restoreOriginal(
+  worktree: string,
+  repoDir: string,
+  last: CampaignSummary | null,
+  restoreCampaign: () => Promise<CampaignRun>,
+): Promise<string> {
+  // Nothing promoted and the last campaign's restore verified the same project: that was the original.
+  if (last?.restore?.verification?.ok === true && sameBaselineProject(worktree, repoDir))
+    return "original baseline restored and verified (by the last campaign's restore: the branch's baseline is the original's)";
+  // One slot: with slots, a campaign runs baseline in each as its control before restoring.
+  const { summary: s } = await restoreCampaign();
+  const v = s.restore?.verification;
+  return s.restore?.error
+    ? `original baseline NOT restored: ${s.restore.error}`
+    : v?.ok === true
+      ? "original baseline restored and verified"
+      : "original baseline deployed but its verification FAILED (see the last campaign's report)";
+}
 
 /**
  * `campaign tune`: the loop (loop.ts) wired to the world. The steps are measured as campaigns on a
@@ -101,19 +125,8 @@ export async function tuneMain(argv: readonly string[], repoDir: string, io: Io)
           return path.relative(worktree, w.file);
         },
         promote: (winner) => promote(worktree, winner, repoDir),
-        restoreOriginal: async (ctl, last) => {
-          // Nothing promoted and the last campaign's restore verified the same project: that was the original.
-          if (last?.restore?.verification?.ok === true && sameBaselineProject(worktree, repoDir))
-            return "original baseline restored and verified (by the last campaign's restore: the branch's baseline is the original's)";
-          // One slot: with slots, a campaign runs baseline in each as its control before restoring.
-          const { summary: s } = await campaign(repoDir, [], ctl, null);
-          const v = s.restore?.verification;
-          return s.restore?.error
-            ? `original baseline NOT restored: ${s.restore.error}`
-            : v?.ok === true
-              ? "original baseline restored and verified"
-              : "original baseline deployed but its verification FAILED (see the last campaign's report)";
-        },
+        restoreOriginal: (ctl, last) =>
+          restoreOriginal(worktree, repoDir, last, () => campaign(repoDir, [], ctl, null)),
         saveState: (s) => {
           writeTuneState(stateFile, s);
           writeFileAtomic(stateFile.replace(/\.json$/, ".md"), `# Tune ${s.branch}\n\n${renderTuning(s)}`);

@@ -4,11 +4,11 @@
  * a smaller card. From elsewhere in lab/, import this file (.dependency-cruiser.cjs, LAB_ROOMS).
  */
 
-export { engineLine, exitOnError } from "./engine-log";
+export { batchBudget, H200_TIMING } from "../../twin/step-model";
 export { emulatedKvCacheBytes, emulationFormula, utilizationOf } from "./emulate-memory";
+export { engineLine, exitOnError } from "./engine-log";
 export { KvStartupError, kvModelFormula, kvPoolFor } from "./kv-model";
 export type { KvProxyConfig } from "./kv-proxy";
 export { simArgsFor } from "./sim-args";
 export { type SimPodConfig, serveSimulator } from "./sim-serve";
 export { splice } from "./splice";
-export { batchBudget, H200_TIMING } from "../../twin/step-model";

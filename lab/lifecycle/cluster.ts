@@ -78,6 +78,32 @@ function refuseUnfitMachine(options: LabOptions, probes: VllmProbes): void {
   }
 }
 
+/** A fresh kwokctl cluster on loopback from local binaries (an earlier one of the same name deleted first). */
+async function createKwokCluster(options: LabOptions): Promise<void> {
+  const kwokctl = findTool("kwokctl");
+  await run(kwokctl, ["delete", "cluster", "--name", options.clusterName]).catch(() => undefined);
+  log(`creating cluster ${options.clusterName} (kwokctl, binary runtime, 127.0.0.1) ...`);
+  await run(
+    kwokctl,
+    [
+      "create",
+      "cluster",
+      "--name",
+      options.clusterName,
+      "--runtime",
+      "binary",
+      "--kubeconfig",
+      KUBECONFIG_FILE,
+      "--wait",
+      "60s",
+      "--config",
+      writeKwokConfig(options),
+      ...binaryFlags(),
+    ],
+    { env: { ...process.env, KWOK_KUBE_VERSION: "v1.34.4" }, maxBuffer: 16 * 1024 * 1024 },
+  );
+}
+
 /**
  * Starts the lab: a kwokctl cluster on loopback built from local binaries, the local-path storage
  * class, and the GPU node: the real node (lab/node/) for the simulator engine, or, for engine vllm,
@@ -104,28 +130,7 @@ export async function startLab(input: Partial<LabOptions> = {}, probes: VllmProb
   if (existing) await stopLab();
   fs.mkdirSync(LAB_DIR, { recursive: true });
   const started = Date.now();
-  const kwokctl = findTool("kwokctl");
-  await run(kwokctl, ["delete", "cluster", "--name", options.clusterName]).catch(() => undefined);
-  log(`creating cluster ${options.clusterName} (kwokctl, binary runtime, 127.0.0.1) ...`);
-  await run(
-    kwokctl,
-    [
-      "create",
-      "cluster",
-      "--name",
-      options.clusterName,
-      "--runtime",
-      "binary",
-      "--kubeconfig",
-      KUBECONFIG_FILE,
-      "--wait",
-      "60s",
-      "--config",
-      writeKwokConfig(options),
-      ...binaryFlags(),
-    ],
-    { env: { ...process.env, KWOK_KUBE_VERSION: "v1.34.4" }, maxBuffer: 16 * 1024 * 1024 },
-  );
+  await createKwokCluster(options);
   log(`cluster up in ${((Date.now() - started) / 1000).toFixed(1)}s`);
 
   const kc = new k8s.KubeConfig();

@@ -10,10 +10,11 @@
  * The last two columns are the open-loop check of docs/slo.md in virtual time: each capacity's passing end
  * and failing end run again as fresh confirming-size probes (CHECKS of them, on seeds no search used).
  */
-import { H200_TIMING } from "../../twin/step-model";
-import { quantile, replayClosedLoop, replayOpenLoop } from "../../twin/replay";
+
 import { parseSloBounds, type Slo } from "../../measure/inputs/slo";
 import { probeSeed } from "../../measure/load/arrivals";
+import { quantile, replayClosedLoop, replayOpenLoop } from "../../twin/replay";
+import { H200_TIMING } from "../../twin/step-model";
 import {
   DEFAULTS,
   MAX_TOKENS,

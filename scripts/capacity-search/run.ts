@@ -1,28 +1,34 @@
 /**
- * `npm run bench:capacity`: times the default SLO capacity search (no capacity settings) on the lab, per
- * candidate, and checks each capacity against plain open-loop runs. Starts its own lab (the fitted timing
- * model, H200 speed) in this checkout's .lab/ and stops it after; refuses when a lab is already running.
+ * `npm run bench:capacity`: times the default SLO capacity (no capacity settings: the calibrated twin, confirmed
+ * on the server) on the lab, per candidate, and holds each capacity against the lab engine's own long run and a
+ * plain open-loop check. Starts its own lab (the fitted timing model, H200 speed) in this checkout's .lab/ and
+ * stops it after; refuses when a lab is already running.
  *   1. `campaign run --objective goodput --slo ttft:p99:1000,tpot:p99:30` over the stacks (default
- *      baseline,seqs4, stack files of the project): a closed loop at concurrency 8 (where the search starts), then the default search.
- *   2. Per candidate with a bracket, one open-loop `campaign run` (no search) at the capacity offered and at
- *      the failing end's target, each level on its own seed, for the window a confirming probe at that rate
- *      plans: the SLO should hold at the first (attainment ≥ 0.99) and not at the second.
+ *      baseline,seqs8, stack files of the project): a closed loop at concurrency 8, then the default capacity.
+ *   2. The truth it is held to: the twin on the lab engine's own timing (H200_TIMING) for 100,000 requests at the
+ *      load the twin was given (twin/long-run.ts), the rate the lab sustains by construction.
+ *   3. Per candidate with a capacity, one open-loop `campaign run` (no capacity) at the capacity and at 1.15 × it,
+ *      CHECK_REQUESTS arrivals each, beside the band the candidate's twin predicts for a window of that size.
  * Prints a table and writes the raw figures to .lab/capacity-search/figures.json. Timing lives here, never
  * in a test. Usage: npm run bench:capacity [-- STACK,STACK]
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { stringify as toYaml } from "yaml";
+import { twinSloOf } from "../../benchmarks/phases/twin-inputs";
 import { main as campaign } from "../../campaign/cli";
 import { LAB_DIR, runningLabState, startLab, stopLab } from "../../lab";
-import { minCompletedPerProbe, probePlan, sloE2eAllowanceMs } from "../../measure/inputs/capacity-settings";
 import { buildScenario, type ScenarioInput } from "../../measure/inputs/scenario";
-import { parseSloBounds, scenarioSlo } from "../../measure/inputs/slo";
 import { readResult } from "../../result/store";
-import type { BenchmarkResult } from "../../result/types";
+import type { BenchmarkResult, SloCapacity } from "../../result/types";
+import { twinCapacity, windowBand } from "../../twin/long-run";
+import { H200_TIMING } from "../../twin/step-model";
+import type { WindowBand } from "../../twin/types";
 
 const REPO = path.resolve(__dirname, "../..");
-const STACKS = process.argv[2] ?? "baseline,seqs4";
+const STACKS = process.argv[2] ?? "baseline,seqs8";
+/** Arrivals of each open-loop check: long enough that its band is narrow, short enough for minutes. */
+const CHECK_REQUESTS = 300;
 const SLO = "ttft:p99:1000,tpot:p99:30";
 const MAX_TOKENS = 128;
 const BASE: ScenarioInput = {
@@ -64,57 +70,86 @@ async function run(dir: string, stacks: string, scenario: ScenarioInput, extra: 
 
 const f3 = (v: number | null | undefined) => (v === null || v === undefined ? "-" : v.toFixed(3));
 
+/** The lab engine's own long-run capacity at the load the twin was given, and one window's band at a rate. */
+function truthOf(c: SloCapacity): { capacity: number | null; band: (rate: number, n: number) => WindowBand } {
+  const load = c.twin?.load;
+  const twinSlo = twinSloOf(c.slo);
+  if (!load || "why" in twinSlo)
+    return {
+      capacity: null,
+      band: () => {
+        throw new Error("no twin");
+      },
+    };
+  const params = c.twin?.fit?.params ?? H200_TIMING;
+  return {
+    capacity: twinCapacity(H200_TIMING, load, twinSlo.slo).capacityRatePerSecond,
+    band: (rate, n) => windowBand(params, load, twinSlo.slo, rate, n),
+  };
+}
+
+/** One candidate's row: the capacity, its basis and minutes, the truth, and the open-loop checks beside their bands. */
+async function candidateRow(root: string, stack: string, c: SloCapacity): Promise<{ row: string; figures: object }> {
+  const cap = c.capacityRatePerSecond.value;
+  const truth = truthOf(c);
+  const checks: object[] = [];
+  let check = "-";
+  if (cap !== null) {
+    const rates = [cap, cap * 1.15];
+    const open = {
+      ...BASE,
+      load: {
+        ...BASE.load,
+        mode: "rate" as const,
+        durationSeconds: Math.ceil(CHECK_REQUESTS / cap),
+        openLoop: { ratesPerSecond: rates },
+      },
+    };
+    const r = await run(path.join(root, `check-${stack}`), stack, open, []);
+    const parts: string[] = [];
+    for (const l of r.out.get(stack)?.phases.load?.rateLevels ?? []) {
+      const v = l.slo?.value;
+      const band = v ? truth.band(l.openLoop.sentRatePerSecond, v.completed) : null;
+      checks.push({
+        offered: l.openLoop.sentRatePerSecond,
+        attainment: v?.attainment ?? null,
+        completed: v?.completed,
+        band,
+      });
+      parts.push(
+        `${f3(v?.attainment)} at ${f3(l.openLoop.sentRatePerSecond)}/s (band ${f3(band?.attainment.p5)}–${f3(band?.attainment.p95)})`,
+      );
+    }
+    check = parts.join(" / ");
+  }
+  const t = c.twin;
+  const ratio = cap !== null && truth.capacity !== null ? `${((cap / truth.capacity - 1) * 100).toFixed(1)} %` : "-";
+  return {
+    row: `| ${stack} | ${t?.basis ?? "search"} | ${f3(cap)} | ${f3(truth.capacity)} | ${ratio} | ${t ? t.loadSeconds.toFixed(0) : "-"} | ${c.elapsedSeconds.toFixed(0)} | ${f3(t?.prediction?.cpuSeconds)} | ${check} |`,
+    figures: { stack, capacity: c, truth: truth.capacity, openLoopCheck: checks },
+  };
+}
+
 async function main(): Promise<void> {
   if (labIsRunning()) throw new Error("a lab is running: stop it (npm run lab:down); this benchmark starts its own");
   await startLab({ coldStartSeconds: 2, warmStartSeconds: 1 });
   const root = path.join(LAB_DIR, "capacity-search");
   const figures: object[] = [];
   try {
-    const search = await run(path.join(root, "search"), STACKS, BASE, ["--objective", "goodput"]);
-    const slo = scenarioSlo({ slo: parseSloBounds(SLO) })!;
-    // The default confirming probe's count (confirmTailRequests 2): each check is as long as one.
-    const needed = minCompletedPerProbe(slo, 2).count;
-    const allowance = sloE2eAllowanceMs(slo, MAX_TOKENS);
+    const goodput = await run(path.join(root, "goodput"), STACKS, BASE, ["--objective", "goodput"]);
     const lines = [
-      "| stack | search s | probes | capacity offered (target) | confirmed | failing offered (target) | stopped by | attainment at capacity / failing (open loop, offered) |",
-      "| --- | --- | --- | --- | --- | --- | --- | --- |",
+      "| stack | basis | capacity req/s | lab engine's long run | off by | twin's load s | capacity s in all | twin CPU s | open-loop checks: attainment at offered (the twin's band) |",
+      "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ];
     for (const stack of STACKS.split(",")) {
-      const c = search.out.get(stack)?.phases.load?.capacity;
+      const c = goodput.out.get(stack)?.phases.load?.capacity;
       if (!c) {
-        lines.push(`| ${stack} | no result | | | | | | |`);
+        lines.push(`| ${stack} | no result | | | | | | | |`);
         continue;
       }
-      const pass = c.capacityRatePerSecond.value;
-      const fail = c.lowestFailingTargetRatePerSecond ?? null;
-      let check = "-";
-      let levels: object[] = [];
-      if (pass !== null && fail !== null) {
-        const seconds = Math.max(...[pass, fail].map((r) => probePlan(r, needed, allowance).windowSeconds));
-        const open = {
-          ...BASE,
-          load: {
-            ...BASE.load,
-            mode: "rate" as const,
-            durationSeconds: Math.ceil(seconds),
-            openLoop: { ratesPerSecond: [pass, fail] },
-          },
-        };
-        const r = await run(path.join(root, `check-${stack}`), stack, open, []);
-        const rl = r.out.get(stack)?.phases.load?.rateLevels ?? [];
-        levels = rl.map((l) => ({
-          target: l.openLoop.targetRatePerSecond,
-          offered: l.openLoop.sentRatePerSecond,
-          attainment: l.slo?.value?.attainment ?? null,
-          holds: l.slo?.value?.holds ?? null,
-          misses: l.slo?.value?.misses ?? [],
-        }));
-        check = rl.map((l) => `${f3(l.slo?.value?.attainment)} at ${f3(l.openLoop.sentRatePerSecond)}/s`).join(" / ");
-      }
-      lines.push(
-        `| ${stack} | ${c.elapsedSeconds.toFixed(0)} | ${c.probes.length} | ${f3(pass)} (${f3(c.highestPassingTargetRatePerSecond)}) | ${c.confirmed ?? false} | ${f3(c.lowestFailingRatePerSecond)} (${f3(fail)}) | ${c.stoppedBy} | ${check} |`,
-      );
-      figures.push({ stack, capacity: c, openLoopCheck: levels });
+      const { row, figures: f } = await candidateRow(root, stack, c);
+      lines.push(row);
+      figures.push(f);
     }
     fs.mkdirSync(root, { recursive: true });
     const file = path.join(root, "figures.json");
@@ -123,7 +158,7 @@ async function main(): Promise<void> {
       `${JSON.stringify({ date: new Date().toISOString(), slo: SLO, scenario: BASE, figures }, null, 2)}\n`,
     );
     process.stdout.write(`${lines.join("\n")}\nraw figures: ${file}\n`);
-    if (search.code !== 0) process.exitCode = 1;
+    if (goodput.code !== 0) process.exitCode = 1;
   } finally {
     await stopLab();
   }

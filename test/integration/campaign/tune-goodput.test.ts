@@ -38,7 +38,14 @@ describe("campaign tune --objective goodput on the lab", function () {
         promptRepeats: 412,
         maxTokens: 32,
         openLoop: {
-          capacity: { method: "search", lowRatePerSecond: 2, highRatePerSecond: 48, resolution: 0.25, maxProbes: 12, tailRequests: 2 }, // 12: confirming probes add to the count (the default since they came)
+          capacity: {
+            method: "search",
+            lowRatePerSecond: 2,
+            highRatePerSecond: 48,
+            resolution: 0.25,
+            maxProbes: 12,
+            tailRequests: 2,
+          }, // 12: confirming probes add to the count (the default since they came)
         },
       },
     });
@@ -143,7 +150,14 @@ describe("campaign propose after a goodput run whose TPOT bound fails (fitted la
         promptRepeats: 512,
         maxTokens: 32,
         openLoop: {
-          capacity: { method: "search", lowRatePerSecond: 1.5, highRatePerSecond: 6, resolution: 0.5, maxProbes: 4, tailRequests: 2 },
+          capacity: {
+            method: "search",
+            lowRatePerSecond: 1.5,
+            highRatePerSecond: 6,
+            resolution: 0.5,
+            maxProbes: 4,
+            tailRequests: 2,
+          },
         },
       },
     });

@@ -252,7 +252,11 @@ describe("lab: what only the real node shows (--node real, stacks by pulumi up)"
         exitCode: c.state?.terminated?.exitCode,
         lastLine: c.state?.terminated?.message?.trim().split("\n").pop(),
       }));
-      const expected = Array.from({ length: crashes }, (_, i) => ({ name: `crash-${i}`, exitCode: 1, lastLine: refusal }));
+      const expected = Array.from({ length: crashes }, (_, i) => ({
+        name: `crash-${i}`,
+        exitCode: 1,
+        lastLine: refusal,
+      }));
       const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
       assert.deepEqual(reasons.sort(byName), expected.sort(byName));
     } finally {

@@ -92,7 +92,10 @@ describe("lab: the SLO capacity of the calibrated twin is the lab engine's long-
         attainment: 0.99,
       }).capacityRatePerSecond!;
       const stated = c.capacityRatePerSecond.value!;
-      assert.ok(Math.abs(stated / truth - 1) <= 0.03, `stated ${stated.toFixed(3)}/s, the lab engine's ${truth.toFixed(3)}/s`);
+      assert.ok(
+        Math.abs(stated / truth - 1) <= 0.03,
+        `stated ${stated.toFixed(3)}/s, the lab engine's ${truth.toFixed(3)}/s`,
+      );
       // Both windows ran on the server: the one at the capacity and the one above it.
       assert.deepEqual(
         c.probes.map((p) => p.kind),

@@ -97,9 +97,12 @@ describe("SLO capacity search end to end (loopback, one slot)", function () {
     assert.match(
       md,
       c.confirmed
-        ? /^### SLO capacity: \*\*[0-9.]+ req\/s offered, bracket \[.*\), confirmed by a longer probe\*\*$/m
-        : /^### SLO capacity: \*\*[0-9.]+ req\/s offered, bracket \[.*\).*not confirmed.*$/m,
+        ? /^### SLO capacity: \*\*[0-9.]+ req\/s offered, bracket \[.*\), confirmed by a longer probe, measured search \(the calibrated twin's figure not used\)\*\*$/m
+        : /^### SLO capacity: \*\*[0-9.]+ req\/s offered, bracket \[.*\).*not confirmed.*, measured search \(the calibrated twin's figure not used\)\*\*$/m,
     );
+    // Open-loop levels alone (mode rate): no closed loop to calibrate the twin on, so the search gave the figure.
+    assert.equal(c.twin?.basis, "search");
+    assert.match(c.twin?.why ?? "", /^no valid closed-loop level to calibrate the twin on/);
   });
 
   it("runs plain open-loop levels on their own seeds, each window holding round(rate × window) arrivals, offered beside the target", async () => {

@@ -4,7 +4,6 @@ import { LabOptionsSchema } from "../../../lab/cluster/options";
 import { rewriteMetrics } from "../../../lab/emulation/kv-metrics";
 import { blocksForTokens, KvStartupError, kvPoolFor, kvPoolLogLines } from "../../../lab/emulation/kv-model";
 import { KvScheduler } from "../../../lab/emulation/kv-scheduler";
-import { H200_TIMING } from "../../../twin/step-model";
 import { enginePlan, kvProxyConfigFor } from "../../../lab/images/engine-plan";
 import { parseBatchBudgetLog } from "../../../measure/metrics/batch-budget";
 import { parseExposition } from "../../../measure/metrics/exposition";
@@ -14,6 +13,7 @@ import {
   parseKvCapacityLog,
   vllmSnapshot,
 } from "../../../measure/metrics/vllm";
+import { H200_TIMING } from "../../../twin/step-model";
 
 describe("lab KV model: the pool vLLM 0.24 reports for the gemma3-like model", () => {
   // Every figure below is what real vLLM 0.24 logged (examples/gpu-campaign-2026-11-30/pod-logs,

@@ -1,8 +1,8 @@
 import * as assert from "node:assert/strict";
-import { applyStep, H200_TIMING, planStep, stepMs } from "../../../twin/step-model";
-import { type ClosedLoop, replayClosedLoop } from "../../../twin/replay";
 import { fitTimingModel, replayOf } from "../../../scripts/timing-fit/fit";
 import { recordedInputLengths, recordedLevels } from "../../../scripts/timing-fit/recorded";
+import { type ClosedLoop, replayClosedLoop } from "../../../twin/replay";
+import { applyStep, H200_TIMING, planStep, stepMs } from "../../../twin/step-model";
 
 const seq = (promptTokens: number, prefilled: number, sampled: number) => ({ promptTokens, prefilled, sampled });
 

@@ -1,13 +1,13 @@
 import * as assert from "node:assert/strict";
 import * as path from "node:path";
-import { H200_TIMING } from "../../../twin/step-model";
-import { replayOpenLoop } from "../../../twin/replay";
 import { parseSloBounds } from "../../../measure/inputs/slo";
 import { requestMeets } from "../../../measure/inputs/slo-judge";
 import { arrivalSchedule } from "../../../measure/load/arrivals";
 import { readResult } from "../../../result/store";
 import { MAX_TOKENS, sample } from "../../../scripts/capacity-search/virtual";
 import { EXAMPLES_DIR } from "../../../scripts/timing-fit/recorded";
+import { replayOpenLoop } from "../../../twin/replay";
+import { H200_TIMING } from "../../../twin/step-model";
 
 const load = (arrivalsMs: readonly number[], maxNumSeqs: number, windowSeconds: number) => ({
   arrivalsMs,

@@ -1,0 +1,275 @@
+import * as assert from "node:assert/strict";
+import * as path from "node:path";
+import { readResult } from "../../../result/store";
+import { EXAMPLES_DIR } from "../../../scripts/timing-fit/recorded";
+import { checkWindow, consistent } from "../../../twin/consistency";
+import { calibrate, type FitLevel, scaledParams } from "../../../twin/fit";
+import { judgeWindow, longRun, twinCapacity, windowBand } from "../../../twin/long-run";
+import type { TwinLoad, TwinSlo, WindowBand } from "../../../twin/types";
+
+const SLO: TwinSlo = {
+  bounds: [
+    { metric: "ttft", quantile: 0.99, ms: 1000 },
+    { metric: "tpot", quantile: 0.99, ms: 30 },
+  ],
+  attainment: 0.99,
+};
+const BOUNDS_MS = SLO.bounds.map((b) => b.ms);
+const band = (p5: number, p95: number, percentiles: Array<[number, number]>): WindowBand => ({
+  ratePerSecond: 2,
+  requests: 200,
+  windows: 100,
+  attainment: { p5, p50: (p5 + p95) / 2, p95 },
+  percentilesMs: percentiles.map(([lo, hi]) => ({ p5: lo, p50: (lo + hi) / 2, p95: hi })),
+});
+const reading = (attainment: number, percentilesMs: number[]) => ({
+  requests: 200,
+  attainment,
+  percentilesMs,
+  holds: true,
+});
+
+describe("twin/consistency: a window against the twin's band", () => {
+  it("in band: p5 ≤ x ≤ p95 for the attainment (± the slack) and each bound's percentile", () => {
+    const b = band(0.97, 1, [
+      [500, 900],
+      [9, 10],
+    ]);
+    const ok = checkWindow(reading(0.995, [800, 9.5]), b, BOUNDS_MS);
+    assert.deepEqual(
+      [ok.attainmentInBand, ok.percentilesInBand, ok.consistent, ok.why],
+      [true, [true, true], true, null],
+    );
+    // A tie at 1.0: the twin's windows all attain 1, the server's one miss in 200 is within the slack (0.005).
+    assert.equal(
+      checkWindow(
+        reading(0.995, [800, 9.5]),
+        band(1, 1, [
+          [500, 900],
+          [9, 10],
+        ]),
+        BOUNDS_MS,
+      ).consistent,
+      true,
+    );
+    assert.equal(
+      checkWindow(
+        reading(0.99, [800, 9.5]),
+        band(1, 1, [
+          [500, 900],
+          [9, 10],
+        ]),
+        BOUNDS_MS,
+      ).consistent,
+      false,
+    );
+    // TTFT p99 950 ms is outside [500, 900] but, like the band's p50 (700), within its 1000 ms: it agrees.
+    const out = checkWindow(reading(0.9, [950, 9.5]), b, BOUNDS_MS);
+    assert.deepEqual(
+      [out.attainmentInBand, out.percentilesInBand, out.percentilesAgree, out.consistent],
+      [false, [false, true], [true, true], false],
+    );
+    assert.equal(
+      out.why,
+      "at 2.000/s, a window of 200 (100 twin windows): attainment 0.900 outside the twin's p5–p95 [0.970, 1.000] (slack 0.005)",
+    );
+    assert.equal(consistent([ok, out]), false);
+    assert.equal(consistent([ok]), true);
+    assert.equal(consistent([]), false);
+  });
+
+  it("a percentile outside its band agrees when on the same side of its bound as the band's p50, not otherwise", () => {
+    // The twin's TPOT band a point (no noise on per-token times), its TTFT band within the 1000 ms bound.
+    const b = band(0.97, 1, [
+      [500, 900],
+      [8.8, 8.8],
+    ]);
+    // TPOT 10.5 ms: outside [8.8, 8.8], but ≤ 30 ms as the twin's 8.8 is: the SLO's verdict by TPOT is the same.
+    const same = checkWindow(reading(1, [800, 10.5]), b, BOUNDS_MS);
+    assert.deepEqual(
+      [same.percentilesInBand, same.percentilesAgree, same.consistent, same.why],
+      [[true, false], [true, true], true, null],
+    );
+    // At the bound counts as within it (≤ ms), as the SLO judges it.
+    assert.deepEqual(checkWindow(reading(1, [1000, 30]), b, BOUNDS_MS).percentilesAgree, [true, true]);
+    // TTFT 1100 ms and TPOT 31 ms: outside their bands and past their bounds, where the twin's p50 is within.
+    const other = checkWindow(reading(1, [1100, 31]), b, BOUNDS_MS);
+    assert.deepEqual(
+      [other.attainmentInBand, other.percentilesInBand, other.percentilesAgree, other.consistent],
+      [true, [false, false], [false, false], false],
+    );
+    assert.equal(
+      other.why,
+      "at 2.000/s, a window of 200 (100 twin windows): bound 1's percentile 1100 ms outside [500, 900] ms and > its bound 1000 ms where the twin's p50 700 ms is ≤; bound 2's percentile 31.0 ms outside [8.8, 8.8] ms and > its bound 30.0 ms where the twin's p50 8.8 ms is ≤",
+    );
+    // The band's p50 past the bound: a server reading past it too agrees, one within it does not.
+    const past = band(0.5, 0.9, [
+      [1100, 1500],
+      [8.8, 8.8],
+    ]);
+    assert.deepEqual(checkWindow(reading(0.7, [1700, 9.5]), past, BOUNDS_MS).percentilesAgree, [true, true]);
+    assert.deepEqual(checkWindow(reading(0.7, [950, 9.5]), past, BOUNDS_MS).percentilesAgree, [false, true]);
+  });
+
+  it("refuses bounds that do not match the band's percentiles", () => {
+    const b = band(0.97, 1, [
+      [500, 900],
+      [9, 10],
+    ]);
+    assert.throws(() => checkWindow(reading(1, [800, 9.5]), b, [1000]), /checkWindow: 1 bounds against 2 percentiles/);
+    assert.throws(() => checkWindow(reading(1, [800]), b, BOUNDS_MS), /checkWindow: 1 measured percentiles against 2/);
+  });
+});
+
+/** A recorded stack: its result with the c=8 closed loop, and the results whose open-loop windows it is checked on. */
+const DIR = path.join(EXAMPLES_DIR, "gpu-capacity-search-2026-12-05", "results");
+const STACKS = [
+  {
+    maxNumSeqs: 4,
+    closed: "search/baseline/2026-12-05T12-51-57Z.json",
+    open: ["search/baseline/2026-12-05T12-51-57Z.json", "openloop-baseline/baseline/2026-12-05T12-55-36Z.json"],
+  },
+  { maxNumSeqs: 8, closed: "search/seqs8/2026-12-05T13-01-47Z.json", open: ["search/seqs8/2026-12-05T13-01-47Z.json"] },
+];
+
+function fitOf(stack: (typeof STACKS)[number]) {
+  const load = readResult(path.join(DIR, stack.closed)).phases.load!;
+  const twinLoad: TwinLoad = {
+    maxNumSeqs: stack.maxNumSeqs,
+    maxNumBatchedTokens: 0,
+    promptTokens: load.promptTokens!,
+    outputTokens: load.maxTokens,
+  };
+  const levels = load.levels.map(
+    (l): FitLevel => ({
+      ...twinLoad,
+      concurrency: l.concurrency,
+      warmupSeconds: l.warmupSeconds,
+      windowSeconds: l.windowSeconds,
+      requestsPerSecond: l.requestsPerSecond,
+      ttftMeanMs: l.ttftMs!.mean,
+      ttftP50Ms: l.ttftMs!.p50,
+      tpotMeanMs: l.tpotMs!.mean,
+      itlP50Ms: l.itlMs!.p50,
+      peakRunning: l.server.peakRunning.value!,
+      peakWaiting: l.server.peakWaiting.value!,
+    }),
+  );
+  return { twinLoad, levels, fit: calibrate(levels) };
+}
+
+describe("twin/consistency against the H200's windows (examples/gpu-capacity-search-2026-12-05), out of sample", function () {
+  this.timeout(120_000);
+
+  it("calibrated on each stack's c=8 level alone, every window's attainment lies in its band but for one request", () => {
+    const rows = STACKS.flatMap((stack) => {
+      const { twinLoad, levels, fit } = fitOf(stack);
+      assert.deepEqual(
+        levels.map((l) => l.concurrency),
+        [8],
+      );
+      assert.ok(fit.worstRelativeResidual <= 0.02, `${stack.closed}: worst residual ${fit.worstRelativeResidual}`);
+      return stack.open.flatMap((file) =>
+        readResult(path.join(DIR, file)).phases.load!.rateLevels.map((l) => {
+          const t0 = Math.min(...l.samples.map((s) => s.startEpochMs));
+          const requests = l.samples
+            .filter((s) => s.window && s.outcome === "succeeded")
+            .map((s) => ({ sentMs: s.startEpochMs - t0, ttftMs: s.ttftMs!, tpotMs: s.tpotMs!, e2eMs: s.e2eMs }));
+          const measured = judgeWindow(requests, SLO);
+          const check = checkWindow(
+            measured,
+            windowBand(fit.params, twinLoad, SLO, l.openLoop.sentRatePerSecond, measured.requests),
+            BOUNDS_MS,
+          );
+          const a = check.band.attainment;
+          return {
+            window: `seqs${stack.maxNumSeqs} ${l.openLoop.targetRatePerSecond.toFixed(3)}/s`,
+            attainmentInBand: check.attainmentInBand,
+            percentilesInBand: check.percentilesInBand,
+            percentilesAgree: check.percentilesAgree,
+            consistent: check.consistent,
+            why: check.why,
+            belowP5: Number((a.p5 - measured.attainment).toFixed(4)),
+          };
+        }),
+      );
+    });
+    // The one window not consistent: seqs8's long probe at 3.672/s, 62 of 67 meeting the SLO (0.9254) against the
+    // band's p5 of 63 of 67 (0.9403): one request, 0.0149 below, past the 0.005 slack. That probe ended early
+    // because misses had mounted (the search's stop rule), so its window is the unlucky stretch that triggered
+    // the stop, not a window drawn at random as the band's are. Not loosened: the test states it.
+    assert.deepEqual(
+      rows.map((r) => [r.window, r.attainmentInBand, r.consistent]),
+      [
+        ["seqs4 3.175/s", true, true],
+        ["seqs4 2.222/s", true, true],
+        ["seqs4 2.020/s", true, true],
+        ["seqs4 2.020/s", true, true],
+        ["seqs4 2.222/s", true, true],
+        ["seqs8 5.245/s", true, true],
+        ["seqs8 3.672/s", false, false],
+        ["seqs8 3.338/s", true, true],
+      ],
+    );
+    assert.equal(rows[6]!.belowP5, 0.0149);
+    assert.equal(
+      rows[6]!.why,
+      "at 3.158/s, a window of 67 (1462 twin windows): attainment 0.925 outside the twin's p5–p95 [0.940, 1.000] (slack 0.005)",
+    );
+    // The percentiles do not hold to their bands: the twin's TPOT p99 band is a point (8.8 ms seqs4, 9.7-9.8
+    // seqs8: its requests differ only by the prefills beside them) where the H200's is 9.4 and 11.3 ms, in
+    // every window; TTFT p99 at seqs8's capacity (375 ms) lies below the twin's [577, 1416]. But every one
+    // agrees: it lies on the same side of its bound (1000 ms, 30 ms) as the band's p50, so the SLO's verdict by
+    // that bound is the server's and the twin's alike.
+    assert.deepEqual(
+      rows.map((r) => r.percentilesInBand),
+      [
+        [true, false],
+        [true, false],
+        [true, false],
+        [true, false],
+        [true, false],
+        [true, false],
+        [true, false],
+        [false, false],
+      ],
+    );
+    assert.ok(rows.every((r) => r.percentilesAgree.every(Boolean)));
+  });
+
+  it("a server 20 % slower than its fit (every step and frontend cost × 1.2) is judged inconsistent at the fit's capacity", () => {
+    const { twinLoad, fit } = fitOf(STACKS[1]!);
+    const capacity = twinCapacity(fit.params, twinLoad, SLO, { requests: 20_000 }).capacityRatePerSecond!;
+    const slower = scaledParams(fit.params, { decode: 1.2, prefill: 1.2, frontend: 1.2 });
+    const server = longRun(slower, twinLoad, SLO, capacity, { requests: 1_100, seed: 7 }).requests;
+    const predicted = windowBand(fit.params, twinLoad, SLO, capacity, 200);
+    const checks = [0, 1, 2, 3, 4].map((w) =>
+      checkWindow(judgeWindow(server.slice(w * 200, (w + 1) * 200), SLO), predicted, BOUNDS_MS),
+    );
+    assert.equal(consistent(checks), false);
+    // By the attainment: 3 of the 5 windows' attainment (0.875-0.930)
+    // falls below the band's p5 (0.950); the first two, the run's start, are within it.
+    assert.deepEqual(
+      checks.map((c) => c.attainmentInBand),
+      [true, true, false, false, false],
+    );
+    assert.ok(checks.every((c) => c.attainmentInBand || c.measured.attainment < c.band.attainment.p5));
+    // TPOT p99 (11.6-11.8 ms against the twin's point near 9.7) is outside its band in every window but on the
+    // twin's side of 30 ms: it decides nothing. TTFT p99 past 1000 ms (1650, 1569) where the band's p50 (807)
+    // is within it, in windows 3 and 4, does.
+    assert.deepEqual(
+      checks.map((c) => c.percentilesAgree),
+      [
+        [true, true],
+        [true, true],
+        [false, true],
+        [false, true],
+        [true, true],
+      ],
+    );
+    assert.deepEqual(
+      checks.map((c) => c.consistent),
+      [true, true, false, false, false],
+    );
+  });
+});
