@@ -35,6 +35,14 @@ const confirmation = (c: SloCapacity) =>
       ? ", confirmed by a longer probe"
       : `, not confirmed by a longer probe (stopped by: ${c.stoppedBy})`;
 
+/** How the measured search found its figure. */
+const searchMethodText = (c: SloCapacity) =>
+  `The highest Poisson request rate at which ${describeSlo(c.slo)} held: probes from ${c.start ? `${num(c.start.ratePerSecond, 3)}/s (${c.start.basis})` : `${c.settings.lowRatePerSecond}/s`} within [${c.settings.lowRatePerSecond}, ${c.settings.highRatePerSecond}]/s until one held and one failed, then bisection to ${pct(c.settings.resolution)} of the passing rate; at most ${c.settings.maxProbes} probes and ${c.settings.maxMinutes} min (stopped by: ${c.stoppedBy}, after ${num(c.elapsedSeconds, 0)} s). Probe length: ${c.probeRule}. A probe holds when its level is valid, drops nothing, keeps up, and meets every bound and the attainment.`;
+
+/** How the twin's figure was found and checked (its fit, prediction and windows follow the heading). */
+const twinMethodText = (c: SloCapacity) =>
+  `The highest Poisson request rate whose long run holds ${describeSlo(c.slo)}, by the candidate's calibrated twin (${num(c.elapsedSeconds, 0)} s in all). Window length: ${c.probeRule}. A window holds when its level is valid, drops nothing, keeps up, and meets every bound and the attainment; it confirms the twin when it falls in the twin's band, holding or not.`;
+
 function capacityLines(c: SloCapacity): string[] {
   const cap = c.capacityRatePerSecond;
   const offered = c.rateBasis === "offered" ? " offered" : "";
@@ -52,7 +60,7 @@ function capacityLines(c: SloCapacity): string[] {
     `### SLO capacity: **${head}**`,
     ...twinLines(c),
     "",
-    `Plot: \`<this report's name>.slo.svg\` beside it (each bound's percentile against the offered rate, the SLO and the capacity marked). The highest Poisson request rate at which ${describeSlo(c.slo)} held: probes from ${c.start ? `${num(c.start.ratePerSecond, 3)}/s (${c.start.basis})` : `${c.settings.lowRatePerSecond}/s`} within [${c.settings.lowRatePerSecond}, ${c.settings.highRatePerSecond}]/s until one held and one failed, then bisection to ${pct(c.settings.resolution)} of the passing rate; at most ${c.settings.maxProbes} probes and ${c.settings.maxMinutes} min (stopped by: ${c.stoppedBy}, after ${num(c.elapsedSeconds, 0)} s). Probe length: ${c.probeRule}. A probe holds when its level is valid, drops nothing, keeps up, and meets every bound and the attainment.${targets}`,
+    `Plot: \`<this report's name>.slo.svg\` beside it (each bound's percentile against the offered rate, the SLO and the capacity marked). ${c.twin?.basis === "twin" ? twinMethodText(c) : searchMethodText(c)}${targets}`,
     ...(c.firstMisses.length > 0
       ? ["", `First to fail as the rate rises: ${c.firstMisses.map(describeMiss).join("; ")}.`]
       : []),

@@ -9,7 +9,7 @@ import type { BenchmarkResult, RateLevel } from "../../../result/types";
 import { compareResults, describeRule } from "../../../verdict/compare";
 import { capacityBracketText, rankNoise } from "../../../verdict/objectives";
 import { recommend } from "../../../verdict/recommend";
-import { level, result } from "./sample-result";
+import { level, rateLevel, result } from "./sample-result";
 
 const SLO: Slo = { bounds: parseSloBounds("ttft:p99:1000,tpot:p99:30"), attainment: 0.99 };
 const settings = {
@@ -22,27 +22,6 @@ const settings = {
   confirmTailRequests: 10,
   method: "search" as const,
 };
-
-/** A rate level at `rate` with `preemptions` over its window. */
-function rateLevel(rate: number, preemptions = 0): RateLevel {
-  const { concurrency: _c, throughputEstimate: _t, earlyStop: _e, ...base } = level(1, rate, 900, 0, preemptions);
-  return {
-    openLoop: {
-      targetRatePerSecond: rate,
-      arrival: "poisson",
-      seed: 0,
-      maxInFlight: 256,
-      scheduledInWindow: 5,
-      scheduledRatePerSecond: rate,
-      sentInWindow: 5,
-      sentRatePerSecond: rate,
-      droppedInWindow: 0,
-      droppedInWarmup: 0,
-      peakInFlight: 2,
-    },
-    ...base,
-  };
-}
 
 const TTFT_MISS = { kind: "bound", metric: "ttft", percentile: "p99", figureMs: 1500, boundMs: 1000 } as const;
 

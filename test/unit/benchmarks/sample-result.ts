@@ -2,7 +2,7 @@ import { buildScenario } from "../../../measure/inputs/scenario";
 import { measured, missing } from "../../../measure/measured";
 import { gpuUnavailable } from "../../../measure/metrics/gpu";
 import { summarize } from "../../../measure/stats";
-import type { BenchmarkResult, LoadLevel } from "../../../result/types";
+import type { BenchmarkResult, LoadLevel, RateLevel } from "../../../result/types";
 
 /** A load level with the given throughput, p95 latency (all samples equal) and peaks. */
 export function level(
@@ -107,5 +107,26 @@ export function result(stack: string, levels: LoadLevel[], over: Partial<Benchma
       },
     },
     ...over,
+  };
+}
+
+/** A rate level at `rate` with `preemptions` over its window. */
+export function rateLevel(rate: number, preemptions = 0): RateLevel {
+  const { concurrency: _c, throughputEstimate: _t, earlyStop: _e, ...base } = level(1, rate, 900, 0, preemptions);
+  return {
+    openLoop: {
+      targetRatePerSecond: rate,
+      arrival: "poisson",
+      seed: 0,
+      maxInFlight: 256,
+      scheduledInWindow: 5,
+      scheduledRatePerSecond: rate,
+      sentInWindow: 5,
+      sentRatePerSecond: rate,
+      droppedInWindow: 0,
+      droppedInWarmup: 0,
+      peakInFlight: 2,
+    },
+    ...base,
   };
 }
