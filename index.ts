@@ -14,7 +14,7 @@ export = async () => {
   const stack = pulumi.getStack();
   const projectDir = process.cwd();
   const { candidate, raw, hfToken, apiKey, secrets } = loadConfig(stack, projectDir);
-  const problems = await clusterProblems(raw, candidate);
+  const problems = await clusterProblems(raw, candidate, (message) => pulumi.log.warn(message));
   if (problems.length > 0) failWith(problems);
   const waitReady = candidate.benchmarkOnDeploy ? waitReadySeconds(process.env) : undefined;
   // The rule and mode `measured` is made under (`campaign run --via-deploy` sets its own).

@@ -7,6 +7,7 @@ import { PROJECT, stackKey } from "../config";
 import { LabNotRunningError } from "../lab";
 import { clearStaleState } from "./clear-stale";
 import { planCommand } from "./commands/plan";
+import { planReplicasMain } from "./commands/plan-replicas";
 import { proposeMain } from "./commands/propose";
 import { runCommand } from "./commands/run";
 import { detachedPulumi } from "./detach";
@@ -108,6 +109,8 @@ export async function main(argv: readonly string[], repoDir = process.cwd(), io:
         return await tuneMain(rest, repoDir, io);
       case "propose":
         return proposeMain(rest, repoDir, io);
+      case "plan-replicas":
+        return planReplicasMain(rest, repoDir, io);
       case undefined:
       case "help":
       case "--help":
@@ -115,7 +118,9 @@ export async function main(argv: readonly string[], repoDir = process.cwd(), io:
         io.stdout(`${USAGE}\n\n${TUNE_USAGE}\n`);
         return command === undefined ? EXIT.usage : EXIT.ok;
       default:
-        throw new UsageError(`unknown command ${JSON.stringify(command)}; use run, plan, recover, propose or tune`);
+        throw new UsageError(
+          `unknown command ${JSON.stringify(command)}; use run, plan, recover, propose, plan-replicas or tune`,
+        );
     }
   } catch (err) {
     if (err instanceof UsageError) {

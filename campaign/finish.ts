@@ -50,6 +50,8 @@ export async function restoreBaseline(
       maxModelLen: base.serving.maxModelLen,
       args: base.args,
       image: typeof base.config["image"] === "string" ? base.config["image"] : "",
+      // The parsed config through JSON (prepare), as image is: a number; its schema's least value otherwise.
+      replicas: typeof base.config["replicas"] === "number" ? base.config["replicas"] : 1,
     });
     p.end(
       verification.ok ? "ok" : "VERIFICATION FAILED",

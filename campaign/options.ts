@@ -60,7 +60,7 @@ export interface CliOptions extends RuleOptions {
 const LAB_ENGINE_NAMES = ["simulator", "vllm"] as const;
 type LabEngineName = (typeof LAB_ENGINE_NAMES)[number];
 
-export const USAGE = `Usage: campaign <run|plan|recover|propose> [options]
+export const USAGE = `Usage: campaign <run|plan|recover|propose|plan-replicas> [options]
 
   run    deploy each candidate stack in turn (pulumi up, waits for Ready), benchmark it, record
          the result; then restore baseline, verify it, and write the comparison and recommendation
@@ -71,6 +71,8 @@ export const USAGE = `Usage: campaign <run|plan|recover|propose> [options]
          it, destroy the cold stack; says what it did (run also does the clearing before it starts)
   propose read the results (or summaries) and propose the next one-knob candidates with their
          evidence; deploys nothing (its options: npm run campaign -- propose --help)
+  plan-replicas the fewest replicas of each candidate for a traffic target, from its calibrated twin;
+         deploys nothing (its options: npm run campaign -- plan-replicas --help)
 
 Options:
   --stacks a,b,c          candidate stacks (default: every Pulumi.<stack>.yaml: baseline, then by knob and value)
@@ -100,7 +102,8 @@ ${RULE_OPTIONS_USAGE}
                           load.openLoop.capacity after the closed loop)
   --ready-timeout S       seconds the endpoint may take to serve a new candidate after up (default 300, lab 120)
   --json                  print the campaign summary as JSON on stdout
-  --verbose               also show the benchmark's own progress
+  --verbose               show the benchmark's full log on stderr instead of its one-line status
+                          (the log always goes to the campaign's .log file)
   --write-summary         also write summaries/<stack>.json per measured candidate, small enough to commit
                           with the PR that proposes it (npm run review reads them)
   --via-deploy            measure each candidate inside its own pulumi up (benchmarkOnDeploy, set for that

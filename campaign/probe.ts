@@ -31,9 +31,9 @@ export async function readDeployment(
 ): Promise<ObservedState["deployment"]> {
   try {
     const live = await readDeploymentContainer(kubeconfig, ref);
-    return { args: live.args, image: live.image, error: null };
+    return { ...live, error: null };
   } catch (err) {
-    return { args: null, image: null, error: (err as Error).message };
+    return { args: null, image: null, replicas: null, readyReplicas: null, error: (err as Error).message };
   }
 }
 

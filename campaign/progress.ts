@@ -43,6 +43,48 @@ const realClock: StatusClock = {
 };
 
 /**
+ * The benchmark's status at the end of the candidate's open line on a terminal: drawn, redrawn each
+ * second, erased back to the line's `text`. `line()` gives that text, opening the line again if cut.
+ */
+function statusTail(write: (s: string) => void, clock: StatusClock, line: () => string) {
+  let status: BenchStatus | null = null;
+  let drawn = false;
+  let stopTicks: (() => void) | null = null;
+  const draw = () => {
+    if (status === null) return;
+    write(`\r${line()}${statusText(status, clock.now())}\x1b[K`);
+    drawn = true;
+  };
+  const tail = {
+    /** Takes `event`; returns the status as text now. */
+    take(event: StageEvent): string {
+      status = afterStage(status, event, clock.now());
+      return statusText(status, clock.now());
+    },
+    show() {
+      draw();
+      stopTicks ??= clock.every(1000, draw);
+    },
+    erase(text: string) {
+      if (drawn) write(`\r${text}\x1b[K`);
+      drawn = false;
+    },
+    /** A note cuts the status without ending the benchmark: its next stage draws it again, elapsed kept. */
+    hide(text: string) {
+      tail.erase(text);
+      stopTicks?.();
+      stopTicks = null;
+    },
+    /** The step is over: the next benchmark's status starts its own clock. */
+    reset(text: string) {
+      tail.hide(text);
+      status = null;
+    },
+  };
+  return tail;
+}
+
+/**
  * The benchmark's stages show as a status at the end of the candidate's line: on a terminal redrawn in
  * place each second and erased when the next piece comes; otherwise one whole line per phase or level.
  */
@@ -57,32 +99,20 @@ export function streamProgress(
   let current: string | null = null;
   // The open line's text, to redraw it with the status after a `\r`.
   let text = "";
-  let status: BenchStatus | null = null;
-  let drawn = false;
-  let stopTicks: (() => void) | null = null;
   const lines = writerProgress(write, tty);
-  const erase = () => {
-    if (drawn) write(`\r${text}\x1b[K`);
-    drawn = false;
-  };
+  const tail = statusTail(write, clock, () => {
+    if (!open) text = current ?? "";
+    open = true;
+    return text;
+  });
   const closeLine = () => {
-    erase();
+    tail.erase(text);
     if (open) write("\n");
     open = false;
     text = "";
   };
-  // A note cuts the status without ending the benchmark: its next stage draws it again, elapsed kept.
-  const hide = () => {
-    erase();
-    stopTicks?.();
-    stopTicks = null;
-  };
-  const reset = () => {
-    hide();
-    status = null;
-  };
   const piece = (s: string) => {
-    reset();
+    tail.reset(text);
     if (!open && current !== null) {
       write(current);
       text = current;
@@ -91,27 +121,18 @@ export function streamProgress(
     write(s);
     text += s;
   };
-  const draw = () => {
-    if (status === null) return;
-    if (!open) text = current ?? "";
-    write(`\r${text}${statusText(status, clock.now())}\x1b[K`);
-    open = true;
-    drawn = true;
-  };
   const stage = (event: StageEvent) => {
-    status = afterStage(status, event, clock.now());
-    if (tty) {
-      draw();
-      stopTicks ??= clock.every(1000, draw);
-    } else if (event.kind !== "budget") {
+    const now = tail.take(event);
+    if (tty) tail.show();
+    else if (event.kind !== "budget") {
       // A budget comes just before its first level, whose line shows it: one line per phase or level.
       closeLine();
-      write(`${current ?? ""}${statusText(status, clock.now())}\n`);
+      write(`${current ?? ""}${now}\n`);
     }
   };
   return {
     begin(index, total, stack) {
-      reset();
+      tail.reset(text);
       closeLine();
       const label = typeof index === "number" ? `[${index}/${total}]` : `[${index}]`;
       current = `${label} ${stack.padEnd(nameWidth)} `;
@@ -132,7 +153,7 @@ export function streamProgress(
       current = null;
     },
     note(message) {
-      hide();
+      tail.hide(text);
       closeLine();
       current = null;
       lines.log(message);

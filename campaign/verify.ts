@@ -1,7 +1,8 @@
 /**
  * Checks that the cluster is back on baseline after a campaign, the way the seed's engineer did by
  * hand (step 8: `/health`, `/v1/models` id and max_model_len) plus what they could not see at a
- * glance: the live Deployment's container args are exactly baseline's rendered args. Pure.
+ * glance: the live Deployment's container args are exactly baseline's rendered args, and it asks for
+ * baseline's replicas and has them all Ready. Pure.
  */
 
 import { parseVllmArgs } from "../config";
@@ -18,6 +19,10 @@ export interface ObservedState {
   readonly deployment: {
     readonly args: readonly string[] | null;
     readonly image: string | null;
+    /** `spec.replicas`; null when unread or unset. */
+    readonly replicas: number | null;
+    /** `status.readyReplicas`; null when unread. */
+    readonly readyReplicas: number | null;
     readonly error: string | null;
   };
 }
@@ -27,6 +32,8 @@ interface ExpectedState {
   readonly maxModelLen: number;
   readonly args: readonly string[];
   readonly image: string;
+  /** Baseline's `replicas`: the live Deployment must ask for exactly these, and have them all Ready. */
+  readonly replicas: number;
 }
 
 export interface Check {
@@ -126,8 +133,29 @@ export function verifyBaseline(observed: ObservedState, expected: ExpectedState)
       ok: d.image === expected.image,
       detail: d.image === expected.image ? expected.image : `expected ${expected.image}, got ${d.image ?? "none"}`,
     });
+    checks.push(...replicaChecks(d, expected.replicas));
   }
   return { ok: checks.every((c) => c.ok), checks };
+}
+
+/**
+ * The pod count as baseline declares it: a hand `kubectl scale` (drift) shows as the replicas check,
+ * a restored baseline short of Ready pods (one still starting, one Pending for a GPU) as the other.
+ */
+function replicaChecks(d: ObservedState["deployment"], want: number): Check[] {
+  const ready = d.readyReplicas ?? 0;
+  return [
+    {
+      name: "Deployment replicas",
+      ok: d.replicas === want,
+      detail: d.replicas === want ? String(want) : `live ${d.replicas ?? "unset"}, expected ${want}`,
+    },
+    {
+      name: "Ready pods",
+      ok: ready === want,
+      detail: ready === want ? `${want} of ${want}` : `${ready} Ready, expected ${want}`,
+    },
+  ];
 }
 
 /** One line per check, for stderr and the summary. */

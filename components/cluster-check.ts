@@ -1,5 +1,6 @@
-import type { V1DeploymentList } from "@kubernetes/client-node";
-import { type CandidateConfig, type ConfigProblem, closestOf, PROJECT, type RawConfig } from "../config";
+import type { V1DeploymentList, V1NodeList } from "@kubernetes/client-node";
+import { type CandidateConfig, type ConfigProblem, closestOf, PROJECT, type RawConfig, stackKey } from "../config";
+import { type GpuNode, gpuFitProblem, gpuNodes } from "./gpu-fit";
 import { kubeClient } from "./kube/client";
 import { contextNames, type KubeTarget, kubeTarget, loadKubeConfig } from "./kube/kubeconfig";
 
@@ -119,12 +120,51 @@ async function listServers(target: KubeTarget, raw: RawConfig): Promise<ServerRe
 
 const isProblem = (v: unknown): v is ConfigProblem => typeof v === "object" && v !== null && "allowed" in v;
 
-/** Everything the program checks on the cluster, before it registers anything. */
-export async function clusterProblems(raw: RawConfig, c: CandidateConfig): Promise<ConfigProblem[]> {
+/** The nodes and their GPUs, or why they could not be read (listing nodes is cluster-scoped). */
+async function listGpuNodes(target: KubeTarget): Promise<GpuNode[] | string> {
+  try {
+    return gpuNodes(await kubeClient(target, 20_000)<V1NodeList>("/api/v1/nodes", { timeoutSeconds: 20 }));
+  } catch (error) {
+    return (
+      String((error as Error).message)
+        .split("\n")[0]
+        ?.slice(0, 200) ?? ""
+    );
+  }
+}
+
+/**
+ * More replicas than the node's GPUs hold. Read only for replicas > 1: one replica asks the cluster
+ * what every stack asked before, so a user who may not list nodes loses nothing. Such a user with
+ * replicas > 1 is warned that the fit goes unchecked (the rollout wait then reports a Pending pod).
+ */
+async function replicaProblem(
+  target: KubeTarget,
+  raw: RawConfig,
+  c: CandidateConfig,
+  warn: (message: string) => void,
+): Promise<ConfigProblem | undefined> {
+  if (c.replicas <= 1) return undefined;
+  const nodes = await listGpuNodes(target);
+  if (typeof nodes !== "string") return gpuFitProblem(c, nodes, raw[stackKey("replicas")]);
+  warn(
+    `${stackKey("replicas")} = ${c.replicas}: the nodes could not be read (${nodes}), so whether their GPUs hold` +
+      ` ${c.replicas} replicas of gpuCount ${c.gpuCount} is not checked; a replica that does not fit stays Pending`,
+  );
+  return undefined;
+}
+
+/** Everything the program checks on the cluster, before it registers anything; `warn` says what went unchecked. */
+export async function clusterProblems(
+  raw: RawConfig,
+  c: CandidateConfig,
+  warn: (message: string) => void,
+): Promise<ConfigProblem[]> {
   const kc = providerKubeConfig(raw);
   if (isProblem(kc)) return [kc];
   const servers = await listServers(kc, raw);
   if (isProblem(servers)) return [servers];
   const identity = identityProblem(c, servers);
-  return identity ? [identity] : [];
+  const replicas = await replicaProblem(kc, raw, c, warn);
+  return [identity, replicas].filter((p): p is ConfigProblem => p !== undefined);
 }

@@ -131,6 +131,14 @@ export const FIELDS = {
     oneOf(["claim", "none"]),
     "claim keeps vLLM's torch.compile cache (VLLM_CACHE_ROOT) on the model-cache claim, so a restart of a config seen before loads its compiled graphs; none leaves it in the container, so every start compiles.",
   ),
+  // The Deployment's shape, not a knob: a candidate stack may not change it (config/one-knob.ts), so every
+  // candidate of a campaign runs on the same number of pods. Whether the node's GPUs hold them is a
+  // cluster fact, checked at preview (components/gpu-fit.ts).
+  replicas: field(
+    "an integer from 1 to 64: vLLM pods, each with gpuCount nvidia.com/gpu (at most the node's GPUs, checked at preview)",
+    integer(1, 64),
+    "vLLM pods of the Deployment (spec.replicas), each with gpuCount nvidia.com/gpu; refused at preview when the node's GPUs cannot hold them all.",
+  ),
   gpuCount: field("an integer from 1 to 8 (nvidia.com/gpu limit)", integer(1, 8), "nvidia.com/gpu request and limit."),
   cpuRequest: field(
     "a CPU quantity such as 4 or 3500m",

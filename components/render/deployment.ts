@@ -139,9 +139,14 @@ export function podSpec(c: CandidateConfig, secrets: SecretRefs): PodSpecInput {
 
 export function deploymentSpec(c: CandidateConfig, secrets: SecretRefs): DeploymentSpecInput {
   return {
-    replicas: 1,
-    // One GPU cannot hold the old and the new pod: a rolling update would wait forever for the GPU.
-    // Recreate also means one engine at a time writes the compile cache on the claim.
+    replicas: c.replicas,
+    // Recreate at every replica count, rather than RollingUpdate with maxSurge 0 and maxUnavailable 1:
+    // - The node's GPUs may all be taken by the old pods; Recreate frees every one before a new pod
+    //   asks for one, so no update waits on a GPU that cannot come (a surge would).
+    // - The old and the new template never serve at once behind one Service, so a benchmark right
+    //   after `up` never measures a mix of two candidates (a rolling update serves both for a while).
+    // - The new pods start together, so a switch costs one engine start, not one per replica.
+    // With one replica, it also means one engine at a time writes the compile cache on the claim.
     strategy: { type: "Recreate" },
     revisionHistoryLimit: 5,
     // A cold start downloads ~10 GiB before Ready; the rollout must not be declared failed before the startup budget.

@@ -100,10 +100,17 @@ export function templateRollout(input: TemplateRolloutInput): TemplateRollout {
       kind: "progressing",
       detail: `pod(s) of an older template still exist: ${old.map((p) => p.metadata?.name).join(", ")}`,
     };
-  const ready = fresh.find(isReady);
-  if (ready !== undefined) return { kind: "ready", pod: ready.metadata?.name ?? "?" };
-  const pod = fresh[0];
-  if (pod === undefined) return { kind: "progressing", detail: `no pod of generation ${generation}'s template yet` };
+  // Every replica of the template Ready, not only the first: a benchmark after `up` reaches them all.
+  const replicas = d.spec?.replicas ?? 1;
+  const ready = fresh.filter(isReady);
+  if (ready.length >= replicas && ready[0] !== undefined) return { kind: "ready", pod: ready[0].metadata?.name ?? "?" };
+  const pod = fresh.find((p) => !isReady(p));
+  if (fresh.length === 0) return { kind: "progressing", detail: `no pod of generation ${generation}'s template yet` };
+  if (pod === undefined)
+    return {
+      kind: "progressing",
+      detail: `${ready.length} of ${replicas} pods of generation ${generation}'s template Ready`,
+    };
   const podName = pod.metadata?.name ?? "?";
   const notReady = (pod.status?.conditions ?? []).find((c) => c.type === "Ready" && c.status !== "True");
   const why = notReady?.message ?? notReady?.reason ?? "no Ready condition yet";

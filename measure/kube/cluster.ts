@@ -74,10 +74,14 @@ export function kubernetesServer(kubeconfigPath: string | undefined): string | n
   }
 }
 
-/** What the live Deployment runs in one container. */
+/** What the live Deployment runs in one container, and on how many pods. */
 interface LiveContainer {
   readonly args: string[];
   readonly image: string | null;
+  /** `spec.replicas`: the pods it asks for (null when unset). */
+  readonly replicas: number | null;
+  /** `status.readyReplicas`: its pods Ready now (the API leaves it out at 0). */
+  readonly readyReplicas: number;
 }
 
 /** Reads the live Deployment's container `containerName` (default: the first); throws with a one-line reason. */
@@ -101,7 +105,12 @@ export async function readDeploymentContainer(
     throw new Error(
       `deployment ${ref.namespace}/${ref.deploymentName} has no container ${ref.containerName ?? "(none at all)"}`,
     );
-  return { args: c.args ?? [], image: c.image ?? null };
+  return {
+    args: c.args ?? [],
+    image: c.image ?? null,
+    replicas: d.spec?.replicas ?? null,
+    readyReplicas: d.status?.readyReplicas ?? 0,
+  };
 }
 
 /** Read-only access to one Deployment through @kubernetes/client-node. */

@@ -50,6 +50,7 @@ describe("config parsing", () => {
       cacheSizeGi: 40,
       cacheRunId: "",
       compileCache: "claim",
+      replicas: 1,
       gpuCount: 1,
       cpuRequest: "4",
       memoryRequestGi: 16,

@@ -248,7 +248,12 @@ function capacityEvidence(result: BenchmarkResult): CapacityEvidence | null {
       keptUp: judge(l, c.slo).keepUp?.holds ?? true,
     };
   };
-  const failing = capacityLevelAt(result.phases.load, c.lowestFailingRatePerSecond);
+  // Past the twin's long-run capacity the SLO fails in the long run: its window above the capacity is the evidence
+  // of what binds first there, whether or not that one window held by chance.
+  const failingRate =
+    c.lowestFailingRatePerSecond ??
+    (c.twin?.basis === "twin" ? (c.probes.find((p) => p.kind === "scout")?.ratePerSecond ?? null) : null);
+  const failing = capacityLevelAt(result.phases.load, failingRate);
   // The bounds over their percentile; when only the attainment failed, the bound met least (what binds first).
   const bounds = failing ? judge(failing, c.slo).bounds : [];
   const over = bounds.filter((b) => !b.within);
@@ -258,7 +263,7 @@ function capacityEvidence(result: BenchmarkResult): CapacityEvidence | null {
     failedBounds: failed.map((b) => ({ metric: b.metric, percentile: b.percentile })),
     capacityRatePerSecond: c.capacityRatePerSecond,
     passing: probe(c.highestPassingRatePerSecond),
-    failing: probe(c.lowestFailingRatePerSecond),
+    failing: probe(failingRate),
   };
 }
 

@@ -31,11 +31,13 @@ const objects: Record<string, unknown> = {
     kind: "Deployment",
     metadata: { name: "live", namespace: NS, uid: "live-uid" },
     spec: {
+      replicas: 2,
       selector: { matchLabels: { app: "live" } },
       template: {
         spec: { containers: [{ name: "vllm", image: "vllm/vllm-openai:v0.24.0", args: ["m", "--port", "8000"] }] },
       },
     },
+    status: { replicas: 2, readyReplicas: 1 },
   },
   [`/apis/apps/v1/namespaces/${NS}/replicasets`]: {
     apiVersion: "v1",
@@ -177,11 +179,13 @@ describe("Kubernetes API access through @kubernetes/client-node", () => {
     assert.equal(kubernetesServer(kubeconfig), `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
     assert.deepEqual(
       await readDeploymentContainer(kubeconfig, { namespace: NS, deploymentName: "live", containerName: "vllm" }),
-      { args: ["m", "--port", "8000"], image: "vllm/vllm-openai:v0.24.0" },
+      { args: ["m", "--port", "8000"], image: "vllm/vllm-openai:v0.24.0", replicas: 2, readyReplicas: 1 },
     );
     assert.deepEqual(await readDeployment(kubeconfig, { namespace: NS, deploymentName: "live", containerName: "x" }), {
       args: null,
       image: null,
+      replicas: null,
+      readyReplicas: null,
       error: "deployment gemmaforge/live has no container x",
     });
     assert.deepEqual(
@@ -189,6 +193,8 @@ describe("Kubernetes API access through @kubernetes/client-node", () => {
       {
         args: null,
         image: null,
+        replicas: null,
+        readyReplicas: null,
         error: "HTTP 404: not found",
       },
     );

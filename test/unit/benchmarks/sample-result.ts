@@ -3,6 +3,8 @@ import { measured, missing } from "../../../measure/measured";
 import { gpuUnavailable } from "../../../measure/metrics/gpu";
 import { summarize } from "../../../measure/stats";
 import type { BenchmarkResult, LoadLevel, RateLevel } from "../../../result/types";
+import type { TimingParams } from "../../../twin/step-model";
+import type { TwinLoad } from "../../../twin/types";
 
 /** A load level with the given throughput, p95 latency (all samples equal) and peaks. */
 export function level(
@@ -129,4 +131,70 @@ export function rateLevel(rate: number, preemptions = 0): RateLevel {
     },
     ...base,
   };
+}
+
+/** The result with an SLO capacity whose twin record is `twin` (basis, fit's params, load, prediction), else a bare search. */
+export function withTwinCapacity(
+  r: BenchmarkResult,
+  twin: {
+    basis: "twin" | "search";
+    why: string;
+    params: TimingParams | null;
+    load: TwinLoad | null;
+    capacityRatePerSecond?: number;
+  } | null,
+): BenchmarkResult {
+  const slo = { bounds: [{ metric: "ttft" as const, percentile: "p99" as const, ms: 1000 }], attainment: 0.99 };
+  const settings = { lowRatePerSecond: 0.5, highRatePerSecond: 64, resolution: 0.1, maxProbes: 10, maxMinutes: 30 };
+  const fit = (params: TimingParams) => ({
+    params,
+    prior: params,
+    scales: { decode: 1, prefill: 1, frontend: 1 },
+    residuals: [],
+    worstRelativeResidual: 0.02,
+    residualBound: 0.15,
+    assumptions: [],
+    openWindows: 0,
+  });
+  const rate = twin?.capacityRatePerSecond ?? null;
+  const capacity = {
+    slo,
+    settings: { ...settings, tailRequests: 100, method: twin === null ? ("search" as const) : ("twin" as const) },
+    minCompletedPerProbe: 100,
+    probeRule: "",
+    probes: [],
+    highestPassingRatePerSecond: rate,
+    lowestFailingRatePerSecond: null,
+    capacityRatePerSecond: rate === null ? missing("no capacity") : measured(rate),
+    resolutionPerSecond: null,
+    relativeResolution: null,
+    firstMisses: [],
+    stoppedBy: "resolution" as const,
+    atCapacity: null,
+    elapsedSeconds: 1,
+    ...(twin === null
+      ? {}
+      : {
+          twin: {
+            basis: twin.basis,
+            why: twin.why,
+            load: twin.load,
+            fit: twin.params === null ? null : fit(twin.params),
+            prediction:
+              rate === null
+                ? null
+                : {
+                    capacityRatePerSecond: rate,
+                    reason: null,
+                    relativeResolution: 0.01,
+                    points: [],
+                    bandAtCapacity: null,
+                    cpuSeconds: 1,
+                  },
+            windows: [],
+            loadSeconds: 0,
+          },
+        }),
+  };
+  return { ...r, phases: { ...r.phases, load: { ...r.phases.load!, capacity } } };
 }

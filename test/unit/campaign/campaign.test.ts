@@ -145,7 +145,7 @@ function world(
     observe: async () => ({
       health: { status: 200, error: null },
       models: { models: [{ id: "gemma-4-12b-q4", maxModelLen: 8192 }], error: null },
-      deployment: { args: live, image: "vllm/vllm-openai:v0.24.0", error: null },
+      deployment: { args: live, image: "vllm/vllm-openai:v0.24.0", replicas: 1, readyReplicas: 1, error: null },
     }),
     checkpoint: () => {
       w.checkpoints += 1;

@@ -54,7 +54,7 @@ function world(liveStack = "baseline", failDestroy?: string) {
     observe: async () => ({
       health: { status: 200, error: null },
       models: { models: [{ id: "gemma-4-12b-q4", maxModelLen: 8192 }], error: null },
-      deployment: { args: live.args, image: "vllm/vllm-openai:v0.24.0", error: null },
+      deployment: { args: live.args, image: "vllm/vllm-openai:v0.24.0", replicas: 1, readyReplicas: 1, error: null },
     }),
     progress: silentCampaignProgress,
     pulumiLog: () => {},

@@ -94,7 +94,7 @@ function world(failUp?: string, onBench?: (stack: string) => void, upTicks: (sta
     observe: async () => ({
       health: { status: 200, error: null },
       models: { models: [{ id: "gemma-4-12b-q4", maxModelLen: 8192 }], error: null },
-      deployment: { args: live, image: "vllm/vllm-openai:v0.24.0", error: null },
+      deployment: { args: live, image: "vllm/vllm-openai:v0.24.0", replicas: 1, readyReplicas: 1, error: null },
     }),
     rollout: async (ref, _args, until) =>
       until === "ready"

@@ -16,11 +16,12 @@ const expected = {
   maxModelLen: 8192,
   args: BASELINE_ARGS,
   image: "vllm/vllm-openai:v0.24.0",
+  replicas: 1,
 };
 const healthy: ObservedState = {
   health: { status: 200, error: null },
   models: { models: [{ id: "gemma-4-12b-q4", maxModelLen: 8192 }], error: null },
-  deployment: { args: BASELINE_ARGS, image: "vllm/vllm-openai:v0.24.0", error: null },
+  deployment: { args: BASELINE_ARGS, image: "vllm/vllm-openai:v0.24.0", replicas: 1, readyReplicas: 1, error: null },
 };
 
 describe("campaign baseline verification", () => {
@@ -35,6 +36,8 @@ describe("campaign baseline verification", () => {
         ["/v1/models max_model_len", true, "8192"],
         ["Deployment args", true, "identical to baseline's rendered args"],
         ["Deployment image", true, "vllm/vllm-openai:v0.24.0"],
+        ["Deployment replicas", true, "1"],
+        ["Ready pods", true, "1 of 1"],
       ],
     );
   });
@@ -53,7 +56,13 @@ describe("campaign baseline verification", () => {
       {
         health: { status: null, error: "connect ECONNREFUSED 127.0.0.1:8100" },
         models: { models: [{ id: "gemma-4-12b-q4", maxModelLen: 4096 }], error: null },
-        deployment: { args: null, image: null, error: 'HTTP 404: deployments.apps "gemma4-12b" not found' },
+        deployment: {
+          args: null,
+          image: null,
+          replicas: null,
+          readyReplicas: null,
+          error: 'HTTP 404: deployments.apps "gemma4-12b" not found',
+        },
       },
       expected,
     );
@@ -76,6 +85,49 @@ describe("campaign baseline verification", () => {
     assert.deepEqual(
       v.checks.filter((c) => !c.ok).map((c) => c.detail),
       ['expected gemma-4-12b-q4, got ["other"]', "no served model to read it from"],
+    );
+  });
+
+  it("a restored baseline with replicas 2 passes only with 2 pods asked for and 2 Ready", () => {
+    const two = { ...expected, replicas: 2 };
+    const live = (replicas: number | null, readyReplicas: number) =>
+      verifyBaseline({ ...healthy, deployment: { ...healthy.deployment, replicas, readyReplicas } }, two);
+    assert.deepEqual(
+      live(2, 2)
+        .checks.slice(-2)
+        .map((c) => [c.name, c.ok, c.detail]),
+      [
+        ["Deployment replicas", true, "2"],
+        ["Ready pods", true, "2 of 2"],
+      ],
+    );
+    assert.equal(live(2, 2).ok, true);
+    // One pod still starting (or Pending for a GPU): not restored yet.
+    assert.deepEqual(
+      live(2, 1)
+        .checks.filter((c) => !c.ok)
+        .map((c) => [c.name, c.detail]),
+      [["Ready pods", "1 Ready, expected 2"]],
+    );
+  });
+
+  it("fails on drift of the live replicas (a kubectl scale), naming both counts", () => {
+    const v = verifyBaseline(
+      { ...healthy, deployment: { ...healthy.deployment, replicas: 3, readyReplicas: 3 } },
+      { ...expected, replicas: 2 },
+    );
+    assert.equal(v.ok, false);
+    assert.deepEqual(
+      v.checks.filter((c) => !c.ok).map((c) => [c.name, c.detail]),
+      [
+        ["Deployment replicas", "live 3, expected 2"],
+        ["Ready pods", "3 Ready, expected 2"],
+      ],
+    );
+    const unset = verifyBaseline({ ...healthy, deployment: { ...healthy.deployment, replicas: null } }, expected);
+    assert.deepEqual(
+      unset.checks.filter((c) => !c.ok).map((c) => c.detail),
+      ["live unset, expected 1"],
     );
   });
 

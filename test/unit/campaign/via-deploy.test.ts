@@ -106,7 +106,7 @@ function world(workDir: string, opts: { failUp?: string; noMeasured?: string; in
     observe: async () => ({
       health: { status: 200, error: null },
       models: { models: [{ id: "gemma-4-12b-q4", maxModelLen: 8192 }], error: null },
-      deployment: { args: [], image: "vllm/vllm-openai:v0.24.0", error: null },
+      deployment: { args: [], image: "vllm/vllm-openai:v0.24.0", replicas: 1, readyReplicas: 1, error: null },
     }),
     checkpoint: () => {},
     progress: silentCampaignProgress,

@@ -130,6 +130,22 @@ describe("components: up's wait for the applied template (templateRollout)", () 
     });
   });
 
+  it("with replicas 2, is done only when both pods of the template are Ready", () => {
+    const two = deployment(SEQS1);
+    two.spec!.replicas = 2;
+    const second = (status: V1Pod["status"]) => pod("seqs", status, { name: "gemma4-12b-seqs-y" });
+    assert.deepEqual(judge(two, [pod("seqs", ready), second(starting)]), {
+      kind: "progressing",
+      detail: "pod gemma4-12b-seqs-y Running, not Ready: containers with unready status: [vllm]",
+      pod: "gemma4-12b-seqs-y",
+    });
+    assert.deepEqual(judge(two, [pod("seqs", ready)]), {
+      kind: "progressing",
+      detail: "1 of 2 pods of generation 3's template Ready",
+    });
+    assert.deepEqual(judge(two, [pod("seqs", ready), second(ready)]), { kind: "ready", pod: "gemma4-12b-seqs-x" });
+  });
+
   it("finds the template's ReplicaSet by content when the Deployment goes back to a template it ran before", () => {
     // Restore: baseline's old ReplicaSet is reused; the revision annotation is not what identifies it.
     assert.deepEqual(judge(deployment(BASELINE, 3, 3, "2"), [pod("base", ready)]), {

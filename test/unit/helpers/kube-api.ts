@@ -10,6 +10,12 @@ export interface ListedServer {
   readonly name: string;
 }
 
+/** A node the fake API lists, with the `nvidia.com/gpu` it advertises as allocatable. */
+export interface ListedNode {
+  readonly name: string;
+  readonly gpus: number;
+}
+
 export interface FakeKubeApi {
   /** A kubeconfig file (context `fake`) pointing at the server. */
   readonly kubeconfig: string;
@@ -19,11 +25,15 @@ export interface FakeKubeApi {
 }
 
 /**
- * A loopback HTTP server that answers the one read the program makes before registering anything
- * (Deployments of this project in every namespace), so the program's cluster checks run for real
- * against a socket. Anything else gets 404, which a test would see as a failure.
+ * A loopback HTTP server that answers the reads the program makes before registering anything
+ * (Deployments of this project in every namespace; with `nodes`, the nodes, which it reads for
+ * replicas > 1), so the program's cluster checks run for real against a socket. Anything else
+ * gets 404, which a test would see as a failure.
  */
-export async function fakeKubeApi(servers: readonly ListedServer[]): Promise<FakeKubeApi> {
+export async function fakeKubeApi(
+  servers: readonly ListedServer[],
+  nodes?: readonly ListedNode[],
+): Promise<FakeKubeApi> {
   const requests: string[] = [];
   const server = http.createServer((req, res) => {
     requests.push(`${req.method} ${req.url}`);
@@ -38,6 +48,15 @@ export async function fakeKubeApi(servers: readonly ListedServer[]): Promise<Fak
           items: servers.map((s) => ({ metadata: { namespace: s.namespace, name: s.name } })),
         }),
       );
+      return;
+    }
+    if (req.method === "GET" && url.pathname === "/api/v1/nodes" && nodes !== undefined) {
+      res.setHeader("content-type", "application/json");
+      const items = nodes.map((n) => ({
+        metadata: { name: n.name },
+        status: { allocatable: { "nvidia.com/gpu": String(n.gpus) } },
+      }));
+      res.end(JSON.stringify({ apiVersion: "v1", kind: "NodeList", metadata: {}, items }));
       return;
     }
     res.statusCode = 404;

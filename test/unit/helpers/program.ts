@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { mergedStackConfig, PROJECT, projectDefaults, type RawConfig } from "../../../config";
-import { fakeKubeApi, type ListedServer } from "./kube-api";
+import { fakeKubeApi, type ListedNode, type ListedServer } from "./kube-api";
 
 export const PROJECT_DIR = path.resolve(__dirname, "../../..");
 
@@ -39,6 +39,8 @@ export interface ProgramRun {
 export interface ClusterSetup {
   /** Deployments of this project the API lists (default: none). */
   readonly servers?: readonly ListedServer[];
+  /** Nodes the API lists (default: none; a read of the nodes then gets 404). */
+  readonly nodes?: readonly ListedNode[];
   /** KUBECONFIG to use instead of the fake API's (e.g. one pointing nowhere). */
   readonly kubeconfig?: string;
 }
@@ -67,7 +69,7 @@ export async function runProgram(
   /** Receives each registration as it happens, so a run that throws still shows what it registered. */
   registered: RecordedResource[] = [],
 ): Promise<ProgramRun> {
-  const api = await fakeKubeApi(cluster.servers ?? []);
+  const api = await fakeKubeApi(cluster.servers ?? [], cluster.nodes);
   const savedKubeconfig = process.env.KUBECONFIG;
   const kubeconfig = cluster.kubeconfig ?? api.kubeconfig;
   process.env.KUBECONFIG = kubeconfig;

@@ -1,0 +1,143 @@
+import * as path from "node:path";
+import { type BenchmarkResult, completeResultsNewestFirst, resultStackDirs, storedResults } from "../../result";
+import {
+  BALANCINGS,
+  type Balancing,
+  fewestReplicas,
+  type ReplicaPlanOptions,
+  TooManyReplicasError,
+} from "../../twin/replicas";
+import type { TimingParams } from "../../twin/step-model";
+import type { TwinLoad, TwinSlo } from "../../twin/types";
+
+/**
+ * The candidates `campaign plan-replicas` plans for: each stack's newest complete result whose SLO capacity
+ * carries a calibrated twin (its fit and its load), basis "twin" preferred over "search"; and for each, the
+ * fewest replicas per balancing (twin/replicas.ts).
+ */
+
+/** A candidate with a calibrated twin, from one result file. */
+export interface TwinCandidate {
+  readonly stack: string;
+  readonly file: string;
+  /** The capacity's basis in that result: "twin" (confirmed on the server) or "search" (the twin was not). */
+  readonly basis: "twin" | "search";
+  readonly why: string;
+  readonly params: TimingParams;
+  readonly load: TwinLoad;
+  /** The twin's long-run capacity of one replica under the result's own SLO; null where it had none. */
+  readonly oneReplicaPerSecond: number | null;
+}
+
+/** A result directory's stack that has no calibrated twin, and why. */
+export interface LackingCandidate {
+  readonly stack: string;
+  readonly file: string | null;
+  readonly why: string;
+}
+
+/** Why a result's capacity has no calibrated twin; null when it has one. */
+function lackOf(result: BenchmarkResult): string | null {
+  const capacity = result.phases.load?.capacity;
+  if (capacity === undefined || capacity === null) return "no SLO capacity ran (load.openLoop.capacity)";
+  const twin = capacity.twin;
+  if (twin === undefined)
+    return "its capacity has no twin record (the measured search alone, or a result from before the twin)";
+  if (twin.fit === null || twin.load === null) return `its twin was not calibrated: ${twin.why}`;
+  return null;
+}
+
+function candidateOf(stack: string, file: string, result: BenchmarkResult): TwinCandidate {
+  const twin = result.phases.load!.capacity!.twin!;
+  return {
+    stack,
+    file,
+    basis: twin.basis,
+    why: twin.why,
+    params: twin.fit!.params,
+    load: twin.load!,
+    oneReplicaPerSecond: twin.prediction?.capacityRatePerSecond ?? null,
+  };
+}
+
+/**
+ * Every stack of `resultsDir` (`<dir>/<stack>/*.json`): its newest complete result with a calibrated twin of
+ * basis "twin", else its newest with one of basis "search", else why it has none.
+ */
+export function findTwinCandidates(
+  resultsDir: string,
+  warn: (message: string) => void,
+): { candidates: TwinCandidate[]; lacking: LackingCandidate[] } {
+  const candidates: TwinCandidate[] = [];
+  const lacking: LackingCandidate[] = [];
+  for (const dir of resultStackDirs(resultsDir).sort()) {
+    const read = storedResults(resultsDir, dir, warn).length;
+    const complete = completeResultsNewestFirst(resultsDir, dir);
+    const calibrated = complete.filter((s) => lackOf(s.result) === null);
+    const chosen = calibrated.find((s) => s.result.phases.load!.capacity!.twin!.basis === "twin") ?? calibrated[0];
+    if (chosen !== undefined) candidates.push(candidateOf(chosen.result.stack, chosen.file, chosen.result));
+    else if (complete[0] !== undefined)
+      lacking.push({ stack: complete[0].result.stack, file: complete[0].file, why: lackOf(complete[0].result)! });
+    else if (read > 0) lacking.push({ stack: dir, file: null, why: `none of its ${read} result(s) is complete` });
+    else lacking.push({ stack: dir, file: null, why: `no readable result file (${path.join(dir, "*.json")})` });
+  }
+  return { candidates, lacking };
+}
+
+/** One balancing's plan for one candidate, or why there is none within the bound on replicas. */
+export type BalancingPlan =
+  | {
+      readonly replicas: number;
+      readonly gpus: number;
+      readonly attainment: number;
+      readonly headroomPerSecond: number;
+    }
+  | { readonly replicas: null; readonly gpus: null; readonly why: string };
+
+export interface CandidatePlan {
+  readonly candidate: TwinCandidate;
+  readonly plans: Readonly<Record<Balancing, BalancingPlan>>;
+}
+
+/** The fewest replicas of the candidate under every balancing; one GPU a replica. */
+export function planCandidate(
+  candidate: TwinCandidate,
+  slo: TwinSlo,
+  trafficPerSecond: number,
+  opts: ReplicaPlanOptions,
+): CandidatePlan {
+  const plans = {} as Record<Balancing, BalancingPlan>;
+  for (const balancing of BALANCINGS) {
+    try {
+      const plan = fewestReplicas(candidate.params, candidate.load, slo, trafficPerSecond, balancing, opts);
+      plans[balancing] = {
+        replicas: plan.replicas,
+        gpus: plan.replicas,
+        attainment: plan.attainment,
+        headroomPerSecond: plan.headroomPerSecond,
+      };
+    } catch (err) {
+      if (!(err instanceof TooManyReplicasError)) throw err;
+      plans[balancing] = { replicas: null, gpus: null, why: err.message };
+    }
+  }
+  return { candidate, plans };
+}
+
+/** The plan a Kubernetes Service gives (per connection) that needs the fewest GPUs, ties to the most headroom. */
+export function cheapestPlan(plans: readonly CandidatePlan[]): CandidatePlan | null {
+  let best: CandidatePlan | null = null;
+  for (const p of plans) {
+    const mine = p.plans["per-connection"];
+    if (mine.replicas === null) continue;
+    const theirs = best?.plans["per-connection"];
+    if (
+      theirs === undefined ||
+      theirs.replicas === null ||
+      mine.replicas < theirs.replicas ||
+      (mine.replicas === theirs.replicas && mine.headroomPerSecond > theirs.headroomPerSecond)
+    )
+      best = p;
+  }
+  return best;
+}
