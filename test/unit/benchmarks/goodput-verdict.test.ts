@@ -5,7 +5,7 @@ import { renderComparison } from "../../../benchmarks/report/comparison";
 import { capacityComparisonSvg } from "../../../benchmarks/report/slo-svg";
 import { parseSloBounds, type Slo } from "../../../measure/inputs/slo";
 import { measured } from "../../../measure/measured";
-import type { BenchmarkResult, RateLevel } from "../../../result/types";
+import type { BenchmarkResult } from "../../../result/types";
 import { compareResults, describeRule } from "../../../verdict/compare";
 import { capacityBracketText, rankNoise } from "../../../verdict/objectives";
 import { recommend } from "../../../verdict/recommend";
