@@ -146,7 +146,7 @@ export function withTwinCapacity(
 ): BenchmarkResult {
   const slo = { bounds: [{ metric: "ttft" as const, percentile: "p99" as const, ms: 1000 }], attainment: 0.99 };
   const settings = { lowRatePerSecond: 0.5, highRatePerSecond: 64, resolution: 0.1, maxProbes: 10, maxMinutes: 30 };
-  const fit = (params: TimingParams) => ({
+  const fitOf = (params: TimingParams) => ({
     params,
     prior: params,
     scales: { decode: 1, prefill: 1, frontend: 1 },
@@ -179,7 +179,7 @@ export function withTwinCapacity(
             basis: twin.basis,
             why: twin.why,
             load: twin.load,
-            fit: twin.params === null ? null : fit(twin.params),
+            fit: twin.params === null ? null : fitOf(twin.params),
             prediction:
               rate === null
                 ? null
