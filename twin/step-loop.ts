@@ -95,7 +95,7 @@ function decodingOf(running: readonly Flight[]): number {
   return decoding;
 }
 
-function earliestReady(running: readonly Flight[]): number {
+export function earliestReady(running: readonly Flight[]): number {
   let earliest = Number.POSITIVE_INFINITY;
   for (const f of running) if (f.readyMs < earliest) earliest = f.readyMs;
   return earliest;
@@ -107,7 +107,7 @@ function earliestReady(running: readonly Flight[]): number {
  * order. Removes the requests it completes from `running`, keeping its order. Returns when the step ends, or
  * null when no request can step.
  */
-function step(engine: Engine, running: Flight[], startMs: number, watch: Watch): number | null {
+export function step(engine: Engine, running: Flight[], startMs: number, watch: Watch): number | null {
   const prompt = engine.promptTokens;
   let stepping = 0;
   let decodes = 0;
@@ -148,6 +148,26 @@ function step(engine: Engine, running: Flight[], startMs: number, watch: Watch):
 }
 
 /**
+ * Admits waiting requests while a slot is free, each through its handover, one at a time after the one before;
+ * returns when the last handover ends (the next one starts no earlier).
+ */
+export function admit(
+  engine: Engine,
+  running: Flight[],
+  waiting: WaitingQueue,
+  now: number,
+  handoverFreeMs: number,
+): number {
+  let free = handoverFreeMs;
+  while (running.length < engine.maxNumSeqs && waiting.length > 0) {
+    const f = waiting.shift();
+    f.readyMs = free = handoverAt(engine.params, engine.promptTokens, decodingOf(running), now, free);
+    running.push(f);
+  }
+  return free;
+}
+
+/**
  * The one step loop of both replays. Requests wait for a slot in arrival order (vLLM's waiting queue); an
  * admitted one holds its slot through its handover, one request at a time (twin/step-model.ts), then takes
  * part in steps. With nothing to step, time jumps to the next handover's end or the next send.
@@ -161,12 +181,7 @@ export function runEngine(engine: Engine, traffic: Traffic, watch: Watch): Engin
   let peakWaiting = 0;
   while (now < engine.untilMs) {
     traffic.sendDue(now, waiting);
-    while (running.length < engine.maxNumSeqs && waiting.length > 0) {
-      const f = waiting.shift();
-      const decoding = decodingOf(running);
-      f.readyMs = handoverFreeMs = handoverAt(engine.params, engine.promptTokens, decoding, now, handoverFreeMs);
-      running.push(f);
-    }
+    handoverFreeMs = admit(engine, running, waiting, now, handoverFreeMs);
     if (now >= engine.peaksFromMs) {
       peakRunning = Math.max(peakRunning, running.length);
       peakWaiting = Math.max(peakWaiting, waiting.length);
