@@ -131,82 +131,61 @@ async function confirmWindow(
  */
 export async function twinCapacityRun(settings: CapacitySettings, slo: Slo, d: TwinRunDeps): Promise<TwinRun> {
   const loadStarted = Date.now();
-  let basis = twinBasis(slo, d);
-  if ("why" in basis) return { record: fallback(basis.why, basis.load, basis.fit, null, [], 0), levels: [] };
+  const built = twinBasis(slo, d);
+  if ("why" in built) {
+    const { why, load, fit } = built;
+    return { record: { basis: "search", why, load, fit, prediction: null, windows: [], loadSeconds: 0 }, levels: [] };
+  }
+  let basis = built;
   const windows: TwinWindow[] = [];
   const levels: RateLevel[] = [];
   let prediction: TwinCapacityRecord["prediction"] = null;
   let openWindows = 0;
+  /** The record as it stands, with its basis and why. */
+  const recordOf = (kind: "twin" | "search", why: string): TwinRun => ({
+    record: {
+      basis: kind,
+      why,
+      load: basis.load,
+      fit: fitRecord(basis.fit, openWindows),
+      prediction,
+      windows: [...windows],
+      loadSeconds: seconds(loadStarted),
+    },
+    levels,
+  });
   for (let round = 0; round < MAX_ROUNDS; round++) {
     prediction = predict(basis, settings, minCompletedPerProbe(slo, 1).count);
     const capacity = prediction.capacityRatePerSecond;
-    if (capacity === null)
-      return {
-        record: fallback(
-          prediction.reason ?? "no capacity",
-          basis.load,
-          fitRecord(basis.fit, openWindows),
-          prediction,
-          windows,
-          seconds(loadStarted),
-        ),
-        levels,
-      };
+    if (capacity === null) return recordOf("search", prediction.reason ?? "the twin's long run holds at no rate tried");
     d.log(
       `capacity: the twin (fit round ${round}) sustains ${capacity.toFixed(3)}/s over its long run; confirming at ${capacity.toFixed(3)}/s and ${(capacity * ABOVE_CAPACITY).toFixed(3)}/s`,
     );
-    const ran: TwinWindow[] = [];
+    let outside = 0;
     for (const rate of [capacity, capacity * ABOVE_CAPACITY]) {
       const out = await confirmWindow(basis, rate, round, windows.length, slo, d);
-      if ("why" in out)
-        return {
-          record: fallback(
-            out.why,
-            basis.load,
-            fitRecord(basis.fit, openWindows),
-            prediction,
-            windows,
-            seconds(loadStarted),
-          ),
-          levels,
-        };
+      if ("why" in out) return recordOf("search", out.why);
       windows.push(out.window);
       levels.push(out.level);
-      ran.push(out.window);
+      if (!out.window.inBand) outside += 1;
       d.log(windowLine(out.window));
     }
-    const outside = ran.filter((w) => !w.inBand);
-    if (outside.length === 0)
-      return {
-        record: {
-          basis: "twin",
-          why: `every window fell in the band the twin predicted for it (${ran.length} windows, fit round ${round})`,
-          load: basis.load,
-          fit: fitRecord(basis.fit, openWindows),
-          prediction,
-          windows,
-          loadSeconds: seconds(loadStarted),
-        },
-        levels,
-      };
+    if (outside === 0)
+      return recordOf(
+        "twin",
+        `every window fell in the band the twin predicted for it (2 windows, fit round ${round})`,
+      );
     if (round + 1 < MAX_ROUNDS) {
       basis = refit(basis, basis.levels, levels);
       openWindows = levels.length;
-      d.log(`capacity: ${outside.length} window(s) outside the twin's band; refitting with the ${openWindows} windows`);
+      d.log(`capacity: ${outside} window(s) outside the twin's band; refitting with the ${openWindows} windows`);
     }
   }
   const last = windows.filter((w) => !w.inBand).at(-1);
-  return {
-    record: fallback(
-      `the twin disagreed with the server after ${MAX_ROUNDS} rounds: ${last?.why ?? "a window outside its band"}`,
-      basis.load,
-      fitRecord(basis.fit, openWindows),
-      prediction,
-      windows,
-      seconds(loadStarted),
-    ),
-    levels,
-  };
+  return recordOf(
+    "search",
+    `the twin disagreed with the server after ${MAX_ROUNDS} rounds: ${last?.why ?? "a window outside its band"}`,
+  );
 }
 
 const seconds = (since: number) => (Date.now() - since) / 1000;
@@ -243,17 +222,6 @@ function predict(
 function refit(basis: TwinBasis, closedLevels: readonly FitLevel[], windows: readonly RateLevel[]): TwinBasis {
   const open = windows.flatMap((w) => openWindowOf(w, basis.load) ?? []);
   return { ...basis, fit: calibrate(closedLevels, basis.fit.prior, open) };
-}
-
-function fallback(
-  why: string,
-  load: TwinLoad | null,
-  fit: TwinFit | null,
-  prediction: TwinCapacityRecord["prediction"],
-  windows: readonly TwinWindow[],
-  loadSeconds: number,
-): TwinCapacityRecord {
-  return { basis: "search", why, load, fit, prediction, windows: [...windows], loadSeconds };
 }
 
 function windowLine(w: TwinWindow): string {

@@ -17,6 +17,7 @@ import * as path from "node:path";
 import { stringify as toYaml } from "yaml";
 import { twinSloOf } from "../../benchmarks/phases/twin-inputs";
 import { main as campaign } from "../../campaign/cli";
+import { stageProject } from "../../campaign/stage";
 import { LAB_DIR, runningLabState, startLab, stopLab } from "../../lab";
 import { buildScenario, type ScenarioInput } from "../../measure/inputs/scenario";
 import { readResult } from "../../result/store";
@@ -46,6 +47,17 @@ function labIsRunning(): boolean {
   }
 }
 
+/**
+ * A `seqsN` candidate the project has no stack file for (seqs8: the goodput tune's own proposal), written into the
+ * copy of the project the campaign stages from.
+ */
+function writeSeqsStack(projectDir: string, stack: string): void {
+  const seqs = /^seqs(\d+)$/.exec(stack)?.[1];
+  if (seqs === undefined || fs.existsSync(path.join(REPO, `Pulumi.${stack}.yaml`))) return;
+  fs.mkdirSync(projectDir, { recursive: true });
+  fs.writeFileSync(path.join(projectDir, `Pulumi.${stack}.yaml`), `config:\n  vllm-tuner:maxNumSeqs: "${seqs}"\n`);
+}
+
 /** Runs one campaign in `dir`; returns each stack's result. */
 async function run(dir: string, stacks: string, scenario: ScenarioInput, extra: string[]) {
   fs.rmSync(dir, { recursive: true, force: true });
@@ -53,12 +65,18 @@ async function run(dir: string, stacks: string, scenario: ScenarioInput, extra: 
   const file = path.join(dir, "scenario.yaml");
   buildScenario([scenario], file);
   fs.writeFileSync(file, toYaml(scenario));
+  // The campaign stages its project from a copy of this checkout that also holds the seqsN stacks it lacks.
+  const source = path.join(dir, "source");
+  stageProject(REPO, source);
+  // The lab this benchmark started is this checkout's (its state in .lab/): the copy reaches it there.
+  fs.symlinkSync(LAB_DIR, path.join(source, ".lab"), "dir");
+  for (const stack of stacks.split(",")) writeSeqsStack(source, stack);
   const results = path.join(dir, "results");
   const args = ["run", "--lab", "--stacks", stacks, "--scenario", file, "--slo", SLO, ...extra];
   args.push("--target-concurrency", "8", "--fresh", "--work-dir", path.join(dir, "project"));
   args.push("--backend", `file://${path.join(dir, "state")}`, "--results", results);
   process.stderr.write(`campaign ${args.join(" ")}\n`);
-  const code = await campaign(args, REPO, { stdout: () => {}, stderr: (s) => process.stderr.write(s) });
+  const code = await campaign(args, source, { stdout: () => {}, stderr: (s) => process.stderr.write(s) });
   const out = new Map<string, BenchmarkResult>();
   for (const stack of stacks.split(",")) {
     const d = path.join(results, stack);
