@@ -4,6 +4,7 @@ import { type Io, processIo } from "../common/io";
 import { UsageError } from "../common/usage-error";
 import { renderReviewMarkdown } from "./markdown";
 import { parseReviewOptions, USAGE } from "./options";
+import { reviewTraffic } from "./replicas";
 import { buildReview } from "./review";
 import { summaryFinder } from "./summaries";
 
@@ -25,6 +26,7 @@ export function main(argv: readonly string[], repoDir = process.cwd(), io: Io = 
       findSummary: summaryFinder(opts.evidence, repoDir, warn),
       evidenceFrom:
         `${opts.evidence.kind === "results" ? "results in" : ""} \`${path.relative(repoDir, opts.evidence.dir) || "."}/\``.trim(),
+      traffic: opts.trafficPerSecond === null ? undefined : reviewTraffic(opts.trafficPerSecond),
     });
     io.stdout(opts.json ? `${JSON.stringify(review, null, 2)}\n` : renderReviewMarkdown(review));
     for (const s of review.stacks.filter((x) => !x.ok)) {

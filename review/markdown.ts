@@ -171,6 +171,7 @@ function stackSection(s: StackReview): string[] {
   if (s.objects !== null) lines.push(...objectsSection(s.stack, s.objects));
   if (s.effect !== null) lines.push(...effectSection(s.stack, s.effect));
   if (s.evidence !== null) lines.push(...evidenceSection(s.stack, s.evidence));
+  if (s.replicas !== undefined) lines.push(s.replicas, "");
   return lines;
 }
 

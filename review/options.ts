@@ -1,5 +1,6 @@
 import * as path from "node:path";
 import { parseArgs } from "node:util";
+import { trafficOf } from "../campaign";
 import { UsageError } from "../common/usage-error";
 import { SUMMARY_DIR } from "../result";
 import { compareRule, RULE_OPTIONS, RULE_OPTIONS_USAGE, ruleFromOptions } from "../verdict";
@@ -10,6 +11,8 @@ interface ReviewCliOptions {
   readonly base: string;
   readonly evidence: SummarySource;
   readonly json: boolean;
+  /** `--traffic R`: requests/s at peak, for the GPUs each candidate needs; null: the comment says nothing of GPUs. */
+  readonly trafficPerSecond: number | null;
 }
 
 export const USAGE = `Usage: npm run review -- --base REF [options]
@@ -25,6 +28,8 @@ Options:
   --summaries DIR         committed candidate summaries (default ${SUMMARY_DIR}; campaign --write-summary writes them)
   --results DIR           raw benchmark results (DIR/<stack>/*.json) instead of summaries
   --json                  the review as JSON on stdout instead of Markdown
+  --traffic R             also the GPUs (one replica each) each candidate and baseline need at R requests/s,
+                          per connection, from their results' calibrated twins (docs/capacity-planning.md)
 
 With --results, the rule they are judged under (as in bench compare and campaign run; summaries
 record their own):
@@ -40,6 +45,7 @@ export function parseReviewOptions(argv: readonly string[], repoDir: string): Re
         base: { type: "string" },
         summaries: { type: "string" },
         results: { type: "string" },
+        traffic: { type: "string" },
         ...RULE_OPTIONS,
         json: { type: "boolean", default: false },
       },
@@ -61,5 +67,6 @@ export function parseReviewOptions(argv: readonly string[], repoDir: string): Re
     values.results !== undefined
       ? { kind: "results", dir: path.resolve(repoDir, values.results), rule: compareRule(rule) }
       : { kind: "summaries", dir: path.resolve(repoDir, values.summaries ?? SUMMARY_DIR) };
-  return { base: values.base, evidence, json: values.json };
+  const trafficPerSecond = values.traffic === undefined ? null : trafficOf(values.traffic);
+  return { base: values.base, evidence, json: values.json, trafficPerSecond };
 }

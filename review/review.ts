@@ -13,6 +13,7 @@ import {
 } from "../config";
 import type { FoundSummary } from "./evidence";
 import { changedProjectFiles, checkoutFiles, mergeBase, resolveCommit } from "./git";
+import { type ReviewTraffic, replicaLine } from "./replicas";
 import { rawConfigHash, reviewStack, type StackReview } from "./stack-review";
 
 /** A stack this branch does not touch but that fails the checks once Pulumi.yaml or baseline changed under it. */
@@ -45,6 +46,8 @@ interface ReviewOptions {
   readonly baseRef: string;
   readonly findSummary: (stack: string, configHash: string | null) => FoundSummary | null;
   readonly evidenceFrom: string;
+  /** `--traffic`: each candidate's GPUs at that traffic against baseline's; undefined: not asked. */
+  readonly traffic?: ReviewTraffic | undefined;
 }
 
 /**
@@ -96,7 +99,10 @@ export function buildReview(o: ReviewOptions): Review {
         candidate: candidate === null ? null : o.findSummary(stack, rawConfigHash(candidate)),
         baseline: baselineSummary,
       };
-      return reviewStack({ stack, change, baseline, candidate, atBase: before, summaries });
+      const reviewed = reviewStack({ stack, change, baseline, candidate, atBase: before, summaries });
+      if (o.traffic === undefined || candidate === null) return reviewed;
+      const input = { stack, evidence: reviewed.evidence, ...summaries };
+      return { ...reviewed, replicas: replicaLine(input, o.traffic, o.repoDir) };
     });
     const others = baselineChanged
       ? otherStackProblems(o.repoDir, baseline, new Set(stackChanges.map((s) => s.stack)))

@@ -59,6 +59,8 @@ export interface StackReview {
   readonly objects: ObjectDiff[] | null;
   readonly effect: UpEffect | null;
   readonly evidence: Evidence | null;
+  /** With `--traffic`: the comment's line on the GPUs it needs (review/replicas.ts); absent without. */
+  readonly replicas?: string;
 }
 
 /** Pure: values that differ between two merged configs, secrets left out (their presence is per stack, not a knob). */

@@ -1,5 +1,12 @@
 import * as path from "node:path";
-import { type BenchmarkResult, completeResultsNewestFirst, resultStackDirs, storedResults } from "../../result";
+import { PERCENTILE_FRACTION } from "../../measure/inputs/slo";
+import {
+  type BenchmarkResult,
+  completeResultsNewestFirst,
+  readResult,
+  resultStackDirs,
+  storedResults,
+} from "../../result";
 import {
   BALANCINGS,
   type Balancing,
@@ -8,7 +15,7 @@ import {
   TooManyReplicasError,
 } from "../../twin/replicas";
 import type { TimingParams } from "../../twin/step-model";
-import type { TwinLoad, TwinSlo } from "../../twin/types";
+import type { TwinBound, TwinLoad, TwinSlo } from "../../twin/types";
 
 /**
  * The candidates `campaign plan-replicas` plans for: each stack's newest complete result whose SLO capacity
@@ -60,6 +67,43 @@ function candidateOf(stack: string, file: string, result: BenchmarkResult): Twin
   };
 }
 
+/** The SLO a capacity was measured under, as the twin judges it and as `--slo` writes it; null with ITL. */
+function capacitySlo(result: BenchmarkResult): { slo: TwinSlo; text: string } | null {
+  const slo = result.phases.load!.capacity!.slo;
+  const bounds: TwinBound[] = [];
+  for (const b of slo.bounds) {
+    if (b.metric === "itl") return null;
+    bounds.push({ metric: b.metric, quantile: PERCENTILE_FRACTION[b.percentile], ms: b.ms });
+  }
+  const text = slo.bounds.map((b) => `${b.metric}:${b.percentile}:${b.ms}`).join(",");
+  return { slo: { bounds, attainment: slo.attainment }, text: `${text} (attainment ${slo.attainment})` };
+}
+
+/** A candidate's twin with the SLO its capacity was measured under, or why one result has none. */
+export type ResultTwin =
+  | { readonly candidate: TwinCandidate; readonly slo: TwinSlo; readonly sloText: string }
+  | { readonly why: string };
+
+/**
+ * One result file's calibrated twin and its capacity's SLO (the tune and the review plan under the SLO the
+ * candidate was tuned for), or why it has none, naming the file as `shown`.
+ */
+export function resultTwin(file: string, shown = file): ResultTwin {
+  let result: BenchmarkResult;
+  try {
+    result = readResult(file);
+  } catch (err) {
+    return { why: `${shown} is not a readable result (${(err as Error).message})` };
+  }
+  const lack = lackOf(result);
+  if (lack !== null) return { why: `no calibrated twin in ${shown}: ${lack}` };
+  const slo = capacitySlo(result);
+  // The twin is never calibrated under an ITL bound (benchmarks/phases/twin-inputs.ts); said, not assumed.
+  if (slo === null)
+    return { why: `no calibrated twin in ${shown}: its SLO bounds ITL, which the twin does not compute` };
+  return { candidate: candidateOf(result.stack, file, result), slo: slo.slo, sloText: slo.text };
+}
+
 /**
  * Every stack of `resultsDir` (`<dir>/<stack>/*.json`): its newest complete result with a calibrated twin of
  * basis "twin", else its newest with one of basis "search", else why it has none.
@@ -99,6 +143,28 @@ export interface CandidatePlan {
   readonly plans: Readonly<Record<Balancing, BalancingPlan>>;
 }
 
+/** The fewest replicas of the candidate under one balancing (one GPU a replica), or why none within the bound. */
+export function planBalancing(
+  candidate: TwinCandidate,
+  slo: TwinSlo,
+  trafficPerSecond: number,
+  balancing: Balancing,
+  opts: ReplicaPlanOptions,
+): BalancingPlan {
+  try {
+    const plan = fewestReplicas(candidate.params, candidate.load, slo, trafficPerSecond, balancing, opts);
+    return {
+      replicas: plan.replicas,
+      gpus: plan.replicas,
+      attainment: plan.attainment,
+      headroomPerSecond: plan.headroomPerSecond,
+    };
+  } catch (err) {
+    if (!(err instanceof TooManyReplicasError)) throw err;
+    return { replicas: null, gpus: null, why: err.message };
+  }
+}
+
 /** The fewest replicas of the candidate under every balancing; one GPU a replica. */
 export function planCandidate(
   candidate: TwinCandidate,
@@ -107,20 +173,8 @@ export function planCandidate(
   opts: ReplicaPlanOptions,
 ): CandidatePlan {
   const plans = {} as Record<Balancing, BalancingPlan>;
-  for (const balancing of BALANCINGS) {
-    try {
-      const plan = fewestReplicas(candidate.params, candidate.load, slo, trafficPerSecond, balancing, opts);
-      plans[balancing] = {
-        replicas: plan.replicas,
-        gpus: plan.replicas,
-        attainment: plan.attainment,
-        headroomPerSecond: plan.headroomPerSecond,
-      };
-    } catch (err) {
-      if (!(err instanceof TooManyReplicasError)) throw err;
-      plans[balancing] = { replicas: null, gpus: null, why: err.message };
-    }
-  }
+  for (const balancing of BALANCINGS)
+    plans[balancing] = planBalancing(candidate, slo, trafficPerSecond, balancing, opts);
   return { candidate, plans };
 }
 

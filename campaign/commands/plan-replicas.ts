@@ -115,6 +115,15 @@ function sloOf(text: string | undefined, attainmentText: string | undefined): Tw
   }
 }
 
+/** Pure: `--traffic`'s value, requests/s above 0; the same refusal in plan-replicas, tune and review. */
+export function trafficOf(text: string): number {
+  if (!/^[0-9]*\.?[0-9]+$/.test(text.trim()) || !(Number(text) > 0))
+    throw new UsageError(
+      `--traffic ${JSON.stringify(text)} is not allowed; allowed: a number of requests per second above 0, e.g. 12`,
+    );
+  return Number(text);
+}
+
 /** Pure: argv (after `plan-replicas`) to options; the results directory resolved against `repoDir`. */
 export function parsePlanReplicasOptions(argv: readonly string[], repoDir: string): PlanReplicasOptions {
   let values: ReturnType<typeof parseArgs<{ options: typeof FLAGS }>>["values"];
@@ -126,12 +135,8 @@ export function parsePlanReplicasOptions(argv: readonly string[], repoDir: strin
   const traffic = values.traffic;
   if (traffic === undefined)
     throw new UsageError("--traffic is required: the peak traffic to serve, requests/s in all (e.g. --traffic 12)");
-  if (!/^[0-9]*\.?[0-9]+$/.test(traffic.trim()) || !(Number(traffic) > 0))
-    throw new UsageError(
-      `--traffic ${JSON.stringify(traffic)} is not allowed; allowed: a number of requests per second above 0, e.g. 12`,
-    );
   return {
-    trafficPerSecond: Number(traffic),
+    trafficPerSecond: trafficOf(traffic),
     slo: sloOf(values.slo, values["slo-attainment"]),
     sloText: values.slo!,
     resultsDir: path.resolve(repoDir, values.results ?? RESULTS_DIR),
@@ -142,14 +147,18 @@ export function parsePlanReplicasOptions(argv: readonly string[], repoDir: strin
   };
 }
 
-const BALANCING_LABEL: Readonly<Record<Balancing, (opts: PlanReplicasOptions) => string>> = {
+/** A balancing's column head; the tune's report names its rows the same way. */
+export const BALANCING_LABEL: Readonly<
+  Record<Balancing, (opts: Pick<PlanReplicasOptions, "connections" | "connectionPick">) => string>
+> = {
   "per-connection": (o) => `per connection (${o.connections} connections, ${o.connectionPick} pick)`,
   "per-request": () => "per request",
   "least-loaded": () => "least-loaded (what-if)",
 };
 
 const rate = (r: number) => `${r.toFixed(2)}/s`;
-const cell = (p: BalancingPlan) =>
+/** One balancing's plan in words: its GPUs and what they sustain, or past the bound. */
+export const planCell = (p: BalancingPlan) =>
   p.replicas === null ? `more than ${MAX_REPLICAS}` : `${p.gpus} GPUs, sustains ${rate(p.headroomPerSecond)}`;
 
 function cheapestLines(cheapest: CandidatePlan | null, opts: PlanReplicasOptions): string[] {
@@ -178,7 +187,7 @@ export function renderReplicaPlan(
     p.candidate.stack,
     p.candidate.basis,
     p.candidate.oneReplicaPerSecond === null ? "n/a" : rate(p.candidate.oneReplicaPerSecond),
-    ...BALANCINGS.map((b) => cell(p.plans[b])),
+    ...BALANCINGS.map((b) => planCell(p.plans[b])),
   ]);
   const lines = [
     `# Replica plan: ${rate(opts.trafficPerSecond)} under ${opts.sloText} (attainment ${opts.slo.attainment})`,

@@ -7,6 +7,7 @@ import { UsageError } from "../../common/usage-error";
 import { SUMMARY_DIR, tuneStateFile } from "../../result";
 import { candidateEvidence, propose, writeCandidateSummaries } from "../../verdict";
 import { BASELINE, type CampaignControl, type CampaignRun, type CampaignSettings, runCampaign } from "../campaign";
+import { planCell } from "../commands/plan-replicas";
 import { writeProposalStackFiles } from "../commands/propose-files";
 import { campaignId, writeSummary } from "../files";
 import { checkPlacement } from "../placement";
@@ -20,8 +21,9 @@ import { parseTuneOptions, unreachedTarget } from "./options";
 import { sameBaselineProject } from "./original";
 import type { StepSlots } from "./parallel";
 import { promoteDefault } from "./pulumi-yaml";
-import { renderTuning } from "./report";
-import { readTuneState, writeTuneState } from "./state";
+import { tuneReplicas } from "./replicas";
+import { renderTuneReport } from "./report";
+import { readTuneState, type TuneState, writeTuneState } from "./state";
 
 /**
  * The original baseline back: nothing to do when the last campaign's restore verified the same project,
@@ -44,6 +46,24 @@ async function restoreOriginal(
     : v?.ok === true
       ? "original baseline restored and verified"
       : "original baseline deployed but its verification FAILED (see the last campaign's report)";
+}
+
+/** The state and its Markdown report beside it (`<state>.md`), rewritten together. */
+function saveTuneState(stateFile: string, s: TuneState): void {
+  writeTuneState(stateFile, s);
+  writeFileAtomic(stateFile.replace(/\.json$/, ".md"), renderTuneReport(s));
+}
+
+/**
+ * `--traffic R`: the outcome's replica plan into the state and the report. After the restore: the plan is CPU
+ * alone (the twin's long runs), so the cluster's baseline does not wait for it.
+ */
+function planReplicasAtEnd(stateFile: string, state: TuneState, trafficPerSecond: number, io: Io): void {
+  io.stderr(`tune: planning replicas at ${trafficPerSecond} req/s from the calibrated twin\n`);
+  const replicas = tuneReplicas(state, trafficPerSecond);
+  saveTuneState(stateFile, { ...state, replicas });
+  const cell = replicas.plans === null ? `no plan: ${replicas.why}` : planCell(replicas.plans["per-connection"]);
+  io.stderr(`tune: ${replicas.stack} at ${trafficPerSecond} req/s, per connection: ${cell}\n`);
 }
 
 /**
@@ -127,16 +147,14 @@ export async function tuneMain(argv: readonly string[], repoDir: string, io: Io)
         promote: (winner) => promote(worktree, winner, repoDir),
         restoreOriginal: (ctl, last) =>
           restoreOriginal(worktree, repoDir, last, () => campaign(repoDir, [], ctl, null)),
-        saveState: (s) => {
-          writeTuneState(stateFile, s);
-          writeFileAtomic(stateFile.replace(/\.json$/, ".md"), `# Tune ${s.branch}\n\n${renderTuning(s)}`);
-        },
+        saveState: (s) => saveTuneState(stateFile, s),
         progress: (line) => io.stderr(`${line}\n`),
         now: Date.now,
       },
       control,
       prior,
     );
+    if (opts.trafficPerSecond !== null) planReplicasAtEnd(stateFile, state, opts.trafficPerSecond, io);
     io.stdout(`Tune report: ${stateFile.replace(/\.json$/, ".md")}\nstopped: ${state.stopped}\n${state.restore}\n`);
     if (state.restore?.startsWith("original baseline restored") !== true && !opts.apply)
       return EXIT.baselineNotRestored;

@@ -1,5 +1,6 @@
 import { UsageError } from "../../common/usage-error";
 import { BASELINE_STACK } from "../../config";
+import { trafficOf } from "../commands/plan-replicas";
 import { type CliOptions, parseCliOptions } from "../options";
 
 /** `campaign tune` options: the campaign's own (where, what scenario, --target-concurrency) plus these. */
@@ -15,6 +16,8 @@ interface TuneOptions {
   readonly memoryCap: number;
   /** Smallest maxModelLen a proposal may reach; null: maxModelLen is never proposed down. */
   readonly minContext: number | null;
+  /** `--traffic R` (goodput only): the report plans the outcome's replicas at R req/s; null: no plan. */
+  readonly trafficPerSecond: number | null;
 }
 
 export const TUNE_USAGE = `  tune   a bounded hill-climb: measure baseline, propose one-knob candidates, measure them, promote
@@ -25,11 +28,13 @@ export const TUNE_USAGE = `  tune   a bounded hill-climb: measure baseline, prop
          --max-candidates N       proposals measured in all (default 6); --max-minutes N (default 60)
          --memory-cap F           highest gpuMemoryUtilization proposed (default 0.90)
          --min-context N          smallest maxModelLen proposed (default: maxModelLen is not lowered)
+         --traffic R              with goodput: the report adds the GPUs the promoted candidate (else
+                                  baseline) needs at R req/s, as plan-replicas (docs/capacity-planning.md)
          --apply                  leave the promoted baseline deployed (default: restore the original)
          --parallel N             measure each step's proposals N at a time in campaign run's slots
                                   (baseline in every slot; --keep-slots keeps slots 1..N-1 after)`;
 
-const VALUED = ["max-candidates", "max-minutes", "branch", "memory-cap", "min-context"] as const;
+const VALUED = ["max-candidates", "max-minutes", "branch", "memory-cap", "min-context", "traffic"] as const;
 type Valued = (typeof VALUED)[number];
 
 /** Splits argv into the tune's flags and the campaign's. Pure. */
@@ -80,6 +85,17 @@ export function unreachedTarget(levels: readonly number[], target: number, scena
   );
 }
 
+/** `--traffic`'s requests/s, or null without it; goodput only: only its SLO capacity calibrates the twin the plan reads. */
+function trafficFlag(value: string | undefined, objective: CliOptions["objective"]): number | null {
+  if (value === undefined) return null;
+  const traffic = trafficOf(value);
+  if (objective !== "goodput")
+    throw new UsageError(
+      `--traffic ${JSON.stringify(value)} is not allowed with --objective ${objective}; allowed: with --objective goodput only (the plan reads the calibrated twin of the promoted candidate's SLO capacity)`,
+    );
+  return traffic;
+}
+
 /** Pure: argv after `tune` to options; errors name the option, the value and what is allowed. */
 export function parseTuneOptions(argv: readonly string[], repoDir: string): TuneOptions {
   const { tune, apply, rest } = split(argv);
@@ -97,6 +113,7 @@ export function parseTuneOptions(argv: readonly string[], repoDir: string): Tune
   if (memoryCap > 1) throw new UsageError(`--memory-cap must be a fraction at most 1, got ${memoryCap}`);
   return {
     campaign,
+    trafficPerSecond: trafficFlag(tune.traffic, campaign.objective),
     maxCandidates: positive(tune["max-candidates"], "max-candidates", "integer") ?? 6,
     maxMinutes: positive(tune["max-minutes"], "max-minutes", "number") ?? 60,
     branch: tune.branch.trim(),

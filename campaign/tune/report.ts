@@ -1,7 +1,14 @@
 import { num } from "../../common/format";
 import { markdownTableLines } from "../../common/markdown-table";
 import { objectiveOf } from "../../verdict";
+import { renderTuneReplicas } from "./replicas";
 import type { TuneState } from "./state";
+
+/** Pure: the tune's Markdown report, `<state>.md`: the steps, then (with --traffic) the replica plan. */
+export function renderTuneReport(s: TuneState): string {
+  const replicas = s.replicas === undefined ? "" : `\n${renderTuneReplicas(s.replicas)}`;
+  return `# Tune ${s.branch}\n\n${renderTuning(s)}${replicas}`;
+}
 
 /** Pure renderer of the report's "Tuning" section: per step the proposal, its evidence, the figures and the verdict. */
 export function renderTuning(s: TuneState): string {

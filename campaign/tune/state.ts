@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import { z } from "zod";
 import { writeFileAtomic } from "../../common/atomic-write";
 import { ObjectiveSchema } from "../../config";
+import { CONNECTION_PICKS } from "../../twin/replicas";
 
 /**
  * The tune's record, one file per branch under the campaign's results directory, rewritten
@@ -49,6 +50,35 @@ const StepSchema = z.object({
   commit: z.string().nullable(),
 });
 
+/** One balancing's plan, as campaign plan-replicas computes it (plan-replicas-candidates.ts `BalancingPlan`). */
+const BalancingPlanSchema = z.union([
+  z.object({ replicas: z.number(), gpus: z.number(), attainment: z.number(), headroomPerSecond: z.number() }),
+  z.object({ replicas: z.null(), gpus: z.null(), why: z.string() }),
+]);
+
+/** `--traffic R`: the replica plan of the tune's outcome (the last promoted candidate, else baseline) at R req/s. */
+const TuneReplicasSchema = z.object({
+  trafficPerSecond: z.number().positive(),
+  of: z.enum(["promoted", "baseline"]),
+  stack: z.string(),
+  /** The result whose twin was planned; null when the tune measured none. */
+  resultFile: z.string().nullable(),
+  connections: z.number().int().positive(),
+  connectionPick: z.enum(CONNECTION_PICKS),
+  requests: z.number().int().positive(),
+  /** The twin's basis and why; null with `why` when there is no plan (no calibrated twin). */
+  twin: z.object({ basis: z.enum(["twin", "search"]), why: z.string(), slo: z.string() }).nullable(),
+  plans: z
+    .object({
+      "per-connection": BalancingPlanSchema,
+      "per-request": BalancingPlanSchema,
+      "least-loaded": BalancingPlanSchema,
+    })
+    .nullable(),
+  /** Why there is no plan; null when there is one. */
+  why: z.string().nullable(),
+});
+
 const TuneStateSchema = z.object({
   kind: z.literal(TUNE_KIND),
   schemaVersion: z.literal(TUNE_SCHEMA_VERSION),
@@ -64,11 +94,14 @@ const TuneStateSchema = z.object({
   stopped: z.string().nullable(),
   /** What happened to the cluster's baseline at the end. */
   restore: z.string().nullable(),
+  /** Written at the end with `--traffic`; absent otherwise, and in tunes recorded before it. */
+  replicas: TuneReplicasSchema.optional(),
 });
 
 export type TuneState = z.infer<typeof TuneStateSchema>;
 export type TuneStep = z.infer<typeof StepSchema>;
 export type StepFigure = z.infer<typeof FigureSchema>;
+export type TuneReplicas = z.infer<typeof TuneReplicasSchema>;
 
 /** The recorded state, or null when the branch has never been tuned here; throws naming the file when unreadable. */
 export function readTuneState(file: string): TuneState | null {

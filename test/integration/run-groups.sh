@@ -29,6 +29,7 @@ GROUP_B=(
   test/integration/campaign/faults.test.ts
   test/integration/lab/config-faults.test.ts
   test/integration/lab/timing.test.ts
+  test/integration/lab/twin-capacity.test.ts
   test/integration/lab/kv-pool.test.ts
   test/integration/lab/real-node-behaviour.test.ts
   test/integration/benchmark/simulator.test.ts
