@@ -102,7 +102,10 @@ export const OBJECTIVES: Readonly<Record<ObjectiveName, Objective>> = {
     where: () => "",
     figureNote: (v) => ` SLO capacity${capacityBasisNote(v.sloCapacity?.basis)}, ${capacityBracketText(v.sloCapacity)}`,
     column: () => "SLO capacity req/s",
-    basis: () => "slo-capacity",
+    basis: (v) =>
+      v.sloCapacity?.basis === undefined
+        ? "slo-capacity"
+        : `slo-capacity (${v.sloCapacity.basis.kind === "twin" ? "calibrated twin, long run" : "measured search"})`,
     title: () => "goodput (SLO capacity)",
   },
 };
