@@ -23,6 +23,8 @@ const TwinLoadSchema = z.strictObject({
   maxNumBatchedTokens: nonNegInt,
   promptTokens: int.positive(),
   outputTokens: int.positive(),
+  /** The answers' lengths the server gave in the closed loop, where they varied; absent: all `outputTokens` long. */
+  outputLengths: z.array(nonNegInt).readonly().optional(),
 }) satisfies z.ZodType<TwinLoad>;
 
 const SpreadSchema = z.strictObject({ p5: z.number(), p50: z.number(), p95: z.number() }) satisfies z.ZodType<Spread>;

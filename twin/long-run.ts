@@ -18,6 +18,12 @@ export function warmupRequests(requests: number): number {
   return Math.min(requests, Math.max(50, Math.ceil(requests * 0.02)));
 }
 
+/** The mean answer length of a load's requests. */
+const meanAnswer = (load: TwinLoad) =>
+  load.outputLengths && load.outputLengths.length > 0
+    ? load.outputLengths.reduce((a, b) => a + b, 0) / load.outputLengths.length
+    : load.outputTokens;
+
 /** The long run of the `pattern`'s requests at `ratePerSecond`: its judgement, and the requests judged in send order. */
 function runPattern(
   params: TimingParams,
@@ -31,6 +37,7 @@ function runPattern(
     maxNumBatchedTokens: load.maxNumBatchedTokens,
     promptTokens: load.promptTokens,
     outputTokens: load.outputTokens,
+    ...(load.outputLengths ? { outputLengths: load.outputLengths } : {}),
     arrivalsMs: arrivalsAt(pattern, ratePerSecond),
     // Until every request ends, as the benchmark waits for every request it sent.
     windowSeconds: Number.POSITIVE_INFINITY,
@@ -144,7 +151,7 @@ export function twinCapacity(
     points.push(point);
     return point.holds;
   };
-  const decodeBound = (load.maxNumSeqs * 1000) / (load.outputTokens * stepMs(params, load.maxNumSeqs, 0));
+  const decodeBound = (load.maxNumSeqs * 1000) / (meanAnswer(load) * stepMs(params, load.maxNumSeqs, 0));
   const start = Math.min(limits.high, Math.max(limits.low, decodeBound / 2));
   let found = bracketAndBisect(holdsOn(search), start, 2, limits);
   if (search.length < full.length) {

@@ -1,6 +1,6 @@
 import { engineOf, flight, runEngine, type Traffic, type Watch } from "./step-loop";
 import type { TimingParams } from "./step-model";
-import type { RequestFigures } from "./types";
+import { answerLength, type RequestFigures, tpotOf } from "./types";
 
 /**
  * Pure: the timing model (twin/step-model.ts) run in virtual time, under the benchmark's closed loop
@@ -18,6 +18,8 @@ export interface ClosedLoop {
   readonly maxNumBatchedTokens: number;
   readonly promptTokens: number;
   readonly outputTokens: number;
+  /** The answers' lengths drawn in turn (twin/types.ts `TwinLoad`); absent: each `outputTokens` long. */
+  readonly outputLengths?: readonly number[];
   /** Measured window after `warmupSeconds` (the benchmark's short preset: 1 s and 6 s). */
   readonly warmupSeconds: number;
   readonly windowSeconds: number;
@@ -43,6 +45,8 @@ export interface OpenLoop {
   readonly maxNumBatchedTokens: number;
   readonly promptTokens: number;
   readonly outputTokens: number;
+  /** The answers' lengths drawn in turn (twin/types.ts `TwinLoad`); absent: each `outputTokens` long. */
+  readonly outputLengths?: readonly number[];
   /** How long it runs; requests still in flight at its end are left out of the figures. +∞: until every request ends. */
   readonly windowSeconds: number;
 }
@@ -92,9 +96,11 @@ export function replayClosedLoop(params: TimingParams, load: ClosedLoop): Replay
   let completed = 0;
   // Every client sends at 0, then each sends its next request the moment its last one ends.
   let due = load.concurrency;
+  let sent = 0;
+  const lengthOf = answerLength(load);
   const traffic: Traffic = {
     sendDue: (nowMs, waiting) => {
-      for (; due > 0; due--) waiting.push(flight(nowMs));
+      for (; due > 0; due--) waiting.push(flight(nowMs, lengthOf(sent++)));
     },
     nextSendMs: () => Number.POSITIVE_INFINITY,
   };
@@ -107,7 +113,8 @@ export function replayClosedLoop(params: TimingParams, load: ClosedLoop): Replay
     done: (f, nowMs) => {
       if (inWindow(nowMs)) {
         completed += 1;
-        tpots.push((nowMs - f.firstMs) / (load.outputTokens - 1));
+        // A one-token answer has no TPOT (as vllm bench serve leaves it out).
+        if (f.outputTokens > 1) tpots.push(tpotOf(nowMs - f.firstMs, f.outputTokens));
       }
       due += 1;
     },
@@ -131,9 +138,11 @@ export function replayOpenLoop(params: TimingParams, load: OpenLoop): OpenLoopFi
   const toMs = load.windowSeconds * 1000;
   const arrivalsMs = load.arrivalsMs;
   let next = 0;
+  const lengthOf = answerLength(load);
   const traffic: Traffic = {
     sendDue: (nowMs, waiting) => {
-      while (next < arrivalsMs.length && arrivalsMs[next]! <= nowMs) waiting.push(flight(arrivalsMs[next++]!));
+      for (; next < arrivalsMs.length && arrivalsMs[next]! <= nowMs; next++)
+        waiting.push(flight(arrivalsMs[next]!, lengthOf(next)));
     },
     nextSendMs: () => arrivalsMs[next] ?? Number.POSITIVE_INFINITY,
   };
@@ -141,7 +150,7 @@ export function replayOpenLoop(params: TimingParams, load: OpenLoop): OpenLoopFi
   const watch: Watch = {
     done: (f, nowMs) => {
       if (nowMs > toMs) return;
-      const tpotMs = (nowMs - f.firstMs) / (load.outputTokens - 1);
+      const tpotMs = tpotOf(nowMs - f.firstMs, f.outputTokens);
       completed.push({ sentMs: f.sentMs, ttftMs: f.firstMs - f.sentMs, tpotMs, e2eMs: nowMs - f.sentMs });
     },
   };
@@ -152,7 +161,7 @@ export function replayOpenLoop(params: TimingParams, load: OpenLoop): OpenLoopFi
     ttftP50Ms: quantileOfSorted(ttfts, 0.5),
     ttftP99Ms: quantileOfSorted(ttfts, 0.99),
     tpotP99Ms: quantile(
-      completed.map((c) => c.tpotMs),
+      completed.flatMap((c) => (Number.isNaN(c.tpotMs) ? [] : [c.tpotMs])),
       0.99,
     ),
     peakRunning: end.peakRunning,

@@ -1,6 +1,7 @@
 import type { TimingParams } from "./step-model";
 import { SteppedEngine } from "./stepped-engine";
 import type { TwinLoad } from "./types";
+import { answerLength } from "./types";
 
 /**
  * Pure: where a balancer in front of N replicas sends each request (twin/replicas.ts runs the replicas). The
@@ -91,6 +92,8 @@ function routeLeastLoaded(
   seed: number,
 ): Int32Array {
   const engines = Array.from({ length: replicas }, () => new SteppedEngine(params, load));
+  // Request i's answer is the load's i-th, whichever replica it goes to (as the one-replica long run draws it).
+  const lengthOf = answerLength(load);
   const route = new Int32Array(arrivalsMs.length);
   for (let i = 0; i < arrivalsMs.length; i++) {
     const at = arrivalsMs[i]!;
@@ -107,7 +110,7 @@ function routeLeastLoaded(
         bestDraw = d;
       }
     }
-    engines[best]!.send(at);
+    engines[best]!.send(at, lengthOf(i));
     route[i] = best;
   }
   return route;

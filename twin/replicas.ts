@@ -3,7 +3,7 @@ import { warmupRequests } from "./long-run";
 import { replayOpenLoop } from "./replay";
 import { BALANCINGS, type Balancing, DEFAULT_CONNECTIONS, type RoutingOptions, routeArrivals } from "./replica-routing";
 import type { TimingParams } from "./step-model";
-import type { LongRunPoint, RequestFigures, TwinLoad, TwinSlo } from "./types";
+import { answerLength, type LongRunPoint, type RequestFigures, type TwinLoad, type TwinSlo } from "./types";
 import { judgeWindow } from "./window";
 
 export {
@@ -77,12 +77,23 @@ export function replicasLongRun(
     totalRatePerSecond,
   );
   const route = routeArrivals(params, load, arrivalsMs, replicas, balancing, opts);
-  const shares: number[][] = Array.from({ length: replicas }, () => []);
-  for (let i = 0; i < arrivalsMs.length; i++) shares[route[i]!]!.push(arrivalsMs[i]!);
+  // Each replica's share of the arrivals, with the answers those requests have in the one-replica long run.
+  const lengthOf = answerLength(load);
+  const shares = Array.from({ length: replicas }, () => ({ arrivalsMs: [] as number[], lengths: [] as number[] }));
+  for (let i = 0; i < arrivalsMs.length; i++) {
+    const share = shares[route[i]!]!;
+    share.arrivalsMs.push(arrivalsMs[i]!);
+    share.lengths.push(lengthOf(i));
+  }
   const merged: RequestFigures[] = [];
   for (const share of shares) {
-    if (share.length === 0) continue;
-    const run = replayOpenLoop(params, { ...load, arrivalsMs: share, windowSeconds: Number.POSITIVE_INFINITY });
+    if (share.arrivalsMs.length === 0) continue;
+    const run = replayOpenLoop(params, {
+      ...load,
+      arrivalsMs: share.arrivalsMs,
+      outputLengths: share.lengths,
+      windowSeconds: Number.POSITIVE_INFINITY,
+    });
     for (const r of run.completed) merged.push(r);
   }
   merged.sort((a, b) => a.sentMs - b.sentMs);
@@ -96,7 +107,7 @@ export function replicasLongRun(
     holds,
     replicas,
     balancing,
-    perReplica: shares.map((s) => s.length),
+    perReplica: shares.map((s) => s.arrivalsMs.length),
   };
   return { point, requests };
 }

@@ -19,14 +19,17 @@ export interface Flight {
   firstMs: number;
   prefilled: number;
   sampled: number;
+  /** The tokens its answer streams: it leaves the engine when it has sampled them all. */
+  readonly outputTokens: number;
 }
 
-export const flight = (sentMs: number): Flight => ({
+export const flight = (sentMs: number, outputTokens: number): Flight => ({
   sentMs,
   readyMs: Number.POSITIVE_INFINITY,
   firstMs: Number.NaN,
   prefilled: 0,
   sampled: 0,
+  outputTokens,
 });
 
 /** vLLM's waiting queue: first in, first out, each in O(1) (an array's shift copies the rest, a long queue at a time). */
@@ -75,7 +78,6 @@ export interface Engine {
   /** Tokens one step may take (`batchBudget` of the load's maxNumBatchedTokens). */
   readonly budget: number;
   readonly promptTokens: number;
-  readonly outputTokens: number;
   /** The loop stops at the first step boundary at or past this. */
   readonly untilMs: number;
   /** Peak running and waiting count only from here (the closed loop's warm-up is left out). */
@@ -140,7 +142,7 @@ export function step(engine: Engine, running: Flight[], startMs: number, watch: 
         watch.sampled?.(f, endMs, durationMs);
       }
     }
-    if (f.sampled >= engine.outputTokens) watch.done(f, endMs);
+    if (f.sampled >= f.outputTokens) watch.done(f, endMs);
     else running[kept++] = f;
   }
   running.length = kept;
@@ -197,7 +199,6 @@ export const engineOf = (params: TimingParams, load: TwinLoad, untilMs: number, 
   maxNumSeqs: load.maxNumSeqs,
   budget: batchBudget(load.maxNumBatchedTokens),
   promptTokens: load.promptTokens,
-  outputTokens: load.outputTokens,
   untilMs,
   peaksFromMs,
 });

@@ -16,6 +16,7 @@ export class SteppedEngine {
   private readonly waiting = new WaitingQueue();
   private readonly running: Flight[] = [];
   private readonly sends: number[] = [];
+  private readonly lengths: number[] = [];
   private nextSend = 0;
   private now = 0;
   private handoverFreeMs = 0;
@@ -28,17 +29,21 @@ export class SteppedEngine {
     this.engine = engineOf(params, load, Number.POSITIVE_INFINITY, 0);
   }
 
-  /** Sends a request at `atMs`: no earlier than any request sent to it before, nor than the time it was run to. */
-  send(atMs: number): void {
+  /**
+   * Sends a request at `atMs` whose answer is `outputTokens` long: no earlier than any request sent to it before,
+   * nor than the time it was run to.
+   */
+  send(atMs: number, outputTokens: number): void {
     this.sends.push(atMs);
+    this.lengths.push(outputTokens);
   }
 
   /** Runs every step that starts before `atMs` (a step that starts then would see a request sent then). */
   runTo(atMs: number): void {
     const e = this.engine;
     while (this.now < atMs) {
-      while (this.nextSend < this.sends.length && this.sends[this.nextSend]! <= this.now)
-        this.waiting.push(flight(this.sends[this.nextSend++]!));
+      for (; this.nextSend < this.sends.length && this.sends[this.nextSend]! <= this.now; this.nextSend++)
+        this.waiting.push(flight(this.sends[this.nextSend]!, this.lengths[this.nextSend]!));
       this.handoverFreeMs = admit(e, this.running, this.waiting, this.now, this.handoverFreeMs);
       const idleUntil = Math.min(
         this.sends[this.nextSend] ?? Number.POSITIVE_INFINITY,

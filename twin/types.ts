@@ -14,7 +14,24 @@ export interface TwinLoad {
   readonly promptTokens: number;
   /** Tokens each answer streams (the scenario's max_tokens where the server never stops early). */
   readonly outputTokens: number;
+  /**
+   * The answers' lengths the server really gave, drawn in turn (request i: `outputLengths[i % n]`), where they
+   * vary (real text ends at EOS): their spread moves the queue's tail. Absent: every answer `outputTokens` long.
+   */
+  readonly outputLengths?: readonly number[];
 }
+
+/** Pure: the length of the i-th answer a load's requests get (in send order). */
+export const answerLength =
+  (load: Pick<TwinLoad, "outputTokens" | "outputLengths">) =>
+  (i: number): number => {
+    const lengths = load.outputLengths;
+    return lengths && lengths.length > 0 ? lengths[i % lengths.length]! : load.outputTokens;
+  };
+
+/** A request's TPOT: its decode time over its tokens after the first; NaN for a one-token answer (it has none). */
+export const tpotOf = (decodeMs: number, outputTokens: number): number =>
+  outputTokens > 1 ? decodeMs / (outputTokens - 1) : Number.NaN;
 
 /** The per-request metrics the twin computes. An SLO that bounds another (ITL) is one the twin cannot model. */
 export type TwinMetric = "ttft" | "tpot" | "e2e";

@@ -22,11 +22,20 @@ export function metricOf(request: RequestFigures, metric: TwinMetric): number {
 export function judgeWindow(requests: readonly RequestFigures[], slo: TwinSlo): WindowReading {
   if (requests.length === 0)
     return { requests: 0, attainment: 0, percentilesMs: slo.bounds.map(() => Number.NaN), holds: false };
+  // A figure a request does not have (a one-token answer's TPOT) meets its bound and is no value of its
+  // percentile, as the benchmark's judge counts it (measure/inputs/slo-metrics.ts, `withoutValue`).
+  const meets = (r: RequestFigures, metric: TwinMetric, ms: number) => {
+    const v = metricOf(r, metric);
+    return Number.isNaN(v) || v <= ms;
+  };
   let meeting = 0;
-  for (const r of requests) if (slo.bounds.every((b) => metricOf(r, b.metric) <= b.ms)) meeting += 1;
+  for (const r of requests) if (slo.bounds.every((b) => meets(r, b.metric, b.ms))) meeting += 1;
   const attainment = meeting / requests.length;
   const percentilesMs = slo.bounds.map((b) =>
-    quantileOfSorted(sortedAscending(requests.map((r) => metricOf(r, b.metric))), b.quantile),
+    quantileOfSorted(
+      sortedAscending(requests.flatMap((r) => (Number.isNaN(metricOf(r, b.metric)) ? [] : [metricOf(r, b.metric)]))),
+      b.quantile,
+    ),
   );
   const holds = attainment >= slo.attainment && percentilesMs.every((p, i) => p <= slo.bounds[i]!.ms);
   return { requests: requests.length, attainment, percentilesMs, holds };

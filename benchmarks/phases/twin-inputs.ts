@@ -42,11 +42,22 @@ export function twinLoadOf(knobs: TwinKnobs, levels: readonly LoadLevel[]): { lo
   if (knobs.maxNumSeqs === null) return { why: "the stack's outputs do not say its maxNumSeqs" };
   const window = levels.flatMap((l) => l.samples.filter((s) => s.window && s.outcome === "succeeded"));
   const promptTokens = median(window.flatMap((s) => (s.promptTokens === null ? [] : [s.promptTokens])));
-  const outputTokens = median(window.flatMap((s) => (s.outputTokens === null ? [] : [s.outputTokens])));
+  // In send order: the twin draws them in turn, so its requests vary as the server's answers did.
+  const lengths = [...window]
+    .sort((a, b) => a.startEpochMs - b.startEpochMs)
+    .flatMap((s) => (s.outputTokens === null ? [] : [s.outputTokens]));
+  const outputTokens = median(lengths);
   if (promptTokens === null || outputTokens === null || outputTokens < 2)
     return { why: "the closed loop's answers carry no usage (prompt and output tokens) to size the twin's requests" };
+  const varied = lengths.some((n) => n !== lengths[0]);
   return {
-    load: { maxNumSeqs: knobs.maxNumSeqs, maxNumBatchedTokens: knobs.batchTokens ?? 0, promptTokens, outputTokens },
+    load: {
+      maxNumSeqs: knobs.maxNumSeqs,
+      maxNumBatchedTokens: knobs.batchTokens ?? 0,
+      promptTokens,
+      outputTokens,
+      ...(varied ? { outputLengths: lengths } : {}),
+    },
   };
 }
 
@@ -61,6 +72,7 @@ export function fitLevelOf(level: LoadLevel, load: TwinLoad, warmupSeconds: numb
     maxNumBatchedTokens: load.maxNumBatchedTokens,
     promptTokens: load.promptTokens,
     outputTokens: load.outputTokens,
+    ...(load.outputLengths ? { outputLengths: load.outputLengths } : {}),
     warmupSeconds,
     windowSeconds: level.windowSeconds,
     requestsPerSecond: levelThroughput(level).requestsPerSecond,

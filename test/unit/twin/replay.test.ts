@@ -1,7 +1,9 @@
 import * as assert from "node:assert/strict";
 import { poissonArrivalsMs } from "../../../twin/arrivals";
-import { type OpenLoop, replayOpenLoop } from "../../../twin/replay";
+import { type OpenLoop, quantile, replayOpenLoop } from "../../../twin/replay";
 import { applyStep, batchBudget, type EngineSeq, H200_TIMING, handoverAt, planStep } from "../../../twin/step-model";
+import { answerLength } from "../../../twin/types";
+import { judgeWindow } from "../../../twin/window";
 
 /**
  * The reference: the open loop stepped by the step model's own planStep and applyStep, one object per request
@@ -97,5 +99,45 @@ describe("the twin's replays: one step loop, requests stepped in place", () => {
     assert.deepEqual([run.completed.length, run.atEnd.running, run.atEnd.waiting, run.peakRunning], [100_000, 0, 0, 8]);
     // Past capacity the queue holds nearly every request sent: at 20/s against about 5.3/s served.
     assert.ok(run.peakWaiting > 70_000, `${run.peakWaiting} waiting at the peak`);
+  });
+});
+
+describe("the twin's answers as long as the server's: drawn in turn, a one-token answer without a TPOT", () => {
+  const slo = {
+    bounds: [
+      { metric: "ttft" as const, quantile: 0.99, ms: 1000 },
+      { metric: "tpot" as const, quantile: 0.99, ms: 30 },
+    ],
+    attainment: 0.99,
+  };
+
+  it("request i streams outputLengths[i % n] tokens; without them, outputTokens", () => {
+    const lengthOf = answerLength({ outputTokens: 128, outputLengths: [1, 3, 40] });
+    assert.deepEqual([0, 1, 2, 3, 4].map(lengthOf), [1, 3, 40, 1, 3]);
+    assert.deepEqual([0, 7].map(answerLength({ outputTokens: 128 })), [128, 128]);
+  });
+
+  it("alone on the engine, each answer takes its own number of decode steps; the one-token answer has no TPOT and meets the bound", () => {
+    const run = replayOpenLoop(H200_TIMING, {
+      arrivalsMs: [0, 10_000, 20_000],
+      maxNumSeqs: 4,
+      maxNumBatchedTokens: 0,
+      promptTokens: 1564,
+      outputTokens: 128,
+      outputLengths: [1, 3, 40],
+      windowSeconds: Number.POSITIVE_INFINITY,
+    });
+    const decodeMs = H200_TIMING.stepBaseMs + H200_TIMING.stepPerSeqMs;
+    const [one, three, forty] = run.completed;
+    assert.deepEqual(
+      [one!.e2eMs - one!.ttftMs, three!.e2eMs - three!.ttftMs, forty!.e2eMs - forty!.ttftMs].map((ms) =>
+        Math.round(ms / decodeMs),
+      ),
+      [0, 2, 39],
+    );
+    assert.ok(Number.isNaN(one!.tpotMs));
+    const judged = judgeWindow(run.completed, slo);
+    assert.deepEqual([judged.attainment, judged.holds], [1, true]);
+    assert.equal(judged.percentilesMs[1], quantile([three!.tpotMs, forty!.tpotMs], 0.99));
   });
 });

@@ -115,7 +115,7 @@ describe("N replicas of a candidate behind a balancer, in the twin's virtual tim
     const engine = new SteppedEngine(H200_TIMING, LOAD);
     for (const at of arrivals) {
       engine.runTo(at);
-      engine.send(at);
+      engine.send(at, LOAD.outputTokens);
     }
     const replay = replayOpenLoop(H200_TIMING, {
       ...LOAD,
