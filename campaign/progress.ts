@@ -99,6 +99,9 @@ export function streamProgress(
   let current: string | null = null;
   // The open line's text, to redraw it with the status after a `\r`.
   let text = "";
+  // The candidate's whole line so far: a line that a stage or a log cut resumes with all of it, so the
+  // candidate's last line reads whole ("up ... 18.8s  bench ... 14.9s  ok"), whatever came between.
+  let whole = "";
   const lines = writerProgress(write, tty);
   const tail = statusTail(write, clock, () => {
     if (!open) text = current ?? "";
@@ -114,12 +117,13 @@ export function streamProgress(
   const piece = (s: string) => {
     tail.reset(text);
     if (!open && current !== null) {
-      write(current);
-      text = current;
+      write(whole);
+      text = whole;
     }
     open = true;
     write(s);
     text += s;
+    whole += s;
   };
   const stage = (event: StageEvent) => {
     const now = tail.take(event);
@@ -138,6 +142,7 @@ export function streamProgress(
       current = `${label} ${stack.padEnd(nameWidth)} `;
       write(current);
       text = current;
+      whole = current;
       open = true;
     },
     phase(name) {

@@ -120,7 +120,7 @@ describe("campaign bench status", () => {
         "[1/3] baseline  load · 2s",
         "[1/3] baseline  load: closed loop c=8 · 2s · 1m10s planned",
         "[1/3] baseline  load: capacity probe 2.2/s · 1m20s · 48s planned · capacity 5m planned",
-        "[1/3] baseline  300.0s  ok\n",
+        "[1/3] baseline  up ... 12.3s  bench ... 300.0s  ok\n",
       ].join("\n"),
     );
     assert.equal(c.ticks.length, 0);

@@ -243,7 +243,8 @@ describe("campaign summary", () => {
     p.log("phase load");
     p.took(41);
     p.end("ok");
-    assert.equal(out, "[4/10] seqs2     bench ... \nphase load\n[4/10] seqs2     41.0s  ok\n");
+    // The cut line resumes whole, so the candidate's last line reads as one.
+    assert.equal(out, "[4/10] seqs2     bench ... \nphase load\n[4/10] seqs2     bench ... 41.0s  ok\n");
   });
 });
 
