@@ -3,7 +3,7 @@ import type { Slo } from "../../measure/inputs/slo";
 import { measured } from "../../measure/measured";
 import type { RateLevel, SloCapacity } from "../../result";
 import { judgeProbe } from "./capacity";
-import type { TwinRun } from "./capacity-twin";
+import { ABOVE_CAPACITY, type TwinRun } from "./capacity-twin";
 
 /**
  * Pure: the result's SLO capacity where the calibrated twin's figure stands (`record.basis` "twin"). The capacity
@@ -21,7 +21,6 @@ export function twinCapacityRecord(
   if (capacity === null || twin.record.basis !== "twin")
     throw new Error("twinCapacityRecord: the twin's figure does not stand (basis search): run the measured search");
   const { count, rule } = minCompletedPerProbe(slo, 1);
-  const last = twin.record.windows.slice(-2);
   const levels = twin.levels.slice(-2);
   const judged = levels.map((l) => judgeProbe(l, slo, count));
   const [at, above] = [judged[0], judged[1]];
@@ -32,7 +31,7 @@ export function twinCapacityRecord(
     slo,
     settings: { ...settings },
     minCompletedPerProbe: count,
-    probeRule: `the calibrated twin's long-run capacity (its highest rate whose long run holds the SLO, to ${pct(prediction!.relativeResolution)}), confirmed on the server by a window at it and one ${pct(last[1] ? last[1].targetRatePerSecond / last[0]!.targetRatePerSecond - 1 : 0)} above it, each held against the band the twin predicts for a window of its size; ${rule}`,
+    probeRule: `the calibrated twin's long-run capacity (its highest rate whose long run holds the SLO, to ${pct(prediction!.relativeResolution)}), confirmed on the server by a window at it and one ${pct(ABOVE_CAPACITY - 1)} above it, each held against the band the twin predicts for a window of its size; ${rule}`,
     rateBasis: "offered",
     start: { ratePerSecond: capacity, basis: "the calibrated twin's long-run capacity" },
     probes: levels.map((l, i) => ({
