@@ -1,11 +1,17 @@
 // The band the candidate's fitted twin predicts for one open-loop run of N completions at RATE, beside its attainment
 // in a `vllm bench serve --save-detailed` result: usage band.ts RESULT.json CHECK.json...
 import * as fs from "node:fs";
-import { twinSloOf } from "../../benchmarks/phases/twin-inputs";
+import { PERCENTILE_FRACTION } from "../../measure/inputs/slo";
 import { twinCapacity, windowBand } from "../../twin/long-run";
 const c = JSON.parse(fs.readFileSync(process.argv[2], "utf8")).phases.load.capacity;
-const s = twinSloOf(c.slo);
-if ("why" in s) throw new Error(s.why);
+// The result's SLO as the twin holds it (as benchmarks/phases/twin-inputs.ts builds it for the capacity phase).
+type Bound = { metric: "ttft" | "tpot" | "e2e"; percentile: keyof typeof PERCENTILE_FRACTION; ms: number };
+const s = {
+  slo: {
+    attainment: c.slo.attainment as number,
+    bounds: (c.slo.bounds as Bound[]).map((b) => ({ metric: b.metric, quantile: PERCENTILE_FRACTION[b.percentile], ms: b.ms })),
+  },
+};
 const params = c.twin.fit.params;
 console.log("stated", c.capacityRatePerSecond.value, "basis", c.twin.basis, "fit capacity", twinCapacity(params, c.twin.load, s.slo).capacityRatePerSecond);
 for (const f of process.argv.slice(3)) {
