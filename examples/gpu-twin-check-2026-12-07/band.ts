@@ -1,17 +1,13 @@
 // The band the candidate's fitted twin predicts for one open-loop run of N completions at RATE, beside its attainment
 // in a `vllm bench serve --save-detailed` result: usage band.ts RESULT.json CHECK.json...
 import * as fs from "node:fs";
-import { PERCENTILE_FRACTION } from "../../measure/inputs/slo";
+import { twinSloOf } from "../../benchmarks";
 import { twinCapacity, windowBand } from "../../twin/long-run";
 const c = JSON.parse(fs.readFileSync(process.argv[2], "utf8")).phases.load.capacity;
-// The result's SLO as the twin holds it (as benchmarks/phases/twin-inputs.ts builds it for the capacity phase).
-type Bound = { metric: "ttft" | "tpot" | "e2e"; percentile: keyof typeof PERCENTILE_FRACTION; ms: number };
-const s = {
-  slo: {
-    attainment: c.slo.attainment as number,
-    bounds: (c.slo.bounds as Bound[]).map((b) => ({ metric: b.metric, quantile: PERCENTILE_FRACTION[b.percentile], ms: b.ms })),
-  },
-};
+const s = twinSloOf(c.slo);
+if ("why" in s) throw new Error(s.why);
+// A request meets the SLO when each bounded figure is within its bound (the judge's per-request rule).
+const boundMs = (metric: string) => s.slo.bounds.find((b) => b.metric === metric)?.ms ?? Number.POSITIVE_INFINITY;
 const params = c.twin.fit.params;
 console.log("stated", c.capacityRatePerSecond.value, "basis", c.twin.basis, "fit capacity", twinCapacity(params, c.twin.load, s.slo).capacityRatePerSecond);
 for (const f of process.argv.slice(3)) {
@@ -24,7 +20,7 @@ for (const f of process.argv.slice(3)) {
     const out = r.output_lens[i];
     const tp = out > 1 ? (r.itls[i] as number[]).reduce((a, b) => a + b, 0) / (out - 1) : 0;
     ttft.push(t * 1000); tpot.push(tp * 1000);
-    if (t <= 1.0 && tp <= 0.030) met++;
+    if (t * 1000 <= boundMs("ttft") && tp * 1000 <= boundMs("tpot")) met++;
   });
   const p = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil(q * xs.length) - 1)];
   const st = r.start_times as number[];
