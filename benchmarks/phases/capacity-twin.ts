@@ -2,6 +2,7 @@ import {
   type CapacitySettings,
   minCompletedPerProbe,
   probePlan,
+  probeSeconds,
   sloE2eAllowanceMs,
 } from "../../measure/inputs/capacity-settings";
 import type { Slo } from "../../measure/inputs/slo";
@@ -10,6 +11,7 @@ import type { LoadLevel, RateLevel, TwinCapacityRecord, TwinFit, TwinWindow } fr
 import { checkWindow } from "../../twin/consistency";
 import { type CalibrationFit, calibrate, FIT_RESIDUAL_BOUND, type FitLevel } from "../../twin/fit";
 import { twinCapacity, windowBand } from "../../twin/long-run";
+import type { TimingParams } from "../../twin/step-model";
 import type { TwinLoad, TwinSlo, WindowBand } from "../../twin/types";
 import type { ProbeLevel } from "./capacity-run";
 import { fitLevelOf, openWindowOf, readingOf, type TwinKnobs, twinLoadOf, twinSloOf } from "./twin-inputs";
@@ -82,6 +84,24 @@ const fitRecord = (fit: CalibrationFit, openWindows: number): TwinFit => ({
   openWindows,
 });
 
+const windowPlan = (ratePerSecond: number, slo: Slo, maxTokens: number) =>
+  probePlan(ratePerSecond, minCompletedPerProbe(slo, 1).count, sloE2eAllowanceMs(slo, maxTokens));
+
+/**
+ * Pure: why a confirming window at `ratePerSecond` cannot run (it would last past `maxMinutes`, as a probe of the
+ * search may not), or null. A twin whose capacity is that low states no figure it could not confirm.
+ */
+export function windowPastBudget(
+  ratePerSecond: number,
+  slo: Slo,
+  d: Pick<TwinRunDeps, "maxTokens" | "warmupSeconds">,
+  maxMinutes: number,
+): string | null {
+  const seconds = probeSeconds(windowPlan(ratePerSecond, slo, d.maxTokens), d.warmupSeconds);
+  if (seconds <= maxMinutes * 60) return null;
+  return `a window at ${ratePerSecond.toFixed(3)}/s would last ${seconds.toFixed(0)} s, past maxMinutes ${maxMinutes} (${maxMinutes * 60} s): the twin's capacity there cannot be confirmed in that time (raise maxMinutes)`;
+}
+
 /** Runs one window at `ratePerSecond` and holds it against the twin's band for a window of its size. */
 async function confirmWindow(
   basis: TwinBasis,
@@ -89,10 +109,12 @@ async function confirmWindow(
   round: number,
   index: number,
   slo: Slo,
+  maxMinutes: number,
   d: TwinRunDeps,
 ): Promise<{ window: TwinWindow; level: RateLevel } | { why: string }> {
-  const needed = minCompletedPerProbe(slo, 1).count;
-  const plan = probePlan(ratePerSecond, needed, sloE2eAllowanceMs(slo, d.maxTokens));
+  const plan = windowPlan(ratePerSecond, slo, d.maxTokens);
+  const tooLong = windowPastBudget(ratePerSecond, slo, d, maxMinutes);
+  if (tooLong !== null) return { why: tooLong };
   const level = await d.open(ratePerSecond, {
     windowSeconds: plan.windowSeconds,
     arrivals: plan.arrivals,
@@ -155,7 +177,7 @@ export async function twinCapacityRun(settings: CapacitySettings, slo: Slo, d: T
     levels,
   });
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    prediction = predict(basis, settings, minCompletedPerProbe(slo, 1).count);
+    prediction = twinPrediction(basis.fit.params, basis.load, basis.slo, settings, minCompletedPerProbe(slo, 1).count);
     const capacity = prediction.capacityRatePerSecond;
     if (capacity === null) return recordOf("search", prediction.reason ?? "the twin's long run holds at no rate tried");
     d.log(
@@ -163,7 +185,7 @@ export async function twinCapacityRun(settings: CapacitySettings, slo: Slo, d: T
     );
     let outside = 0;
     for (const rate of [capacity, capacity * ABOVE_CAPACITY]) {
-      const out = await confirmWindow(basis, rate, round, windows.length, slo, d);
+      const out = await confirmWindow(basis, rate, round, windows.length, slo, settings.maxMinutes, d);
       if ("why" in out) return recordOf("search", out.why);
       windows.push(out.window);
       levels.push(out.level);
@@ -197,23 +219,27 @@ const bandRecord = (band: WindowBand) => ({
   percentilesMs: band.percentilesMs.map((p) => ({ ...p })),
 });
 
-function predict(
-  basis: TwinBasis,
-  settings: CapacitySettings,
+/**
+ * Pure: the twin's long-run capacity and the band of a confirming window at it. The twin looks down to its own
+ * floor (`twinCapacity`'s 0.01/s), not to the search's `lowRatePerSecond`: a rate it runs costs CPU, not load,
+ * and a candidate slower than that floor (two slots on a small card) has a figure all the same. Only the windows
+ * that confirm it are held to the search's time budget (`maxMinutes`).
+ */
+export function twinPrediction(
+  params: TimingParams,
+  load: TwinLoad,
+  slo: TwinSlo,
+  settings: Pick<CapacitySettings, "highRatePerSecond">,
   windowRequests: number,
 ): NonNullable<TwinCapacityRecord["prediction"]> {
-  const capacity = twinCapacity(basis.fit.params, basis.load, basis.slo, {
-    lowRatePerSecond: settings.lowRatePerSecond,
-    highRatePerSecond: settings.highRatePerSecond,
-  });
+  const capacity = twinCapacity(params, load, slo, { highRatePerSecond: settings.highRatePerSecond });
   const at = capacity.capacityRatePerSecond;
   return {
     capacityRatePerSecond: at,
     reason: capacity.reason,
     relativeResolution: capacity.relativeResolution,
     points: capacity.points.map((p) => ({ ...p, percentilesMs: [...p.percentilesMs] })),
-    bandAtCapacity:
-      at === null ? null : bandRecord(windowBand(basis.fit.params, basis.load, basis.slo, at, windowRequests)),
+    bandAtCapacity: at === null ? null : bandRecord(windowBand(params, load, slo, at, windowRequests)),
     cpuSeconds: capacity.cpuSeconds,
   };
 }

@@ -1,8 +1,9 @@
 import * as assert from "node:assert/strict";
-import { twinCapacityRun } from "../../../benchmarks/phases/capacity-twin";
+import { twinCapacityRun, twinPrediction, windowPastBudget } from "../../../benchmarks/phases/capacity-twin";
 import { twinLoadOf, twinSloOf } from "../../../benchmarks/phases/twin-inputs";
 import { CapacitySchema } from "../../../measure/inputs/capacity-settings";
 import { parseSloBounds, scenarioSlo } from "../../../measure/inputs/slo";
+import { H200_TIMING } from "../../../twin/step-model";
 
 const slo = (text: string) => scenarioSlo({ slo: parseSloBounds(text) })!;
 const DEFAULTS = CapacitySchema.parse({});
@@ -67,5 +68,31 @@ describe("the calibrated twin's capacity refuses what it cannot model, saying wh
       },
       levels: [],
     });
+  });
+});
+
+describe("the twin looks below the search's floor, and confirms only what a window can show in maxMinutes", () => {
+  const defaultSlo = slo("ttft:p99:1000,tpot:p99:30");
+  const twinSlo = twinSloOf(defaultSlo);
+  if ("why" in twinSlo) throw new Error(twinSlo.why);
+  const seqs = (maxNumSeqs: number) => ({ maxNumSeqs, maxNumBatchedTokens: 0, promptTokens: 1564, outputTokens: 128 });
+
+  it("two slots on H200_TIMING: 0.483/s, under lowRatePerSecond 0.5/s, where the search could not look", function () {
+    this.timeout(60_000);
+    const p = twinPrediction(H200_TIMING, seqs(2), twinSlo.slo, DEFAULTS, 100);
+    assert.equal(DEFAULTS.lowRatePerSecond, 0.5);
+    assert.equal(p.capacityRatePerSecond?.toFixed(3), "0.483");
+    assert.equal(p.reason, null);
+    assert.equal(p.bandAtCapacity?.requests, 100);
+  });
+
+  it("a window at 0.483/s fits the default 5 minutes; one at 0.05/s does not, and says so", () => {
+    const d = { maxTokens: 128, warmupSeconds: 5 };
+    assert.equal(windowPastBudget(0.483, defaultSlo, d, DEFAULTS.maxMinutes), null);
+    // 5 s of warm-up, then the 103 arrivals probePlan gives for 100 completions at 0.05/s.
+    assert.equal(
+      windowPastBudget(0.05, defaultSlo, d, DEFAULTS.maxMinutes),
+      "a window at 0.050/s would last 2065 s, past maxMinutes 5 (300 s): the twin's capacity there cannot be confirmed in that time (raise maxMinutes)",
+    );
   });
 });
