@@ -9,6 +9,7 @@ export { ApiClient } from "../measure/http/client";
 export { probeHealth, probeModels } from "../measure/http/probes";
 export {
   buildScenario,
+  goodputProcedure,
   PRESETS,
   readScenarioFile,
   type Scenario,

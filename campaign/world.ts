@@ -1,23 +1,12 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import {
-  buildScenario,
-  kubernetesServer,
-  PRESETS,
-  readScenarioFile,
-  runBenchmark,
-  type Scenario,
-  scenarioSlo,
-  sloLayer,
-  writeResult,
-} from "../benchmarks";
+import { kubernetesServer, runBenchmark, scenarioSlo, writeResult } from "../benchmarks";
 import { EXIT } from "../common/exit-codes";
 import { gitInfo } from "../common/git-info";
 import { type Io, processIo } from "../common/io";
 import { UsageError } from "../common/usage-error";
 import { mergedStackConfig, PROJECT, postDeployEnv, recordedRuleSettings, ruleSettingsOf, stackNames } from "../config";
 import { labServiceUrl, labStateFile, runningLabState } from "../lab";
-import { objectiveOf, sloProblem } from "../verdict";
 import { type ClearStaleReport, clearStaleState } from "./clear-stale";
 import type { CampaignDeps, CampaignSettings } from "./deps";
 import { detachedPulumi, pressCounter } from "./detach";
@@ -29,6 +18,7 @@ import { benchmarkProgress, streamProgress } from "./progress";
 import { automationDriver, findPulumi, pulumiEnv } from "./pulumi";
 import { recoveryCommand } from "./recover";
 import { rolloutReader, watchRollout } from "./rollout-watch";
+import { campaignScenario } from "./scenario";
 import { stageProject } from "./stage";
 import { readRestoreReadiness } from "./starts";
 
@@ -67,26 +57,7 @@ export function resolveSettings(opts: CliOptions, repoDir: string, io: Io) {
   const problems = stackListProblems(opts.stacks, stackNames(opts.workDir));
   if (problems.length > 0) throw new UsageError(problems.join("\n"));
 
-  const layers: unknown[] = [opts.short ? PRESETS.short : PRESETS.default];
-  if (opts.scenarioFile !== undefined) layers.push(readScenarioFile(opts.scenarioFile));
-  if (opts.slo !== undefined) layers.push(sloLayer(opts.slo));
-  // An objective that ranks by the SLO capacity: the search runs (after the closed loop) with its defaults.
-  const noSlo = sloProblem(
-    opts,
-    layers.some((l) => (l as { slo?: unknown } | null)?.slo !== undefined),
-  );
-  if (noSlo !== null) throw new UsageError(noSlo);
-  if (objectiveOf(opts).searchesCapacity) layers.push({ load: { openLoop: { capacity: {} } } });
-  let scenario: Scenario;
-  try {
-    scenario = buildScenario(layers, opts.scenarioFile ? `scenario ${opts.scenarioFile}` : "scenario");
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-  const scenarioSource = [
-    opts.short ? "short preset" : "default (the seed's procedure)",
-    ...(opts.scenarioFile ? [path.relative(repoDir, opts.scenarioFile)] : []),
-  ].join(" + ");
+  const { scenario, scenarioSource } = campaignScenario(opts, repoDir);
 
   const seed =
     opts.seed ??
