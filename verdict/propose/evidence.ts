@@ -7,6 +7,7 @@ import { BatchBudgetSchema } from "../../measure/metrics/batch-budget";
 import { MeasuredCeilingSchema, measureCeiling } from "../../measure/metrics/capacity";
 import { type BenchmarkResult, capacityLevelAt } from "../../result";
 import { levelThroughput, ThroughputBasisSchema } from "../throughput";
+import { twinBinds } from "./twin-binds";
 
 /**
  * What the proposal rules read from one candidate's run, small enough to ride in its committed
@@ -74,6 +75,8 @@ const CapacityEvidenceSchema = z.strictObject({
   /** The highest passing and the lowest failing probe; null where the search had none. */
   passing: ProbeEvidenceSchema.nullable(),
   failing: ProbeEvidenceSchema.nullable(),
+  /** Where `failedBounds` were read, when not the failing window's own misses (the twin's long run). Absent: there. */
+  failedBoundsFrom: z.string().optional(),
 });
 export type CapacityEvidence = z.infer<typeof CapacityEvidenceSchema>;
 
@@ -259,8 +262,11 @@ function capacityEvidence(result: BenchmarkResult): CapacityEvidence | null {
   const over = bounds.filter((b) => !b.within);
   const least = Math.min(...bounds.map((b) => b.metFraction));
   const failed = over.length > 0 ? over : bounds.filter((b) => b.metFraction === least && least < 1);
+  // A twin's window above its capacity can hold by chance; its long run there still says what binds first.
+  const fromTwin = failed.length === 0 && c.twin?.basis === "twin" ? twinBinds(c) : null;
   return {
-    failedBounds: failed.map((b) => ({ metric: b.metric, percentile: b.percentile })),
+    failedBounds: fromTwin ? [...fromTwin.bounds] : failed.map((b) => ({ metric: b.metric, percentile: b.percentile })),
+    ...(fromTwin ? { failedBoundsFrom: fromTwin.text } : {}),
     capacityRatePerSecond: c.capacityRatePerSecond,
     passing: probe(c.highestPassingRatePerSecond),
     failing: probe(failingRate),

@@ -96,7 +96,7 @@ export function sloBound(input: RuleInput, metrics: SloMetricTable = SLO_METRIC_
   const preempted = f.preemptions.value ?? 0;
   const seqs = b.knobs.maxNumSeqs.value;
   const server = `${b.stack} ${at(f)}: ${known(running)} running, ${known(waiting)} waiting (peaks), KV cache ${known(kv, " %", 1)}, ${preempted} preemptions, server queue mean ${known(f.serverQueueMeanMs, " ms", 1)}, TTFT p50 ${known(f.ttftP50Ms, " ms", 1)}, TPOT p50 ${known(f.tpotP50Ms, " ms", 1)}`;
-  const first = `${binds} fails first as the rate rises (${f.misses.map(describeMiss).join("; ") || "no figure"})`;
+  const first = `${binds} fails first as the rate rises (${f.misses.map(describeMiss).join("; ") || c.failedBoundsFrom || "no figure"})`;
 
   if (preempted > 0 || (kv !== null && kv >= KV_FULL_PERCENT)) {
     const why = `KV-bound: ${preempted > 0 ? `${preempted} preemptions` : `the KV pool ${num(kv, 1)} % full`} ${at(f)}`;
