@@ -66,8 +66,6 @@ export const TwinFitSchema = z.strictObject({
   assumptions: z.array(z.string()),
   /** Open-loop windows the fit also took (a refit after a window fell outside its band). */
   openWindows: nonNegInt,
-  /** The closed-loop level the benchmark added for the fit, and why; null or absent (older results): none. */
-  addedLevel: z.strictObject({ concurrency: int, why: z.string() }).nullable().optional(),
 });
 
 /** One window on the server at a rate the twin chose, beside the band the twin predicted for it. */

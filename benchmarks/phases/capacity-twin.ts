@@ -14,16 +14,7 @@ import { twinCapacity, windowBand } from "../../twin/long-run";
 import type { TimingParams } from "../../twin/step-model";
 import type { TwinLoad, TwinSlo, WindowBand } from "../../twin/types";
 import type { ProbeLevel } from "./capacity-run";
-import {
-  type AddedLevel,
-  fitLevelOf,
-  levelTheFitLacks,
-  openWindowOf,
-  readingOf,
-  type TwinKnobs,
-  twinLoadOf,
-  twinSloOf,
-} from "./twin-inputs";
+import { fitLevelOf, openWindowOf, readingOf, type TwinKnobs, twinLoadOf, twinSloOf } from "./twin-inputs";
 
 /**
  * The SLO capacity from the candidate's calibrated twin: fit the twin's costs to the closed loop the benchmark
@@ -46,8 +37,6 @@ export interface TwinRunDeps {
   readonly closedLevels: readonly LoadLevel[];
   readonly knobs: TwinKnobs;
   readonly open: (ratePerSecond: number, probe: ProbeLevel) => Promise<RateLevel | null>;
-  /** Runs one more closed-loop level (the benchmark's, recorded among its levels) where the fit lacks one. */
-  readonly closed: (concurrency: number) => Promise<LoadLevel | null>;
   readonly log: (line: string) => void;
 }
 
@@ -64,10 +53,7 @@ const NO_CLOSED_LOOP =
 /** What the twin is built from, or why it cannot be. */
 type TwinBasis = { slo: TwinSlo; load: TwinLoad; levels: readonly FitLevel[]; fit: CalibrationFit };
 
-function twinBasis(
-  slo: Slo,
-  d: Pick<TwinRunDeps, "closedLevels" | "knobs" | "warmupSeconds">,
-): TwinBasis | { why: string; load: TwinLoad | null; fit: TwinFit | null } {
+function twinBasis(slo: Slo, d: TwinRunDeps): TwinBasis | { why: string; load: TwinLoad | null; fit: TwinFit | null } {
   if (!d.closedLevels.some((l) => l.valid)) return { why: NO_CLOSED_LOOP, load: null, fit: null };
   const twinSlo = twinSloOf(slo);
   if ("why" in twinSlo) return { why: twinSlo.why, load: null, fit: null };
@@ -80,26 +66,14 @@ function twinBasis(
     return {
       why: `the twin does not fit this server: its worst residual is ${pct(fit.worstRelativeResidual)}, above the bound ${pct(FIT_RESIDUAL_BOUND)} (a server whose timing is not vLLM's step model, such as the simulator with fixed latencies)`,
       load: sized.load,
-      fit: fitRecord(fit, 0, null),
+      fit: fitRecord(fit, 0),
     };
   return { slo: twinSlo.slo, load: sized.load, levels, fit };
 }
 
-/** The twin's basis, fitted again with the level it lacked where `levelTheFitLacks` names one (and it ran). */
-async function basisWithLevelsItNeeds(slo: Slo, d: TwinRunDeps) {
-  const first = twinBasis(slo, d);
-  const added = "why" in first ? null : levelTheFitLacks(first.fit.scales, first.levels);
-  if (added === null) return { built: first, added };
-  d.log(`capacity: adding a closed-loop level at c=${added.concurrency}: ${added.why}`);
-  const level = await d.closed(added.concurrency);
-  if (level === null || !level.valid)
-    return { built: first, added: { ...added, why: `${added.why} (it did not run valid)` } };
-  return { built: twinBasis(slo, { ...d, closedLevels: [...d.closedLevels, level] }), added };
-}
-
 const pct = (f: number) => `${(f * 100).toFixed(1)} %`;
 
-const fitRecord = (fit: CalibrationFit, openWindows: number, addedLevel: AddedLevel | null): TwinFit => ({
+const fitRecord = (fit: CalibrationFit, openWindows: number): TwinFit => ({
   params: fit.params,
   prior: fit.prior,
   scales: fit.scales,
@@ -108,7 +82,6 @@ const fitRecord = (fit: CalibrationFit, openWindows: number, addedLevel: AddedLe
   residualBound: FIT_RESIDUAL_BOUND,
   assumptions: [...fit.assumptions],
   openWindows,
-  addedLevel,
 });
 
 const windowPlan = (ratePerSecond: number, slo: Slo, maxTokens: number) =>
@@ -180,7 +153,7 @@ async function confirmWindow(
  */
 export async function twinCapacityRun(settings: CapacitySettings, slo: Slo, d: TwinRunDeps): Promise<TwinRun> {
   const loadStarted = Date.now();
-  const { built, added } = await basisWithLevelsItNeeds(slo, d);
+  const built = twinBasis(slo, d);
   if ("why" in built) {
     const { why, load, fit } = built;
     return { record: { basis: "search", why, load, fit, prediction: null, windows: [], loadSeconds: 0 }, levels: [] };
@@ -196,7 +169,7 @@ export async function twinCapacityRun(settings: CapacitySettings, slo: Slo, d: T
       basis: kind,
       why,
       load: basis.load,
-      fit: fitRecord(basis.fit, openWindows, added),
+      fit: fitRecord(basis.fit, openWindows),
       prediction,
       windows: [...windows],
       loadSeconds: seconds(loadStarted),

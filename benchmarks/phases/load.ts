@@ -184,12 +184,7 @@ class LoadRun {
       log: (line: string) => this.ctx.progress.log(line),
     };
     const knobs = { maxNumSeqs: this.inputs.maxNumSeqs, batchTokens: this.inputs.batchTokens };
-    const windows = {
-      ...common,
-      knobs,
-      open: (r: number, p: ProbeLevel) => this.open(r, p, "capacity window"),
-      closed: (c: number) => this.closed(c),
-    };
+    const windows = { ...common, knobs, open: (r: number, p: ProbeLevel) => this.open(r, p, "capacity window") };
     const twin = settings.method === "twin" ? await twinCapacityRun(settings, slo, windows) : null;
     const elapsed = () => (Date.now() - started) / 1000;
     if (twin?.record.basis === "twin") return twinCapacityRecord(slo, settings, twin, elapsed());

@@ -1,6 +1,6 @@
 import { PERCENTILE_FRACTION, type Slo } from "../../measure/inputs/slo";
-import type { LoadLevel, RateLevel, TwinFit } from "../../result";
-import type { CostScales, FitLevel, FitOpenWindow } from "../../twin/fit";
+import type { LoadLevel, RateLevel } from "../../result";
+import type { FitLevel, FitOpenWindow } from "../../twin/fit";
 import type { TwinLoad, TwinSlo, WindowReading } from "../../twin/types";
 import { levelThroughput } from "../../verdict";
 
@@ -112,31 +112,5 @@ export function openWindowOf(level: RateLevel, load: TwinLoad): FitOpenWindow | 
     arrivalsMs: level.samples.map((s) => s.startEpochMs - t0).sort((a, b) => a - b),
     windowFromMs: Math.min(...windowStart) - t0,
     measured: { ttftP50Ms: ttftMs.p50, tpotMeanMs: tpotMs.mean },
-  };
-}
-
-/** The scales of a cost a server of vLLM's step shape lands in; outside, the levels given did not identify it. */
-export const PLAUSIBLE_SCALE = { low: 0.5, high: 2 } as const;
-
-/** A closed-loop level the benchmark adds before the fit, and why the fit needs it. */
-export type AddedLevel = NonNullable<TwinFit["addedLevel"]>;
-
-/**
- * Pure: the level the fit lacks, or null. Where every level queues (c > maxNumSeqs), TTFT is mostly the queue,
- * and a fit that puts prefill outside PLAUSIBLE_SCALE has not seen it; a level at c = maxNumSeqs, where nothing
- * queues, shows it apart (seqs2 on the lab: prefill 0.25 × with c=8 alone).
- */
-export function levelTheFitLacks(
-  scales: CostScales,
-  levels: readonly Pick<FitLevel, "concurrency" | "maxNumSeqs">[],
-): AddedLevel | null {
-  const slots = levels[0]?.maxNumSeqs;
-  if (slots === undefined || levels.some((l) => l.concurrency <= l.maxNumSeqs)) return null;
-  const prefill = scales.prefill;
-  if (prefill >= PLAUSIBLE_SCALE.low && prefill <= PLAUSIBLE_SCALE.high) return null;
-  const cs = levels.map((l) => `c=${l.concurrency}`).join(", ");
-  return {
-    concurrency: slots,
-    why: `every closed-loop level queues (${cs} over maxNumSeqs ${slots}), and the fit put prefill at ${prefill.toFixed(2)} × the prior, outside [${PLAUSIBLE_SCALE.low}, ${PLAUSIBLE_SCALE.high}]: a level at c=${slots}, where nothing queues, shows prefill apart from the queue`,
   };
 }

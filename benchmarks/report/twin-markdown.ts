@@ -26,7 +26,7 @@ export function twinLines(c: SloCapacity): string[] {
     ...(fit
       ? [
           "",
-          `Fit to this candidate's closed loop (${fit.residuals.length} figures${fit.openWindows > 0 ? `, ${fit.openWindows} open-loop windows` : ""}): costs × decode ${num(fit.scales.decode, 3)}, prefill ${num(fit.scales.prefill, 3)}, frontend ${num(fit.scales.frontend, 3)} of the prior; worst residual ${pct(fit.worstRelativeResidual)} (bound ${pct(fit.residualBound)}). ${fit.addedLevel ? `The level at c=${fit.addedLevel.concurrency} was added for the fit: ${fit.addedLevel.why}. ` : ""}${fit.assumptions.join(" ")}`,
+          `Fit to this candidate's closed loop (${fit.residuals.length} figures${fit.openWindows > 0 ? `, ${fit.openWindows} open-loop windows` : ""}): costs × decode ${num(fit.scales.decode, 3)}, prefill ${num(fit.scales.prefill, 3)}, frontend ${num(fit.scales.frontend, 3)} of the prior; worst residual ${pct(fit.worstRelativeResidual)} (bound ${pct(fit.residualBound)}). ${fit.assumptions.join(" ")}`,
         ]
       : []),
     ...(t.load

@@ -1,6 +1,6 @@
 import * as assert from "node:assert/strict";
 import { twinCapacityRun, twinPrediction, windowPastBudget } from "../../../benchmarks/phases/capacity-twin";
-import { levelTheFitLacks, twinLoadOf, twinSloOf } from "../../../benchmarks/phases/twin-inputs";
+import { twinLoadOf, twinSloOf } from "../../../benchmarks/phases/twin-inputs";
 import { CapacitySchema } from "../../../measure/inputs/capacity-settings";
 import { parseSloBounds, scenarioSlo } from "../../../measure/inputs/slo";
 import { H200_TIMING } from "../../../twin/step-model";
@@ -17,9 +17,6 @@ const noServer = (knobs: { maxNumSeqs: number | null; batchTokens: number | null
   knobs,
   open: async (): Promise<never> => {
     throw new Error("a window ran on the server");
-  },
-  closed: async (): Promise<never> => {
-    throw new Error("a closed-loop level ran on the server");
   },
   log: () => {},
 });
@@ -97,25 +94,5 @@ describe("the twin looks below the search's floor, and confirms only what a wind
       windowPastBudget(0.05, defaultSlo, d, DEFAULTS.maxMinutes),
       "a window at 0.050/s would last 2065 s, past maxMinutes 5 (300 s): the twin's capacity there cannot be confirmed in that time (raise maxMinutes)",
     );
-  });
-});
-
-describe("the fit asks for the closed-loop level it lacks, and says why", () => {
-  const scales = (prefill: number) => ({ decode: 1, prefill, frontend: 1 });
-  const at = (...cs: number[]) => cs.map((concurrency) => ({ concurrency, maxNumSeqs: 2 }));
-
-  it("seqs2 measured at c=8 alone, prefill at 0.25 ×: a level at c=2, where nothing queues", () => {
-    assert.deepEqual(levelTheFitLacks(scales(0.25), at(8)), {
-      concurrency: 2,
-      why: "every closed-loop level queues (c=8 over maxNumSeqs 2), and the fit put prefill at 0.25 × the prior, outside [0.5, 2]: a level at c=2, where nothing queues, shows prefill apart from the queue",
-    });
-    assert.equal(levelTheFitLacks(scales(2.5), at(4, 8))?.concurrency, 2);
-  });
-
-  it("none where a level does not queue, or prefill is plausible", () => {
-    assert.equal(levelTheFitLacks(scales(0.25), at(2, 8)), null);
-    assert.equal(levelTheFitLacks(scales(0.5), at(8)), null);
-    assert.equal(levelTheFitLacks(scales(2), at(8)), null);
-    assert.equal(levelTheFitLacks(scales(0.25), []), null);
   });
 });
