@@ -96,8 +96,9 @@ export function windowPastBudget(
   slo: Slo,
   d: Pick<TwinRunDeps, "maxTokens" | "warmupSeconds">,
   maxMinutes: number,
+  plan = windowPlan(ratePerSecond, slo, d.maxTokens),
 ): string | null {
-  const seconds = probeSeconds(windowPlan(ratePerSecond, slo, d.maxTokens), d.warmupSeconds);
+  const seconds = probeSeconds(plan, d.warmupSeconds);
   if (seconds <= maxMinutes * 60) return null;
   return `a window at ${ratePerSecond.toFixed(3)}/s would last ${seconds.toFixed(0)} s, past maxMinutes ${maxMinutes} (${maxMinutes * 60} s): the twin's capacity there cannot be confirmed in that time (raise maxMinutes)`;
 }
@@ -113,7 +114,7 @@ async function confirmWindow(
   d: TwinRunDeps,
 ): Promise<{ window: TwinWindow; level: RateLevel } | { why: string }> {
   const plan = windowPlan(ratePerSecond, slo, d.maxTokens);
-  const tooLong = windowPastBudget(ratePerSecond, slo, d, maxMinutes);
+  const tooLong = windowPastBudget(ratePerSecond, slo, d, maxMinutes, plan);
   if (tooLong !== null) return { why: tooLong };
   const level = await d.open(ratePerSecond, {
     windowSeconds: plan.windowSeconds,

@@ -221,6 +221,9 @@ const SWEEP_PRESET: ScenarioInput = {
   load: { mode: "rate", openLoop: { sweep: { steps: 6, throughputConcurrency: 8, slo: {} } } },
 };
 
+/** The closed-loop level every twin fit in docs/slo.md was taken from. */
+const GOODPUT_FIT_CONCURRENCY = 8;
+
 /**
  * The goodput objective's procedure, the layer under the preset and the scenario file (either overrides it): it ranks by the calibrated twin's
  * capacity, which is fitted to the closed loop, so the closed loop is the level at the target (where `propose`
@@ -231,7 +234,6 @@ export function goodputProcedure(targetConcurrency: number): ScenarioInput {
   const levels = [...new Set([targetConcurrency, Math.max(GOODPUT_FIT_CONCURRENCY, targetConcurrency)])];
   return { phases: ["readiness", "identity", "load"], load: { concurrency: levels, durationSeconds: 30 } };
 }
-const GOODPUT_FIT_CONCURRENCY = 8;
 
 export const PRESETS = { default: {}, short: SHORT_PRESET, sweep: SWEEP_PRESET } as const satisfies Record<
   string,
