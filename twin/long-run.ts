@@ -2,7 +2,7 @@ import { arrivalsAt, poissonPattern } from "./arrivals";
 import { replayOpenLoop } from "./replay";
 import { stepMs, type TimingParams } from "./step-model";
 import type { LongRunPoint, RequestFigures, TwinCapacity, TwinLoad, TwinSlo, WindowBand } from "./types";
-import { judgeWindow, spreadOf } from "./window";
+import { bandOfWindows, checkWindowRequests, judgeWindow } from "./window";
 
 export { judgeWindow } from "./window";
 
@@ -176,9 +176,8 @@ export function twinCapacity(
 }
 
 /**
- * The spread a window of `windowRequests` requests shows at `ratePerSecond`: one long run cut into consecutive,
- * non-overlapping windows of that many requests in send order (its warm-up left out, a last partial window
- * dropped), each judged; p5, p50 and p95 of the attainment and of each bound's percentile over them.
+ * The spread a window of `windowRequests` requests shows at `ratePerSecond`: one long run (its warm-up left
+ * out) cut into consecutive windows of that many requests in send order, each judged (`bandOfWindows`).
  */
 export function windowBand(
   params: TimingParams,
@@ -188,18 +187,7 @@ export function windowBand(
   windowRequests: number,
   opts: { readonly requests?: number; readonly seed?: number } = {},
 ): WindowBand {
-  if (!(Number.isInteger(windowRequests) && windowRequests >= 1))
-    throw new Error(`windowBand: windowRequests must be a whole number ≥ 1, got ${windowRequests}`);
+  checkWindowRequests(windowRequests, "windowBand");
   const run = longRun(params, load, slo, ratePerSecond, { requests: opts.requests ?? 100_000, seed: opts.seed ?? 0 });
-  const windows = Math.floor(run.requests.length / windowRequests);
-  const readings = Array.from({ length: windows }, (_, w) =>
-    judgeWindow(run.requests.slice(w * windowRequests, (w + 1) * windowRequests), slo),
-  );
-  return {
-    ratePerSecond,
-    requests: windowRequests,
-    windows,
-    attainment: spreadOf(readings.map((r) => r.attainment)),
-    percentilesMs: slo.bounds.map((_, i) => spreadOf(readings.map((r) => r.percentilesMs[i]!))),
-  };
+  return bandOfWindows(run.requests, slo, ratePerSecond, windowRequests);
 }

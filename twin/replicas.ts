@@ -3,8 +3,15 @@ import { warmupRequests } from "./long-run";
 import { replayOpenLoop } from "./replay";
 import { BALANCINGS, type Balancing, DEFAULT_CONNECTIONS, type RoutingOptions, routeArrivals } from "./replica-routing";
 import type { TimingParams } from "./step-model";
-import { answerLength, type LongRunPoint, type RequestFigures, type TwinLoad, type TwinSlo } from "./types";
-import { judgeWindow } from "./window";
+import {
+  answerLength,
+  type LongRunPoint,
+  type RequestFigures,
+  type TwinLoad,
+  type TwinSlo,
+  type WindowBand,
+} from "./types";
+import { bandOfWindows, checkWindowRequests, judgeWindow } from "./window";
 
 export {
   BALANCINGS,
@@ -21,7 +28,8 @@ export {
  * (twin/arrivals.ts, the seed's pattern, as `longRun`) is split among N independent twin engines
  * (twin/replica-routing.ts); each replays its share with `replayOpenLoop` to the end of every request; the
  * requests of all are merged in send order, the warm-up left out (`warmupRequests`), and judged as one window
- * (`judgeWindow`). One replica is `longRun`.
+ * (`judgeWindow`); or cut into windows, the spread one window shows (`replicasWindowBand`). One replica is
+ * `longRun`.
  *
  * Every N of one seed sees the same arrivals and the same draws (common random numbers); under per-request and
  * per-connection balancing each replica's share only shrinks as N grows, so `fewestReplicas` bisects on N.
@@ -110,6 +118,27 @@ export function replicasLongRun(
     perReplica: shares.map((s) => s.arrivalsMs.length),
   };
   return { point, requests };
+}
+
+/**
+ * The spread a window of `windowRequests` requests shows on `replicas` replicas at `totalRatePerSecond` in all:
+ * one `replicasLongRun` (its warm-up left out) cut into consecutive windows of that many requests in send order,
+ * each judged (`bandOfWindows`, as the one replica's `windowBand`). A window measured through the replicas'
+ * Service is held against it (twin/consistency.ts `checkWindow`). One replica is `windowBand`.
+ */
+export function replicasWindowBand(
+  params: TimingParams,
+  load: TwinLoad,
+  slo: TwinSlo,
+  totalRatePerSecond: number,
+  replicas: number,
+  balancing: Balancing,
+  windowRequests: number,
+  opts: ReplicaOptions = {},
+): WindowBand {
+  checkWindowRequests(windowRequests, "replicasWindowBand");
+  const run = replicasLongRun(params, load, slo, totalRatePerSecond, replicas, balancing, opts);
+  return bandOfWindows(run.requests, slo, totalRatePerSecond, windowRequests);
 }
 
 /** Even MAX_REPLICAS replicas do not hold the SLO at the traffic. */

@@ -1,7 +1,10 @@
 import { quantileOfSorted, sortedAscending } from "./replay";
-import type { RequestFigures, Spread, TwinMetric, TwinSlo, WindowReading } from "./types";
+import type { RequestFigures, Spread, TwinMetric, TwinSlo, WindowBand, WindowReading } from "./types";
 
-/** Pure: a window of requests judged under the SLO as the benchmark judges a level, and a figure's spread over windows. */
+/**
+ * Pure: a window of requests judged under the SLO as the benchmark judges a level, a figure's spread over windows,
+ * and a long run cut into windows (the band a window on the server is held against).
+ */
 
 export function metricOf(request: RequestFigures, metric: TwinMetric): number {
   switch (metric) {
@@ -48,5 +51,37 @@ export function spreadOf(values: readonly number[]): Spread {
     p5: quantileOfSorted(sorted, 0.05),
     p50: quantileOfSorted(sorted, 0.5),
     p95: quantileOfSorted(sorted, 0.95),
+  };
+}
+
+/** Throws unless `windowRequests` is a whole number ≥ 1; `caller` names the function the message is of. */
+export function checkWindowRequests(windowRequests: number, caller: string): void {
+  if (!(Number.isInteger(windowRequests) && windowRequests >= 1))
+    throw new Error(`${caller}: windowRequests must be a whole number ≥ 1, got ${windowRequests}`);
+}
+
+/**
+ * The spread a window of `windowRequests` requests shows over a long run: its judged `requests` (in send order)
+ * cut into consecutive, non-overlapping windows of that many (a last partial window dropped), each judged under
+ * the SLO; p5, p50 and p95 of the attainment and of each bound's percentile over them. The one cut both the
+ * single replica's band (twin/long-run.ts) and N replicas' (twin/replicas.ts) read.
+ */
+export function bandOfWindows(
+  requests: readonly RequestFigures[],
+  slo: TwinSlo,
+  ratePerSecond: number,
+  windowRequests: number,
+): WindowBand {
+  checkWindowRequests(windowRequests, "bandOfWindows");
+  const windows = Math.floor(requests.length / windowRequests);
+  const readings = Array.from({ length: windows }, (_, w) =>
+    judgeWindow(requests.slice(w * windowRequests, (w + 1) * windowRequests), slo),
+  );
+  return {
+    ratePerSecond,
+    requests: windowRequests,
+    windows,
+    attainment: spreadOf(readings.map((r) => r.attainment)),
+    percentilesMs: slo.bounds.map((_, i) => spreadOf(readings.map((r) => r.percentilesMs[i]!))),
   };
 }

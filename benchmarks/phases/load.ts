@@ -1,6 +1,13 @@
 import type { ChatRequest } from "../../measure/http/chat";
 import { streamChat } from "../../measure/http/stream";
-import { type CapacitySettings, type OpenLoop, repeatSentence, sweepSlo } from "../../measure/inputs/scenario";
+import {
+  type CapacitySettings,
+  type OpenLoop,
+  type OpenLoopConnections,
+  openLoopConnections,
+  repeatSentence,
+  sweepSlo,
+} from "../../measure/inputs/scenario";
 import { type Slo, scenarioSlo } from "../../measure/inputs/slo";
 import { levelJudgement } from "../../measure/inputs/slo-judge";
 import { probeSeed } from "../../measure/load/arrivals";
@@ -44,13 +51,14 @@ class LoadRun {
   }
 
   /** Each request gets the next prompt of the set (its own tag unless `prompts.uniquePrefix` is off). */
-  private send = (signal: AbortSignal, onBytes: () => void) =>
+  private send = (signal: AbortSignal, onBytes: () => void, connections?: OpenLoopConnections) =>
     streamChat(
       this.ctx.client,
       { ...this.req, prompt: this.prompts.next() },
       this.cfg.requestTimeoutMs,
       signal,
       onBytes,
+      connections,
     );
 
   async closed(concurrency: number): Promise<LoadLevel | null> {
@@ -125,7 +133,9 @@ class LoadRun {
       label: `${kind} ${+ratePerSecond.toFixed(3)}/s`,
       plannedSeconds: planned,
     });
-    const { level: base, loop } = await measureLevel(ctx, this.inputs, `load ${name}`, this.send, (hooks) =>
+    // Only open-loop levels follow `connections`: a closed loop's clients keep theirs.
+    const send = (s: AbortSignal, b: () => void) => this.send(s, b, openLoopConnections(o));
+    const { level: base, loop } = await measureLevel(ctx, this.inputs, `load ${name}`, send, (hooks) =>
       runOpenLoop({
         ratePerSecond,
         arrival: o.arrival,

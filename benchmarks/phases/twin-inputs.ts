@@ -85,8 +85,11 @@ export function fitLevelOf(level: LoadLevel, load: TwinLoad, warmupSeconds: numb
   };
 }
 
-/** A window on the server as the level's own judge read it (the one SLO judge), in the twin's shape. */
-export function readingOf(level: RateLevel): WindowReading | null {
+/**
+ * A window on the server as the level's own judge read it (the one SLO judge), in the twin's shape. Only its
+ * judgement is read: `campaign plan-replicas --check` hands a level judged again under its own SLO.
+ */
+export function readingOf(level: Pick<RateLevel, "slo">): WindowReading | null {
   const v = level.slo?.value;
   if (!v || !("completed" in v) || v.attainment === null) return null;
   return {

@@ -9,6 +9,7 @@ import {
   PERCENTILE_FRACTION,
   parseSloAttainment,
   parseSloBounds,
+  type Slo,
   SloError,
 } from "../../measure/inputs/slo";
 import { RESULTS_DIR } from "../../result";
@@ -30,6 +31,7 @@ import {
   type LackingCandidate,
   planCandidate,
 } from "./plan-replicas-candidates";
+import { checkFilesOf, checkLevels, type ReplicasCheck, readCheckRun, renderChecks } from "./plan-replicas-check";
 
 const PLAN_REPLICAS_USAGE = `Usage: campaign plan-replicas --traffic R --slo BOUNDS [options]
 
@@ -48,16 +50,23 @@ Options:
   --connections N         keep-alive connections the client holds, for per-connection balancing (default ${DEFAULT_CONNECTIONS})
   --connection-pick P     which connection a request takes: random or round-robin (default random)
   --requests N            requests of each long run, all replicas together (default ${DEFAULT_REPLICA_REQUESTS})
+  --check FILE            a result of an open-loop run through the Service (repeatable; FILE,FILE also): each of
+                          its open-loop levels against the band the twin predicts for a window of its size, rate
+                          and replicas; the run must use load.openLoop.connections: per-request when replicas > 1
   --json                  print the plan as one JSON document on stdout`;
 
 export interface PlanReplicasOptions {
   readonly trafficPerSecond: number;
   readonly slo: TwinSlo;
+  /** The same SLO as the benchmark's judge holds it: a `--check` level's requests are judged again under it. */
+  readonly benchmarkSlo: Slo;
   readonly sloText: string;
   readonly resultsDir: string;
   readonly connections: number;
   readonly connectionPick: (typeof CONNECTION_PICKS)[number];
   readonly requests: number;
+  /** `--check` result files, resolved against the repository. */
+  readonly checks: readonly string[];
   readonly json: boolean;
 }
 
@@ -69,6 +78,7 @@ const FLAGS = {
   connections: { type: "string" },
   "connection-pick": { type: "string" },
   requests: { type: "string" },
+  check: { type: "string", multiple: true },
   json: { type: "boolean", default: false },
 } as const;
 
@@ -93,13 +103,14 @@ function connectionPickOf(value: string | undefined): (typeof CONNECTION_PICKS)[
 }
 
 /** The SLO as the twin judges it; ITL, which the twin does not compute per request, is refused. */
-function sloOf(text: string | undefined, attainmentText: string | undefined): TwinSlo {
+function sloOf(text: string | undefined, attainmentText: string | undefined): { slo: TwinSlo; benchmarkSlo: Slo } {
   if (text === undefined)
     throw new UsageError(
       "--slo is required: the SLO the replicas must hold, METRIC:PERCENTILE:MS[,...] with METRIC one of ttft, tpot, e2e (e.g. ttft:p99:1000,tpot:p99:30)",
     );
   try {
-    const bounds = parseSloBounds(text, "--slo").map((b) => {
+    const parsed = parseSloBounds(text, "--slo");
+    const bounds = parsed.map((b) => {
       if (b.metric === "itl")
         throw new UsageError(
           `--slo ${JSON.stringify(text)}: itl is not allowed here (the twin computes TTFT, TPOT and e2e per request); allowed metrics: ttft, tpot, e2e`,
@@ -108,7 +119,7 @@ function sloOf(text: string | undefined, attainmentText: string | undefined): Tw
     });
     const attainment =
       attainmentText === undefined ? DEFAULT_SLO_ATTAINMENT : parseSloAttainment(attainmentText, "--slo-attainment");
-    return { bounds, attainment };
+    return { slo: { bounds, attainment }, benchmarkSlo: { bounds: parsed, attainment } };
   } catch (err) {
     if (err instanceof SloError) throw new UsageError(err.message);
     throw err;
@@ -137,12 +148,13 @@ export function parsePlanReplicasOptions(argv: readonly string[], repoDir: strin
     throw new UsageError("--traffic is required: the peak traffic to serve, requests/s in all (e.g. --traffic 12)");
   return {
     trafficPerSecond: trafficOf(traffic),
-    slo: sloOf(values.slo, values["slo-attainment"]),
+    ...sloOf(values.slo, values["slo-attainment"]),
     sloText: values.slo!,
     resultsDir: path.resolve(repoDir, values.results ?? RESULTS_DIR),
     connections: wholeFlag(values.connections, "--connections", DEFAULT_CONNECTIONS, 1, 4096),
     connectionPick: connectionPickOf(values["connection-pick"]),
     requests: wholeFlag(values.requests, "--requests", DEFAULT_REPLICA_REQUESTS, 500, 1_000_000),
+    checks: checkFilesOf(values.check, repoDir),
     json: values.json,
   };
 }
@@ -206,11 +218,12 @@ export function renderReplicaPlan(
   return `${lines.join("\n")}\n`;
 }
 
-/** The plan as one JSON document. Pure. */
+/** The plan as one JSON document, with the `--check` levels (none: empty). Pure. */
 export function replicaPlanJson(
   plans: readonly CandidatePlan[],
   lacking: readonly LackingCandidate[],
   opts: PlanReplicasOptions,
+  checks: readonly ReplicasCheck[] = [],
 ): unknown {
   const cheapest = cheapestPlan(plans);
   const mine = cheapest?.plans["per-connection"];
@@ -237,6 +250,7 @@ export function replicaPlanJson(
             leastLoaded: least?.replicas == null ? null : { gpus: least.gpus, savesGpus: mine.gpus - least.gpus },
           },
     lacking,
+    checks,
   };
 }
 
@@ -254,12 +268,20 @@ export function planReplicasMain(argv: readonly string[], repoDir: string, io: I
         ? `--results ${JSON.stringify(opts.resultsDir)}: no benchmark result there (allowed: a directory of DIR/<stack>/*.json)`
         : `--results ${JSON.stringify(opts.resultsDir)}: no candidate with a calibrated twin (its capacity's twin.fit and twin.load); found: ${lacking.map((l) => `${l.file ?? l.stack}: ${l.why}`).join("; ")}`,
     );
+  // Every --check file is read and matched before the plan's long runs: a refusal costs no CPU.
+  const runs = opts.checks.map((f) => readCheckRun(f, { candidates, lacking }, opts.resultsDir));
   const routing = { requests: opts.requests, connections: opts.connections, connectionPick: opts.connectionPick };
   const plans = candidates.map((c) => {
     io.stderr(`plan-replicas: ${c.stack} (${c.basis} basis, ${c.file})\n`);
     return planCandidate(c, opts.slo, opts.trafficPerSecond, routing);
   });
-  if (opts.json) io.stdout(`${JSON.stringify(replicaPlanJson(plans, lacking, opts), null, 2)}\n`);
-  else io.stdout(renderReplicaPlan(plans, lacking, opts));
+  const slo = { twin: opts.slo, benchmark: opts.benchmarkSlo };
+  const checks = runs.flatMap((r) => checkLevels(r, slo, opts.requests, (m) => io.stderr(`warning: ${m}\n`)));
+  // The checks are a report: whether a level falls in its band does not change the exit code.
+  if (opts.json) io.stdout(`${JSON.stringify(replicaPlanJson(plans, lacking, opts, checks), null, 2)}\n`);
+  else {
+    io.stdout(renderReplicaPlan(plans, lacking, opts));
+    if (runs.length > 0) io.stdout(`\n${renderChecks(checks, opts.benchmarkSlo, (b) => BALANCING_LABEL[b](opts))}`);
+  }
   return EXIT.ok;
 }

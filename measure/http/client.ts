@@ -120,9 +120,35 @@ export class ApiClient {
    * Sends a POST whose body is already JSON text straight to the pool with a dispatch handler:
    * no Readable, no promise per chunk. The load's hot path (one call per streamed request).
    */
-  dispatchJson(path: string, bodyText: string, handler: Dispatcher.DispatchHandler): void {
+  dispatchJson(path: string, bodyText: string, handler: Dispatcher.DispatchHandler, perRequest = false): void {
+    if (perRequest) {
+      this.dispatchOnce(path, bodyText, handler);
+      return;
+    }
     this.dispatcher.dispatch(
       { origin: this.origin, path: `${this.pathPrefix}${path}`, method: "POST", headers: this.headers, body: bodyText },
+      handler,
+    );
+  }
+
+  /** The pool of `dispatchOnce`, made on first use. */
+  private perRequestDispatcher: Agent | null = null;
+
+  /**
+   * `dispatchJson` on a connection of its own: `reset` sends `connection: close` and closes the socket after the
+   * response, and on a pool whose every request does so no request finds a kept-alive socket.
+   */
+  private dispatchOnce(path: string, bodyText: string, handler: Dispatcher.DispatchHandler): void {
+    this.perRequestDispatcher ??= new Agent({ headersTimeout: 0, bodyTimeout: 0 });
+    this.perRequestDispatcher.dispatch(
+      {
+        origin: this.origin,
+        path: `${this.pathPrefix}${path}`,
+        method: "POST",
+        headers: this.headers,
+        body: bodyText,
+        reset: true,
+      },
       handler,
     );
   }
@@ -131,14 +157,16 @@ export class ApiClient {
    * The bytes of a POST of `bodyText` to `path` with this client's headers, for the load's raw
    * socket transport (`raw-pool.ts`); null for https, which stays on undici.
    */
-  rawPost(path: string, bodyText: string): { host: string; port: number; bytes: Buffer } | null {
+  rawPost(path: string, bodyText: string, close = false): { host: string; port: number; bytes: Buffer } | null {
     const u = new URL(this.endpoint);
     if (u.protocol !== "http:") return null;
     const body = Buffer.from(bodyText, "utf8");
     const headers = Object.entries(this.headers)
       .map(([k, v]) => `${k}: ${v}\r\n`)
       .join("");
-    const head = `POST ${this.pathPrefix}${path} HTTP/1.1\r\nhost: ${u.host}\r\n${headers}content-length: ${body.length}\r\n\r\n`;
+    // `close`: the server ends the connection after its response (one request per connection).
+    const connection = close ? "connection: close\r\n" : "";
+    const head = `POST ${this.pathPrefix}${path} HTTP/1.1\r\nhost: ${u.host}\r\n${headers}${connection}content-length: ${body.length}\r\n\r\n`;
     return {
       host: u.hostname.replace(/^\[|\]$/g, ""),
       port: Number(u.port || 80),
@@ -186,13 +214,13 @@ export class ApiClient {
 
   async close(): Promise<void> {
     for (const f of this.onClose) f();
-    await this.dispatcher.close();
+    await Promise.all([this.dispatcher.close(), this.perRequestDispatcher?.close()]);
   }
 
   /** Drops in-flight requests at once (used on SIGINT and after a load window). */
   async destroy(): Promise<void> {
     for (const f of this.onClose) f();
-    await this.dispatcher.destroy();
+    await Promise.all([this.dispatcher.destroy(), this.perRequestDispatcher?.destroy()]);
   }
 }
 

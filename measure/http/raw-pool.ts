@@ -1,7 +1,7 @@
 import { connect, type Socket } from "node:net";
 
 /**
- * The load generator's transport: keep-alive HTTP/1.1 over plain sockets, one prebuilt request
+ * The load generator's transport: keep-alive (or one-request) HTTP/1.1 over plain sockets, one prebuilt request
  * buffer written with one `write` per request, and a response parser that hands body bytes
  * (chunked or not) to a handler as they arrive. It exists for CPU per request alone: in a
  * `node --cpu-prof` profile of the load, undici's general path (a writev of header and body, a
@@ -47,6 +47,8 @@ class Conn {
     private readonly pool: RawPool,
     host: string,
     port: number,
+    /** One request, then closed: never returned to the idle list (`RawPool.sendOnce`). */
+    private readonly once = false,
   ) {
     // `onread` hands each read to us straight from the socket, without a Readable stream's
     // push/emit per read (a streamed response is a dozen reads).
@@ -99,7 +101,7 @@ class Conn {
     this.handler = null;
     this.state = "done";
     this.reused = true;
-    if (this.keepAlive) this.pool.release(this);
+    if (this.keepAlive && !this.once) this.pool.release(this);
     else {
       this.pool.forget(this);
       this.socket.destroy();
@@ -255,6 +257,15 @@ export class RawPool {
   }
 
   private readonly lastRequest = new WeakMap<RawHandler, Buffer>();
+
+  /**
+   * Writes `request` (which should say `connection: close`) on a socket of its own, destroyed after the response:
+   * behind a Service each connection is balanced on its own, so each such request is too. Never retried: the
+   * socket is new, so a failure is the server's answer, not a stale keep-alive.
+   */
+  sendOnce(request: Buffer, handler: RawHandler): void {
+    new Conn(this, this.host, this.port, true).send(request, handler);
+  }
 
   /** A reused socket the server had closed: send once more on a fresh one. */
   retry(handler: RawHandler, err: Error): void {

@@ -1,4 +1,5 @@
 import type { Dispatcher } from "undici";
+import type { OpenLoopConnections } from "../inputs/scenario";
 import { CHAT_PATH, type ChatRequest, chatBody, chunkKind, type Outcome, type RequestSample, readChunk } from "./chat";
 import { type ApiClient, classifyError, errorMessageOf } from "./client";
 import { type RawHandler, RawPool } from "./raw-pool";
@@ -15,13 +16,20 @@ function streamBody(req: ChatRequest): string {
   return text;
 }
 
-/** Per client: its raw socket pool and the request bytes of each template; null for https (undici). */
-const rawTargets = new WeakMap<ApiClient, { pool: RawPool; bytes: WeakMap<ChatRequest, Buffer> } | null>();
-function rawTarget(client: ApiClient, req: ChatRequest): { pool: RawPool; bytes: Buffer } | null {
+/**
+ * Per client: its raw socket pool and the request bytes of each template, with `connection: close` in `closing`
+ * (per-request); null for https (undici).
+ */
+type Templates = WeakMap<ChatRequest, Buffer>;
+const rawTargets = new WeakMap<ApiClient, { pool: RawPool; bytes: Templates; closing: Templates } | null>();
+function rawTarget(client: ApiClient, req: ChatRequest, close: boolean): { pool: RawPool; bytes: Buffer } | null {
   let t = rawTargets.get(client);
   if (t === undefined) {
     const probe = client.rawPost(CHAT_PATH, "");
-    t = probe === null ? null : { pool: new RawPool(probe.host, probe.port), bytes: new WeakMap() };
+    t =
+      probe === null
+        ? null
+        : { pool: new RawPool(probe.host, probe.port), bytes: new WeakMap(), closing: new WeakMap() };
     if (t !== null) {
       const pool = t.pool;
       client.onClose.add(() => pool.destroy());
@@ -29,10 +37,11 @@ function rawTarget(client: ApiClient, req: ChatRequest): { pool: RawPool; bytes:
     rawTargets.set(client, t);
   }
   if (t === null) return null;
-  let bytes = t.bytes.get(req);
+  const templates = close ? t.closing : t.bytes;
+  let bytes = templates.get(req);
   if (bytes === undefined) {
-    bytes = client.rawPost(CHAT_PATH, streamBody(req))!.bytes;
-    t.bytes.set(req, bytes);
+    bytes = client.rawPost(CHAT_PATH, streamBody(req), close)!.bytes;
+    templates.set(req, bytes);
   }
   return { pool: t.pool, bytes };
 }
@@ -223,7 +232,9 @@ class StreamRequest implements Dispatcher.DispatchHandler, RawHandler {
 /**
  * Sends one streaming chat completion and times it. Never throws: failures become samples.
  * `signal` aborts (end of window, SIGINT); `timeoutMs` bounds the whole request; `onBytes` hears
- * every arrival (headers, each chunk), so a load can tell a silent server from a slow one.
+ * every arrival (headers, each chunk), so a load can tell a silent server from a slow one. `connections`:
+ * per-request sends it on a connection of its own with `connection: close` (an open loop's
+ * `load.openLoop.connections`), so a Service balances it on its own.
  */
 export function streamChat(
   client: ApiClient,
@@ -231,13 +242,16 @@ export function streamChat(
   timeoutMs: number,
   signal: AbortSignal,
   onBytes?: () => void,
+  connections: OpenLoopConnections = "keep-alive",
 ): Promise<RequestSample> {
   return new Promise<RequestSample>((resolve) => {
     const r = new StreamRequest(signal, timeoutMs, client.url(CHAT_PATH), resolve, onBytes);
     try {
-      const raw = rawTarget(client, req);
-      if (raw !== null) raw.pool.send(raw.bytes, r);
-      else client.dispatchJson(CHAT_PATH, streamBody(req), r);
+      const perRequest = connections === "per-request";
+      const raw = rawTarget(client, req, perRequest);
+      if (raw === null) client.dispatchJson(CHAT_PATH, streamBody(req), r, perRequest);
+      else if (perRequest) raw.pool.sendOnce(raw.bytes, r);
+      else raw.pool.send(raw.bytes, r);
     } catch (err) {
       r.fail(err);
     }

@@ -3,6 +3,7 @@ import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { CapacitySchema, capacityRefusals } from "./capacity-settings";
 import { DEFAULT_SLO_ATTAINMENT, type Slo, SloAttainmentSchema, SloBoundsSchema, scenarioSlo } from "./slo";
+import { SweepSchema } from "./sweep-settings";
 
 /** The seed's short prompt ("summarise three advantages of Kubernetes"), sent verbatim. */
 const SEED_SHORT_PROMPT = "Kubernetes의 장점을 세 가지로 요약해줘.";
@@ -12,30 +13,6 @@ export const SEED_SENTENCE = "Kubernetes GPU serving reliability test. ";
 export const PHASES = ["readiness", "identity", "sequential", "context", "load", "inputLength"] as const;
 
 const positiveInt = z.number().int().positive();
-
-/**
- * Deprecated: p95 bounds a rate must meet in the sweep (`sweepSlo` reads them as bounds of the one SLO when
- * the scenario sets no `slo`); an absent bound is not checked.
- */
-const SweepSloSchema = z
-  .object({
-    ttftP95Ms: z.number().positive().optional(),
-    e2eP95Ms: z.number().positive().optional(),
-  })
-  .strict();
-
-/**
- * GuideLLM-style sweep: a closed loop at concurrency 1 (the synchronous rate) and at
- * `throughputConcurrency` (the throughput rate), then `steps` rates evenly spaced between them;
- * the pick is the highest rate meeting the SLOs.
- */
-const SweepSchema = z
-  .object({
-    steps: positiveInt.min(2).max(50).default(6),
-    throughputConcurrency: positiveInt.max(1024).default(8),
-    slo: SweepSloSchema.default({}),
-  })
-  .strict();
 
 /** Largest `load.targetRelativeError`: above it the batch-means error of a third of a window says little. */
 export const MAX_TARGET_RELATIVE_ERROR = 0.5;
@@ -64,9 +41,28 @@ const OpenLoopSchema = z
     sweep: SweepSchema.nullable().default(null),
     /** Set: find the SLO capacity (needs `slo`); optional, not defaulted, so other scenarios keep their hash. */
     capacity: CapacitySchema.optional(),
+    /**
+     * Behind a Kubernetes Service, kube-proxy picks a pod per connection. keep-alive (the default when absent): the
+     * load reuses idle connections, so each pod's share follows where the pooled connections landed; per-request:
+     * every request of the open loop opens its own connection and sends `Connection: close`, so the Service balances
+     * each request on its own (random per request), the balancing `campaign plan-replicas` calls per-request; each
+     * request's TTFT then includes a TCP connect. Closed loops keep their connections whatever this says. Optional,
+     * not defaulted, so other scenarios keep their hash.
+     */
+    connections: z
+      .enum(["keep-alive", "per-request"], {
+        error: (i) => `${JSON.stringify(i.input)} is not allowed; allowed: "keep-alive" (the default), "per-request"`,
+      })
+      .optional(),
   })
   .strict();
 export type OpenLoop = z.infer<typeof OpenLoopSchema>;
+export type OpenLoopConnections = NonNullable<OpenLoop["connections"]>;
+
+/** The open loop's effective `connections`: keep-alive where the key is absent. */
+export function openLoopConnections(openLoop: Pick<OpenLoop, "connections">): OpenLoopConnections {
+  return openLoop.connections ?? "keep-alive";
+}
 
 const OPEN_LOOP_DEFAULTS = {
   ratesPerSecond: [1, 2, 4],

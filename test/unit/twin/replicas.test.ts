@@ -1,6 +1,6 @@
 import * as assert from "node:assert/strict";
 import { poissonArrivalsMs } from "../../../twin/arrivals";
-import { judgeWindow, longRun, warmupRequests } from "../../../twin/long-run";
+import { judgeWindow, longRun, warmupRequests, windowBand } from "../../../twin/long-run";
 import { replayOpenLoop } from "../../../twin/replay";
 import { REQUEST_STREAM } from "../../../twin/replica-routing";
 import {
@@ -8,12 +8,14 @@ import {
   MAX_REPLICAS,
   rendezvous,
   replicasLongRun,
+  replicasWindowBand,
   routeArrivals,
   TooManyReplicasError,
 } from "../../../twin/replicas";
 import { H200_TIMING } from "../../../twin/step-model";
 import { SteppedEngine } from "../../../twin/stepped-engine";
 import type { RequestFigures, TwinSlo } from "../../../twin/types";
+import { spreadOf } from "../../../twin/window";
 
 const SLO: TwinSlo = {
   bounds: [
@@ -194,6 +196,50 @@ describe("the fewest replicas for a traffic target", () => {
     assert.throws(
       () => replicasLongRun(H200_TIMING, LOAD, SLO, 0, 2, "per-request", opts),
       /^Error: the total rate must be a finite number > 0 requests\/s, got 0$/,
+    );
+  });
+});
+
+describe("the spread a window shows on N replicas: one long run of N replicas cut into windows", function () {
+  this.timeout(60_000);
+  const opts = { requests: REQUESTS, seed: 1 };
+
+  it("one replica is the single replica's band, whatever the balancing", () => {
+    const single = windowBand(H200_TIMING, LOAD, SLO, 2.5, 300, opts);
+    for (const balancing of ["per-request", "per-connection", "least-loaded"] as const)
+      assert.deepEqual(replicasWindowBand(H200_TIMING, LOAD, SLO, 2.5, 1, balancing, 300, opts), single);
+  });
+
+  it("N replicas' judged requests cut in send order into floor(judged ÷ window) windows, each judged", () => {
+    const run = replicasLongRun(H200_TIMING, LOAD, SLO, 9, 3, "per-request", opts);
+    // 4000 requests, 80 of them the warm-up: 3920 judged, 13 windows of 300 (the last 20 dropped).
+    assert.equal(run.requests.length, 3920);
+    const readings = Array.from({ length: 13 }, (_, w) => judgeWindow(run.requests.slice(w * 300, w * 300 + 300), SLO));
+    assert.deepEqual(replicasWindowBand(H200_TIMING, LOAD, SLO, 9, 3, "per-request", 300, opts), {
+      ratePerSecond: 9,
+      requests: 300,
+      windows: 13,
+      attainment: spreadOf(readings.map((r) => r.attainment)),
+      percentilesMs: [0, 1].map((i) => spreadOf(readings.map((r) => r.percentilesMs[i]!))),
+    });
+    // The same cut as the single replica's band: a window as long as the judged run is one window, 3921 none.
+    const whole = replicasWindowBand(H200_TIMING, LOAD, SLO, 9, 3, "per-request", 3920, opts);
+    assert.deepEqual([whole.windows, whole.attainment.p50], [1, run.point.attainment]);
+    assert.equal(replicasWindowBand(H200_TIMING, LOAD, SLO, 9, 3, "per-request", 3921, opts).windows, 0);
+  });
+
+  it("N replicas behind one keep-alive connection are one replica at the total rate", () => {
+    const pinned = replicasWindowBand(H200_TIMING, LOAD, SLO, 2.5, 4, "per-connection", 300, {
+      ...opts,
+      connections: 1,
+    });
+    assert.deepEqual(pinned, windowBand(H200_TIMING, LOAD, SLO, 2.5, 300, opts));
+  });
+
+  it("refuses a window that is not a whole number of requests, before any long run", () => {
+    assert.throws(
+      () => replicasWindowBand(H200_TIMING, LOAD, SLO, 9, 3, "per-request", 0, opts),
+      /^Error: replicasWindowBand: windowRequests must be a whole number ≥ 1, got 0$/,
     );
   });
 });
