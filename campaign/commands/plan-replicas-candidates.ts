@@ -34,6 +34,23 @@ export interface TwinCandidate {
   readonly load: TwinLoad;
   /** The twin's long-run capacity of one replica under the result's own SLO; null where it had none. */
   readonly oneReplicaPerSecond: number | null;
+  /** GPUs each replica holds: the measured stack's `gpuCount` (outputs.config), 1 where a result predates the key. */
+  readonly gpusPerReplica: number;
+}
+
+/**
+ * A whole number ≥ 1 of the stack config a result recorded (`outputs.config[key]`); undefined where absent (a
+ * result from before the key). Anything else is no config the stacks accept: said, naming the file and the key.
+ */
+export function recordedConfigCount(result: BenchmarkResult, key: string, file: string): number | undefined {
+  const config = result.outputs["config"];
+  const raw = typeof config === "object" && config !== null ? (config as Record<string, unknown>)[key] : undefined;
+  if (raw === undefined) return undefined;
+  if (!(typeof raw === "number" && Number.isInteger(raw) && raw >= 1))
+    throw new Error(
+      `${file}: outputs.config.${key} ${JSON.stringify(raw)} is not allowed; allowed: a whole number ≥ 1`,
+    );
+  return raw;
 }
 
 /** A result directory's stack that has no calibrated twin, and why. */
@@ -64,6 +81,7 @@ function candidateOf(stack: string, file: string, result: BenchmarkResult): Twin
     params: twin.fit!.params,
     load: twin.load!,
     oneReplicaPerSecond: twin.prediction?.capacityRatePerSecond ?? null,
+    gpusPerReplica: recordedConfigCount(result, "gpuCount", file) ?? 1,
   };
 }
 
@@ -143,7 +161,7 @@ export interface CandidatePlan {
   readonly plans: Readonly<Record<Balancing, BalancingPlan>>;
 }
 
-/** The fewest replicas of the candidate under one balancing (one GPU a replica), or why none within the bound. */
+/** The fewest replicas of the candidate under one balancing (its `gpusPerReplica` GPUs each), or why none within the bound. */
 export function planBalancing(
   candidate: TwinCandidate,
   slo: TwinSlo,
@@ -155,7 +173,7 @@ export function planBalancing(
     const plan = fewestReplicas(candidate.params, candidate.load, slo, trafficPerSecond, balancing, opts);
     return {
       replicas: plan.replicas,
-      gpus: plan.replicas,
+      gpus: plan.replicas * candidate.gpusPerReplica,
       attainment: plan.attainment,
       headroomPerSecond: plan.headroomPerSecond,
     };
@@ -165,7 +183,7 @@ export function planBalancing(
   }
 }
 
-/** The fewest replicas of the candidate under every balancing; one GPU a replica. */
+/** The fewest replicas of the candidate under every balancing; `gpusPerReplica` GPUs a replica. */
 export function planCandidate(
   candidate: TwinCandidate,
   slo: TwinSlo,
@@ -183,13 +201,13 @@ export function cheapestPlan(plans: readonly CandidatePlan[]): CandidatePlan | n
   let best: CandidatePlan | null = null;
   for (const p of plans) {
     const mine = p.plans["per-connection"];
-    if (mine.replicas === null) continue;
+    if (mine.gpus === null) continue;
     const theirs = best?.plans["per-connection"];
     if (
       theirs === undefined ||
-      theirs.replicas === null ||
-      mine.replicas < theirs.replicas ||
-      (mine.replicas === theirs.replicas && mine.headroomPerSecond > theirs.headroomPerSecond)
+      theirs.gpus === null ||
+      mine.gpus < theirs.gpus ||
+      (mine.gpus === theirs.gpus && mine.headroomPerSecond > theirs.headroomPerSecond)
     )
       best = p;
   }

@@ -11,7 +11,7 @@ import { ATTAINMENT_SLACK, checkWindow, type WindowCheck } from "../../twin/cons
 import { warmupRequests } from "../../twin/long-run";
 import { type Balancing, MAX_REPLICAS, replicasWindowBand } from "../../twin/replicas";
 import type { TwinSlo } from "../../twin/types";
-import type { LackingCandidate, TwinCandidate } from "./plan-replicas-candidates";
+import { type LackingCandidate, recordedConfigCount, type TwinCandidate } from "./plan-replicas-candidates";
 
 /**
  * `campaign plan-replicas --check FILE`: the plan held against the server. A result of an open-loop run through
@@ -69,13 +69,16 @@ export function checkFilesOf(values: readonly string[] | undefined, repoDir: str
 
 /** The replicas the check ran with: its stack outputs' `config.replicas`, 1 where a result predates the key. */
 function replicasOf(result: BenchmarkResult, file: string): { replicas: number; recorded: boolean } {
-  const config = result.outputs["config"];
-  const raw =
-    typeof config === "object" && config !== null ? (config as Record<string, unknown>)["replicas"] : undefined;
+  let raw: number | undefined;
+  try {
+    raw = recordedConfigCount(result, "replicas", file);
+  } catch (err) {
+    throw new UsageError(`--check ${JSON.stringify(file)}: ${(err as Error).message}`);
+  }
   if (raw === undefined) return { replicas: 1, recorded: false };
-  if (!(typeof raw === "number" && Number.isInteger(raw) && raw >= 1 && raw <= MAX_REPLICAS))
+  if (raw > MAX_REPLICAS)
     throw new UsageError(
-      `--check ${JSON.stringify(file)}: outputs.config.replicas ${JSON.stringify(raw)} is not allowed; allowed: a whole number from 1 to ${MAX_REPLICAS}`,
+      `--check ${JSON.stringify(file)}: outputs.config.replicas ${raw} is not allowed; allowed: a whole number from 1 to ${MAX_REPLICAS}`,
     );
   return { replicas: raw, recorded: true };
 }

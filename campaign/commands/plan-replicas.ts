@@ -36,7 +36,7 @@ import { checkFilesOf, checkLevels, type ReplicasCheck, readCheckRun, renderChec
 const PLAN_REPLICAS_USAGE = `Usage: campaign plan-replicas --traffic R --slo BOUNDS [options]
 
   Reads results (deploys nothing): for each candidate whose SLO capacity has a calibrated twin, the fewest
-  replicas (one GPU each) that hold the SLO at R requests/s in a long run of the twin, per balancing
+  replicas (each with its stack's gpuCount GPUs) that hold the SLO at R requests/s in a long run of the twin, per balancing
   (per connection, as a Kubernetes Service; per request; least-loaded, as load-aware routing would), the
   cheapest candidate with its headroom, and the GPUs least-loaded routing would save. What it assumes and
   where it is wrong: docs/capacity-planning.md.
@@ -204,7 +204,7 @@ export function renderReplicaPlan(
   const lines = [
     `# Replica plan: ${rate(opts.trafficPerSecond)} under ${opts.sloText} (attainment ${opts.slo.attainment})`,
     "",
-    `Fewest replicas (one GPU each, identical to the measured candidate) whose ${opts.requests}-request long run of the calibrated twin holds the SLO under Poisson arrivals at the target; "sustains": the most traffic those replicas hold, to 1 %. Basis: the result's capacity basis (twin: confirmed on the server; search: the twin was fitted but not confirmed). Assumptions and limits: docs/capacity-planning.md.`,
+    `Fewest replicas (each with the gpuCount GPUs its result recorded, identical to the measured candidate) whose ${opts.requests}-request long run of the calibrated twin holds the SLO under Poisson arrivals at the target; "sustains": the most traffic those replicas hold, to 1 %. Basis: the result's capacity basis (twin: confirmed on the server; search: the twin was fitted but not confirmed). Assumptions and limits: docs/capacity-planning.md.`,
     "",
     markdownTable(
       ["candidate", "basis", "one replica (its result's SLO)", ...BALANCINGS.map((b) => BALANCING_LABEL[b](opts))],

@@ -67,7 +67,7 @@ export function renderTuneReplicas(r: TuneReplicas): string {
   else {
     const plans = r.plans;
     lines.push(
-      `The fewest replicas (one GPU each) of ${who} whose ${r.requests}-request long run of its calibrated twin holds ` +
+      `The fewest replicas (each with its stack's gpuCount GPUs) of ${who} whose ${r.requests}-request long run of its calibrated twin holds ` +
         `${r.twin.slo}, the SLO its capacity was measured under, at ${r.trafficPerSecond} req/s (as \`campaign plan-replicas\`; ` +
         `docs/capacity-planning.md). Twin basis: ${r.twin.basis} (${r.twin.why}); result ${r.resultFile}.`,
       "",

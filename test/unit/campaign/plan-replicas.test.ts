@@ -49,7 +49,7 @@ describe("campaign plan-replicas: the fewest replicas of each candidate for a tr
       [
         "# Replica plan: 8.00/s under ttft:p99:1000,tpot:p99:30 (attainment 0.99)",
         "",
-        `Fewest replicas (one GPU each, identical to the measured candidate) whose 2000-request long run of the calibrated twin holds the SLO under Poisson arrivals at the target; "sustains": the most traffic those replicas hold, to 1 %. Basis: the result's capacity basis (twin: confirmed on the server; search: the twin was fitted but not confirmed). Assumptions and limits: docs/capacity-planning.md.`,
+        `Fewest replicas (each with the gpuCount GPUs its result recorded, identical to the measured candidate) whose 2000-request long run of the calibrated twin holds the SLO under Poisson arrivals at the target; "sustains": the most traffic those replicas hold, to 1 %. Basis: the result's capacity basis (twin: confirmed on the server; search: the twin was fitted but not confirmed). Assumptions and limits: docs/capacity-planning.md.`,
         "",
         "| candidate | basis | one replica (its result's SLO) | per connection (8 connections, random pick) | per request | least-loaded (what-if) |",
         "| --- | --- | --- | --- | --- | --- |",
@@ -70,6 +70,35 @@ describe("campaign plan-replicas: the fewest replicas of each candidate for a tr
       stderr,
       `plan-replicas: baseline (twin basis, ${dir}/baseline/2025-06-01T10-00-00Z.json)\nplan-replicas: seqs4 (search basis, ${dir}/seqs4/2025-06-01T10-00-00Z.json)\n`,
     );
+  });
+
+  it("counts each replica's gpuCount GPUs, and ranks the candidates by GPUs, not replicas", async () => {
+    const gpus = fs.mkdtempSync(path.join(os.tmpdir(), "plan-replicas-gpus-"));
+    const twin = { basis: "twin" as const, why: "every window in its band", params: H200_TIMING };
+    const twoGpus = bare("baseline");
+    const withGpus = { ...twoGpus, outputs: { config: { maxNumSeqs: 8, gpuCount: 2 } } };
+    writeResultFiles(gpus, withTwinCapacity(withGpus, { ...twin, load: load(8), capacityRatePerSecond: 2.9 }), "");
+    // The same twin on one GPU a replica: as many replicas, half the GPUs.
+    writeResultFiles(gpus, withTwinCapacity(bare("seqs4"), { ...twin, load: load(8), capacityRatePerSecond: 2.9 }), "");
+    const { code, stdout, stderr } = await cli([
+      "plan-replicas",
+      "--traffic",
+      "8",
+      ...SLO,
+      "--results",
+      gpus,
+      "--requests",
+      "2000",
+    ]);
+    assert.equal(code, 0, stderr);
+    const rows = stdout
+      .split("\n")
+      .filter((l) => l.startsWith("| baseline") || l.startsWith("| seqs4") || l.startsWith("**Cheapest"));
+    assert.deepEqual(rows, [
+      "| baseline | twin | 2.90/s | 10 GPUs, sustains 10.14/s | 6 GPUs, sustains 11.03/s | 4 GPUs, sustains 8.64/s |",
+      "| seqs4 | twin | 2.90/s | 5 GPUs, sustains 10.14/s | 3 GPUs, sustains 11.03/s | 2 GPUs, sustains 8.64/s |",
+      "**Cheapest: seqs4, 5 GPUs** (5 replicas behind a Service, per connection): sustains 10.14/s, 27 % over the target.",
+    ]);
   });
 
   it("--json: one JSON document with the same figures", async () => {

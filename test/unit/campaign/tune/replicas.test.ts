@@ -81,7 +81,7 @@ describe("campaign tune --traffic: the report's replica plan of the tune's outco
     const section = [
       "## Replicas at 8 req/s",
       "",
-      `The fewest replicas (one GPU each) of the promoted candidate seqs8 whose 4000-request long run of its calibrated twin holds ttft:p99:1000 (attainment 0.99), the SLO its capacity was measured under, at 8 req/s (as \`campaign plan-replicas\`; docs/capacity-planning.md). Twin basis: twin (every window in its band); result ${files.seqs8}.`,
+      `The fewest replicas (each with its stack's gpuCount GPUs) of the promoted candidate seqs8 whose 4000-request long run of its calibrated twin holds ttft:p99:1000 (attainment 0.99), the SLO its capacity was measured under, at 8 req/s (as \`campaign plan-replicas\`; docs/capacity-planning.md). Twin basis: twin (every window in its band); result ${files.seqs8}.`,
       "",
       "| balancing | plan |",
       "| --- | --- |",
