@@ -6,34 +6,32 @@ import { gitInfo } from "../common/git-info";
 import { ApiClient } from "../measure/http/client";
 import { probeHealth } from "../measure/http/probes";
 import { PHASES, type Scenario } from "../measure/inputs/scenario";
-import { maxNumSeqsOf, redactSecrets, type StackOutputs } from "../measure/inputs/stack-outputs";
-import { apiErrorMessage, Cluster } from "../measure/kube/cluster";
-import { podReaders } from "../measure/kube/pod-readers";
+import { maxNumSeqsOf, redactSecrets } from "../measure/inputs/stack-outputs";
 import type { PodIdentity } from "../measure/kube/readiness";
 import { type Measured, measured, missing } from "../measure/measured";
 import type { GpuSourceOptions } from "../measure/metrics/gpu";
+import type { MetricsSource } from "../measure/metrics/scraper";
 import { type BenchmarkResult, type PhaseBase, RESULT_KIND, SCHEMA_VERSION } from "../result";
 import { contextPhase } from "./phases/context-boundary";
 import { identityPhase } from "./phases/identity";
 import { loadPhase } from "./phases/load";
 import { readinessPhase } from "./phases/readiness";
+import { metricsSource } from "./phases/replicas";
 import { inputLengthPhase, sequentialPhase } from "./phases/sequential";
 import { nowIso, type PhaseContext } from "./phases/shared";
+import { type ClusterOptions, type PodAccess, podAccess } from "./pod-access";
 import { type Progress, silentProgress } from "./progress";
 
-export interface RunOptions {
+export interface RunOptions extends ClusterOptions {
   /** Stack (candidate) name; names the result directory. */
   readonly stack: string;
-  readonly outputs: StackOutputs;
   /** Base URL of the OpenAI-compatible server. */
   readonly endpoint: string;
-  /** Defaults to `<endpoint>/metrics` (one replica, Recreate: the Service's only backend is the current pod). */
+  /**
+   * Defaults to `<endpoint>/metrics` (one replica, Recreate: the Service's only backend is the current pod); over
+   * several pods it is not scraped (phases/replicas.ts).
+   */
   readonly metricsUrl?: string | undefined;
-  readonly kubeconfig?: string | undefined;
-  /** Fail instead of recording null when the cluster cannot be reached. */
-  readonly requireCluster?: boolean;
-  /** Skip the Kubernetes API altogether (tests, plain servers). */
-  readonly noCluster?: boolean;
   readonly scenario: Scenario;
   readonly gpu?: GpuSourceOptions;
   readonly apiKey?: string | undefined;
@@ -126,52 +124,26 @@ function clientConnections(load: Scenario["load"]): number {
   return Math.max(16, ...load.concurrency, inFlight, sweep) + 4;
 }
 
-/** The candidate's pod as the run sees it: through the cluster when reachable, else each figure's reason why not. */
-type PodAccess = Awaited<ReturnType<typeof podAccess>>;
-
-async function podAccess(opts: RunOptions, progress: Progress) {
-  let cluster: Measured<Cluster>;
-  if (opts.noCluster) cluster = missing("cluster access disabled (--no-cluster)");
-  else {
-    const { namespace, deploymentName, cacheClaimName } = opts.outputs;
-    try {
-      cluster = measured(await Cluster.connect({ namespace, deploymentName, cacheClaimName }, opts.kubeconfig));
-    } catch (err) {
-      if (opts.requireCluster) throw err;
-      cluster = missing(apiErrorMessage(err));
-      progress.log(`cluster: unavailable (${cluster.reason}); API-based figures will be null`);
-    }
-  }
-  const identity = async (): Promise<Measured<PodIdentity>> => {
-    if (cluster.value === null) return missing(`no cluster access: ${cluster.reason}`);
-    try {
-      return measured(await cluster.value.podIdentity());
-    } catch (err) {
-      return missing(apiErrorMessage(err));
-    }
-  };
-  return { cluster, identity, ...podReaders(cluster, identity) };
-}
-
 /** What a phase may read: the run's inputs, the pod, and the phases measured before it. */
 interface PhaseRun {
   readonly ctx: PhaseContext;
   readonly opts: RunOptions;
-  readonly metricsUrl: string;
+  /** vLLM's `/metrics`, or why the run scrapes none. */
+  readonly metrics: MetricsSource;
   readonly pod: PodAccess;
   readonly phases: BenchmarkResult["phases"];
 }
 
 /** Runs one phase and records it in `run.phases`. */
 async function runPhase(phase: (typeof PHASES)[number], run: PhaseRun): Promise<void> {
-  const { ctx, opts, metricsUrl, pod, phases } = run;
+  const { ctx, opts, metrics, pod, phases } = run;
   switch (phase) {
     case "readiness":
       phases.readiness = await readinessPhase(pod.cluster, opts.waitReadySeconds ?? 0, ctx.signal);
       break;
     case "identity":
       phases.identity = await identityPhase(ctx, {
-        metricsUrl,
+        metrics,
         podLog: pod.podLog,
         card: pod.card,
         maxNumBatchedTokens: opts.outputs.config["maxNumBatchedTokens"],
@@ -185,9 +157,10 @@ async function runPhase(phase: (typeof PHASES)[number], run: PhaseRun): Promise<
       break;
     case "load":
       phases.load = await loadPhase(ctx, {
-        metricsUrl,
+        metrics,
         gpu: opts.gpu ?? {},
         namespace: opts.outputs.namespace,
+        replicas: pod.replicas.count,
         podIdentity: pod.identity,
         kvCapacity: phases.identity?.kvCapacity ?? missing("the identity phase did not run"),
         maxNumSeqs: maxNumSeqsOf(opts.outputs),
@@ -195,7 +168,7 @@ async function runPhase(phase: (typeof PHASES)[number], run: PhaseRun): Promise<
       });
       break;
     case "inputLength":
-      phases.inputLength = await inputLengthPhase(ctx, metricsUrl);
+      phases.inputLength = await inputLengthPhase(ctx, metrics);
       break;
     default: {
       const never: never = phase;
@@ -250,7 +223,8 @@ export async function runBenchmark(opts: RunOptions): Promise<BenchmarkResult> {
     progress.log(`benchmark ${opts.stack}: ${opts.endpoint} model ${model}, phases ${selected.join(", ")}`);
     await waitHealthy(client, opts.waitReadySeconds ?? 0, signal);
     const pod0 = await pod.identity();
-    const stoppedReason = await runPhases(selected, { ctx, opts, metricsUrl, pod, phases });
+    const metrics = metricsSource(metricsUrl, pod.replicas);
+    const stoppedReason = await runPhases(selected, { ctx, opts, metrics, pod, phases });
     const pod1 = await pod.identity();
     const invalidReasons = invalidReasonsOf(phases, { aborted: signal.aborted, stoppedReason, pod0, pod1 });
     const complete = !signal.aborted && stoppedReason === null && selected.every((p) => phases[p] !== undefined);
@@ -285,6 +259,7 @@ export async function runBenchmark(opts: RunOptions): Promise<BenchmarkResult> {
       vllmVersion: phases.identity?.vllmVersion.value ?? null,
       pod: podNow,
       node: podNow?.nodeName ?? null,
+      replicas: pod.replicas,
       outputs: redactSecrets(opts.outputs) as Record<string, unknown>,
       scenario,
       phases,

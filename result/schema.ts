@@ -125,6 +125,20 @@ export const ReadinessPhaseSchema = z.strictObject({
   startPhases: StartPhasesSchema.optional(),
 });
 
+/**
+ * The pods the endpoint's Service balances over, as the run found them when it began, and where it read that:
+ * the live Deployment's `spec.replicas` ("deployment"); without the cluster, the stack outputs'
+ * `config.replicas` ("stack outputs": a NodePort still balances over every pod); else one ("one server": a plain
+ * server or an outputs file without the key). Over more than one pod each `/metrics` scrape answers from whichever
+ * pod its connection reached, so every `/metrics` and GPU figure is null with that reason and the capacity's twin
+ * is not calibrated (docs/benchmark.md, "Several replicas").
+ */
+export const RunReplicasSchema = z.strictObject({
+  /** As read: a Deployment scaled to 0 says 0, though something else then answers at the endpoint. */
+  count: nonNegInt,
+  source: z.enum(["deployment", "stack outputs", "one server"]),
+});
+
 export const BenchmarkResultSchema = z.strictObject({
   schemaVersion: z.literal(SCHEMA_VERSION),
   kind: z.literal(RESULT_KIND),
@@ -161,8 +175,11 @@ export const BenchmarkResultSchema = z.strictObject({
   cluster: measuredOf(z.strictObject({ server: z.string() })),
   image: z.string().nullable(),
   vllmVersion: z.string().nullable(),
+  /** The candidate's pod (with `replicas.count` > 1: one of them, the newest of the current revision). */
   pod: PodIdentitySchema.nullable(),
   node: z.string().nullable(),
+  /** The pods that served the run (`RunReplicasSchema`); absent in results written before it was read: one. */
+  replicas: RunReplicasSchema.optional(),
   /** The stack outputs with secret-looking keys removed; includes the full candidate config. */
   outputs: z.record(z.string(), z.unknown()),
   scenario: ScenarioSchema,

@@ -40,4 +40,5 @@ export type PromptSet = z.infer<typeof C.PromptSetSchema>;
 export type InputLengthCase = z.infer<typeof S.InputLengthCaseSchema>;
 export type InputLengthPhase = z.infer<typeof S.InputLengthPhaseSchema>;
 export type ReadinessPhase = z.infer<typeof S.ReadinessPhaseSchema>;
+export type RunReplicas = z.infer<typeof S.RunReplicasSchema>;
 export type BenchmarkResult = z.infer<typeof S.BenchmarkResultSchema>;

@@ -14,7 +14,15 @@ import { twinCapacity, windowBand } from "../../twin/long-run";
 import type { TimingParams } from "../../twin/step-model";
 import type { TwinLoad, TwinSlo, WindowBand } from "../../twin/types";
 import type { ProbeLevel } from "./capacity-run";
-import { fitLevelOf, openWindowOf, readingOf, type TwinKnobs, twinLoadOf, twinSloOf } from "./twin-inputs";
+import {
+  fitLevelOf,
+  manyEnginesWhy,
+  openWindowOf,
+  readingOf,
+  type TwinKnobs,
+  twinLoadOf,
+  twinSloOf,
+} from "./twin-inputs";
 
 /**
  * The SLO capacity from the candidate's calibrated twin: fit the twin's costs to the closed loop the benchmark
@@ -54,6 +62,8 @@ const NO_CLOSED_LOOP =
 type TwinBasis = { slo: TwinSlo; load: TwinLoad; levels: readonly FitLevel[]; fit: CalibrationFit };
 
 function twinBasis(slo: Slo, d: TwinRunDeps): TwinBasis | { why: string; load: TwinLoad | null; fit: TwinFit | null } {
+  const manyEngines = manyEnginesWhy(d.knobs.replicas);
+  if (manyEngines !== null) return { why: manyEngines, load: null, fit: null };
   if (!d.closedLevels.some((l) => l.valid)) return { why: NO_CLOSED_LOOP, load: null, fit: null };
   const twinSlo = twinSloOf(slo);
   if ("why" in twinSlo) return { why: twinSlo.why, load: null, fit: null };

@@ -4,14 +4,32 @@ import { type Measured, measured, missing } from "../../measure/measured";
 import { batchBudget, parseBatchBudgetLog } from "../../measure/metrics/batch-budget";
 import { kvCapacity } from "../../measure/metrics/capacity";
 import { parseExposition } from "../../measure/metrics/exposition";
+import type { MetricsSource } from "../../measure/metrics/scraper";
 import { cacheConfigInfo, type KvCapacityLog, parseKvCapacityLog } from "../../measure/metrics/vllm";
 import type { IdentityPhase, ModelInfo } from "../../result";
 import { nowIso, type PhaseContext } from "./shared";
 
 interface IdentityInputs extends PodReaders {
-  readonly metricsUrl: string;
+  /** vLLM's `/metrics`, or why the run scrapes none (several pods behind the Service). */
+  readonly metrics: MetricsSource;
   /** The stack's `maxNumBatchedTokens` as its outputs record it (0: vLLM's default). */
   readonly maxNumBatchedTokens: unknown;
+}
+
+/** The labels of `vllm:cache_config_info` from one scrape of `/metrics`, or why there are none. */
+async function readCacheConfigInfo(
+  ctx: PhaseContext,
+  metrics: MetricsSource,
+): Promise<Measured<Record<string, string>>> {
+  if (metrics.unscraped !== null) return missing(metrics.unscraped);
+  try {
+    const res = await ctx.client.send("GET", metrics.url, undefined, ctx.scenario.requestTimeoutMs, ctx.signal);
+    if (res.status !== 200) return missing(`${metrics.url} answered HTTP ${res.status}`);
+    const info = cacheConfigInfo(parseExposition(res.text));
+    return info ? measured(info) : missing("vllm:cache_config_info is not exported by this server");
+  } catch (err) {
+    return missing(`${metrics.url}: ${(err as Error).message}`);
+  }
 }
 
 /**
@@ -53,17 +71,7 @@ export async function identityPhase(ctx: PhaseContext, inputs: IdentityInputs): 
       : missing("the pod log has no 'KV cache size: N tokens' line (log rotated, or not vLLM)");
   }
 
-  let cacheInfo: Measured<Record<string, string>>;
-  try {
-    const res = await client.send("GET", inputs.metricsUrl, undefined, timeout, ctx.signal);
-    if (res.status !== 200) cacheInfo = missing(`${inputs.metricsUrl} answered HTTP ${res.status}`);
-    else {
-      const info = cacheConfigInfo(parseExposition(res.text));
-      cacheInfo = info ? measured(info) : missing("vllm:cache_config_info is not exported by this server");
-    }
-  } catch (err) {
-    cacheInfo = missing(`${inputs.metricsUrl}: ${(err as Error).message}`);
-  }
+  const cacheInfo = await readCacheConfigInfo(ctx, inputs.metrics);
 
   const problems = [
     health.status !== 200 ? `/health: ${health.status ?? health.error}` : null,

@@ -3,39 +3,29 @@ import { levelDistributions } from "../../measure/inputs/slo-metrics";
 import type { PodIdentity } from "../../measure/kube/readiness";
 import type { ClosedLoopResult } from "../../measure/load/closed-loop";
 import { StallWatch, scrapeFailureReason, stallReason } from "../../measure/load/stall";
-import type { Measured } from "../../measure/measured";
+import { type Measured, missing } from "../../measure/measured";
 import type { KvCapacity } from "../../measure/metrics/capacity";
-import {
-  dcgmPoint,
-  type GpuPoint,
-  type GpuSourceOptions,
-  type GpuWindow,
-  gpuFromDcgm,
-  gpuFromPrometheus,
-  gpuUnavailable,
-} from "../../measure/metrics/gpu";
+import { dcgmPoint, type GpuPoint } from "../../measure/metrics/gpu";
 import { type LatencyHistograms, latencyHistograms } from "../../measure/metrics/histogram";
 import { prefixCacheWindow } from "../../measure/metrics/prefix-cache";
-import { deltaOf, peakOf, type ScrapeSeries, WindowScraper } from "../../measure/metrics/scraper";
+import { type MetricsSource, type ScrapeSeries, unscrapedSeries, WindowScraper } from "../../measure/metrics/scraper";
 import { type VllmSnapshot, vllmSnapshot } from "../../measure/metrics/vllm";
-import type { LevelBase, ServerWindow } from "../../result";
+import type { LevelBase } from "../../result";
 import { waitForIdle } from "./drain";
 import { type LevelFigures, levelFigures } from "./level-figures";
+import { type GpuInputs, gpuUnread, levelGpu, serverWindow } from "./level-server";
 import { serverLatency } from "./server-latency";
 import type { PhaseContext } from "./shared";
+import type { TwinKnobs } from "./twin-inputs";
 
-export interface LoadInputs {
-  readonly metricsUrl: string;
-  readonly gpu: GpuSourceOptions;
-  readonly namespace: string;
+/** What the load reads besides the scenario: where its figures come from, the pod, and the candidate's knobs. */
+export interface LoadInputs extends GpuInputs, TwinKnobs {
+  /** vLLM's `/metrics`, or why the run scrapes none (several pods behind the Service). */
+  readonly metrics: MetricsSource;
   /** The current pod, or why it is unknown (no cluster). */
   readonly podIdentity: () => Promise<Measured<PodIdentity>>;
   /** From the identity phase, for the predicted concurrency ceiling. */
   readonly kvCapacity: Measured<KvCapacity>;
-  /** The candidate's `--max-num-seqs`, or null when the stack outputs do not say. */
-  readonly maxNumSeqs: number | null;
-  /** The step's token budget the server runs with (the identity phase's), or null when unknown: the twin's knob. */
-  readonly batchTokens: number | null;
 }
 
 /**
@@ -51,34 +41,6 @@ export function hopeless(concurrency: number) {
     return last.status === null
       ? `endpoint lost: ${threshold} consecutive requests got no HTTP response (${last.error ?? ""})`
       : `${threshold} consecutive requests failed, last with HTTP ${last.status}: ${last.error ?? ""}`;
-  };
-}
-
-function serverWindow(series: ScrapeSeries<VllmSnapshot>): ServerWindow {
-  const kvMetric = series.points.find((p) => p.values.kvCacheMetric !== null)?.values.kvCacheMetric ?? null;
-  const preMetric = series.points.find((p) => p.values.preemptionsMetric !== null)?.values.preemptionsMetric ?? null;
-  const kv = peakOf(series, (v) => v.kvCacheUsageFraction, "vllm:kv_cache_usage_perc / vllm:gpu_cache_usage_perc");
-  return {
-    url: series.url,
-    intervalMs: series.intervalMs,
-    scrapes: series.points.length,
-    failedScrapes: series.failedScrapes,
-    peakRunning: peakOf(series, (v) => v.running, "vllm:num_requests_running"),
-    peakWaiting: peakOf(series, (v) => v.waiting, "vllm:num_requests_waiting"),
-    peakKvCacheUsagePercent: kv.value === null ? kv : { value: kv.value * 100, reason: null },
-    kvCacheMetric: kvMetric,
-    preemptionsDelta: deltaOf(
-      series,
-      (v) => v.preemptions,
-      `preemption counter (${preMetric ?? "vllm:num_preemptions[_total]"})`,
-    ),
-    series: series.points.map((p) => ({
-      tEpochMs: p.tEpochMs,
-      running: p.values.running,
-      waiting: p.values.waiting,
-      kvCacheUsagePercent: p.values.kvCacheUsageFraction === null ? null : p.values.kvCacheUsageFraction * 100,
-      preemptions: p.values.preemptions,
-    })),
   };
 }
 
@@ -138,12 +100,15 @@ async function driveWatched<R extends ClosedLoopResult>(
   drive: (hooks: LevelHooks) => Promise<R>,
 ): Promise<WatchedLoop<R>> {
   const cfg = ctx.scenario.load;
-  const vllm = new WindowScraper(ctx.client, inputs.metricsUrl, cfg.metricsIntervalMs, (s) => ({
+  const vllm = new WindowScraper(ctx.client, inputs.metrics, cfg.metricsIntervalMs, (s) => ({
     ...vllmSnapshot(s, ctx.model),
     latency: latencyHistograms(s, ctx.model),
   }));
-  const dcgm = inputs.gpu.dcgmUrl
-    ? new WindowScraper<GpuPoint>(ctx.client, inputs.gpu.dcgmUrl, cfg.metricsIntervalMs, (s) => dcgmPoint(s, pod))
+  const dcgmUrl = gpuUnread(inputs) === null ? inputs.gpu.dcgmUrl : undefined;
+  const dcgm = dcgmUrl
+    ? new WindowScraper<GpuPoint>(ctx.client, { url: dcgmUrl, unscraped: null }, cfg.metricsIntervalMs, (s) =>
+        dcgmPoint(s, pod),
+      )
     : null;
   let vllmSeries: VllmSeries | null = null;
   let dcgmSeries: ScrapeSeries<GpuPoint> | null = null;
@@ -170,27 +135,6 @@ async function driveWatched<R extends ClosedLoopResult>(
   });
   ctx.progress.endBar();
   return { loop, watch, vllmSeries, dcgmSeries };
-}
-
-/** The window's GPU figures: DCGM's scrapes, else Prometheus over the window, else why there are none. */
-function levelGpu(
-  ctx: PhaseContext,
-  inputs: LoadInputs,
-  pod: string | null,
-  dcgmSeries: ScrapeSeries<GpuPoint> | null,
-  loop: ClosedLoopResult,
-): Promise<GpuWindow> | GpuWindow {
-  if (dcgmSeries) return gpuFromDcgm(dcgmSeries);
-  if (!inputs.gpu.prometheusUrl)
-    return gpuUnavailable("no GPU source configured (pass --dcgm-url or --prometheus-url)");
-  return gpuFromPrometheus(
-    ctx.client,
-    { ...inputs.gpu, prometheusUrl: inputs.gpu.prometheusUrl },
-    inputs.namespace,
-    pod,
-    loop.windowStartEpochMs,
-    loop.windowEndEpochMs,
-  );
 }
 
 /** Why the level is not a measurement, each part that failed named; empty when it is one. */
@@ -240,22 +184,25 @@ export async function measureLevel<R extends ClosedLoopResult>(
   const cfg = ctx.scenario.load;
   const podBefore = await inputs.podIdentity();
   const pod = podBefore.value?.name ?? null;
-  const idleBefore = await waitForIdle(ctx.client, inputs.metricsUrl, ctx.model, IDLE_TIMEOUT_MS, ctx.signal);
+  const { url, unscraped } = inputs.metrics;
+  // Over several pods no one server's idleness can be seen: the level starts without the wait, saying why.
+  const idleBefore =
+    unscraped === null
+      ? await waitForIdle(ctx.client, url, ctx.model, IDLE_TIMEOUT_MS, ctx.signal)
+      : missing(unscraped);
   const watched = await driveWatched(ctx, inputs, label, pod, send, drive);
   const { loop, watch } = watched;
   const podAfter = await inputs.podIdentity();
 
   const windowSeconds = Math.max(0, (loop.windowEndEpochMs - loop.windowStartEpochMs) / 1000);
   const figures = levelFigures(loop.samples, windowSeconds);
-  const series = watched.vllmSeries ?? {
-    url: inputs.metricsUrl,
-    intervalMs: cfg.metricsIntervalMs,
-    points: [],
-    failedScrapes: 0,
-    firstError: "the window never opened",
-  };
+  const series =
+    watched.vllmSeries ??
+    (unscraped === null
+      ? { url, intervalMs: cfg.metricsIntervalMs, points: [], failedScrapes: 0, firstError: "the window never opened" }
+      : unscrapedSeries<VllmSnapshot & { latency: LatencyHistograms }>(url, cfg.metricsIntervalMs, unscraped));
   const server = serverWindow(series);
-  const gpu = await levelGpu(ctx, inputs, pod, watched.dcgmSeries, loop);
+  const gpu = await levelGpu(ctx.client, inputs, pod, watched.dcgmSeries, loop);
   const pc = podChange(podBefore, podAfter);
   const invalidReasons = invalidReasonsOf(ctx, watched, pc.invalid, idleBefore, figures, windowSeconds);
   const level: LevelBase = {

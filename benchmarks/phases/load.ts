@@ -193,8 +193,8 @@ class LoadRun {
       closedLevels: this.levels,
       log: (line: string) => this.ctx.progress.log(line),
     };
-    const knobs = { maxNumSeqs: this.inputs.maxNumSeqs, batchTokens: this.inputs.batchTokens };
-    const windows = { ...common, knobs, open: (r: number, p: ProbeLevel) => this.open(r, p, "capacity window") };
+    const window = (r: number, p: ProbeLevel) => this.open(r, p, "capacity window");
+    const windows = { ...common, knobs: this.inputs, open: window };
     const twin = settings.method === "twin" ? await twinCapacityRun(settings, slo, windows) : null;
     const elapsed = () => (Date.now() - started) / 1000;
     if (twin?.record.basis === "twin") return twinCapacityRecord(slo, settings, twin, elapsed());

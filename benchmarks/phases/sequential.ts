@@ -1,6 +1,6 @@
 import { repeatSentence } from "../../measure/inputs/scenario";
 import { prefixCacheWindow } from "../../measure/metrics/prefix-cache";
-import { WindowScraper } from "../../measure/metrics/scraper";
+import { type MetricsSource, WindowScraper } from "../../measure/metrics/scraper";
 import { vllmSnapshot } from "../../measure/metrics/vllm";
 import { mean } from "../../measure/stats";
 import type { InputLengthCase, InputLengthPhase, PlainRun, SequentialPhase } from "../../result";
@@ -69,7 +69,7 @@ export async function sequentialPhase(ctx: PhaseContext): Promise<SequentialPhas
  * The seed's step 7: ~400 / 1550 / 3100-token prompts, N runs each; each run's prompt has its own tag
  * (unless `prompts.uniquePrefix` is off) so the prefix cache cannot turn the length effect into a cache effect.
  */
-export async function inputLengthPhase(ctx: PhaseContext, metricsUrl: string): Promise<InputLengthPhase> {
+export async function inputLengthPhase(ctx: PhaseContext, metrics: MetricsSource): Promise<InputLengthPhase> {
   const startedAt = nowIso();
   const { repeats, runs: n, maxTokens } = ctx.scenario.inputLength;
   const tokenizer = new Tokenizer(ctx);
@@ -79,7 +79,7 @@ export async function inputLengthPhase(ctx: PhaseContext, metricsUrl: string): P
     const body = repeatSentence(ctx.scenario.context.sentence, r);
     const prompts = await PromptSource.create(tokenizer, body, ctx.scenario.prompts.uniquePrefix);
     const promptTokens = prompts.info.promptTokens;
-    const scraper = new WindowScraper(ctx.client, metricsUrl, ctx.scenario.load.metricsIntervalMs, (s) =>
+    const scraper = new WindowScraper(ctx.client, metrics, ctx.scenario.load.metricsIntervalMs, (s) =>
       vllmSnapshot(s, ctx.model),
     );
     await scraper.start();

@@ -76,6 +76,7 @@ export function serverLatency(
 ): ServerLatency {
   const one = (key: LatencyHistogramKey): Measured<ServerLatencyFigure> => {
     const metric = LATENCY_HISTOGRAMS[key];
+    if (series.unscraped !== undefined) return missing(series.unscraped);
     if (series.points.length === 0)
       return missing(`no successful scrape of ${series.url} in the window (${series.firstError ?? "none taken"})`);
     const carried = series.points.filter((p) => p.values.latency[key] !== null);

@@ -32,13 +32,28 @@ export interface TwinKnobs {
   readonly maxNumSeqs: number | null;
   /** The step budget the server runs with (its log, else the flag, else the card's default); null: unknown. */
   readonly batchTokens: number | null;
+  /** The pods behind the Service the closed loop ran through (the run's `replicas.count`). */
+  readonly replicas: number;
+}
+
+/**
+ * Why a closed loop over `replicas` pods calibrates no twin, or null over one. The twin is one engine; over several
+ * pods the closed loop's figures are the Service's, several engines behind a balancer, and a fit to them would be
+ * no one engine's. `campaign plan-replicas` plans the replicas from a one-replica twin instead.
+ */
+export function manyEnginesWhy(replicas: number): string | null {
+  if (replicas <= 1) return null;
+  return `the Deployment runs ${replicas} pods: the closed loop measured ${replicas} engines behind a balancer, not one; calibrate on one replica (replicas: 1) and plan replicas with campaign plan-replicas`;
 }
 
 /**
  * The candidate as the twin runs it: its knobs, and the prompt and answer lengths the server really saw (the
  * usage it reported in the closed loop's window: real text ends at EOS, dummy weights never do).
  */
-export function twinLoadOf(knobs: TwinKnobs, levels: readonly LoadLevel[]): { load: TwinLoad } | { why: string } {
+export function twinLoadOf(
+  knobs: Pick<TwinKnobs, "maxNumSeqs" | "batchTokens">,
+  levels: readonly LoadLevel[],
+): { load: TwinLoad } | { why: string } {
   if (knobs.maxNumSeqs === null) return { why: "the stack's outputs do not say its maxNumSeqs" };
   const window = levels.flatMap((l) => l.samples.filter((s) => s.window && s.outcome === "succeeded"));
   const promptTokens = median(window.flatMap((s) => (s.promptTokens === null ? [] : [s.promptTokens])));

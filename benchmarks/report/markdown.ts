@@ -19,6 +19,10 @@ export function renderMarkdown(r: BenchmarkResult): string {
   return `${out.join("\n")}\n`;
 }
 
+/** Over several pods the pod the run names is one of them, not the server: said beside it. */
+const onePodOf = (replicas: BenchmarkResult["replicas"]) =>
+  replicas !== undefined && replicas.count > 1 ? ` (one of ${replicas.count} pods)` : "";
+
 /** What was measured, where, with what, and whether the run counts. */
 function headerLines(r: BenchmarkResult): string[] {
   const out: string[] = [`# Benchmark: ${r.stack}`, ""];
@@ -30,7 +34,7 @@ function headerLines(r: BenchmarkResult): string[] {
         ["served model", r.target.servedModelName],
         ["image", r.image ?? "n/a"],
         ["vLLM version", r.vllmVersion ?? "n/a"],
-        ["pod / node", `${r.pod?.name ?? "n/a"} / ${r.node ?? "n/a"}`],
+        ["pod / node", `${r.pod?.name ?? "n/a"} / ${r.node ?? "n/a"}${onePodOf(r.replicas)}`],
         ["started / finished", `${r.startedAt} / ${r.finishedAt}`],
         [
           "tool",

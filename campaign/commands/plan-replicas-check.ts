@@ -67,18 +67,21 @@ export function checkFilesOf(values: readonly string[] | undefined, repoDir: str
   );
 }
 
-/** The replicas the check ran with: its stack outputs' `config.replicas`, 1 where a result predates the key. */
+/**
+ * The replicas the check ran with: the pods the benchmark found serving it (`result.replicas`), else its stack
+ * outputs' `config.replicas`, else 1 where a result predates both.
+ */
 function replicasOf(result: BenchmarkResult, file: string): { replicas: number; recorded: boolean } {
-  let raw: number | undefined;
+  let raw: number | undefined = result.replicas?.count;
   try {
-    raw = recordedConfigCount(result, "replicas", file);
+    raw ??= recordedConfigCount(result, "replicas", file);
   } catch (err) {
     throw new UsageError(`--check ${JSON.stringify(file)}: ${(err as Error).message}`);
   }
   if (raw === undefined) return { replicas: 1, recorded: false };
-  if (raw > MAX_REPLICAS)
+  if (!(raw >= 1 && raw <= MAX_REPLICAS))
     throw new UsageError(
-      `--check ${JSON.stringify(file)}: outputs.config.replicas ${raw} is not allowed; allowed: a whole number from 1 to ${MAX_REPLICAS}`,
+      `--check ${JSON.stringify(file)}: ${raw} replicas served it; allowed: a whole number from 1 to ${MAX_REPLICAS}`,
     );
   return { replicas: raw, recorded: true };
 }
@@ -128,7 +131,7 @@ export function readCheckRun(
   const connections = openLoopConnections(openLoop);
   if (replicas > 1 && connections !== "per-request")
     throw new UsageError(
-      `--check ${JSON.stringify(file)}: ${replicas} replicas (outputs.config.replicas) under load.openLoop.connections ${openLoop.connections ?? "absent (keep-alive)"}: how a keep-alive pool's connections spread over the pods is not recorded, so no balancing can be modelled; allowed: a run with load.openLoop.connections: per-request`,
+      `--check ${JSON.stringify(file)}: ${replicas} replicas served it under load.openLoop.connections ${openLoop.connections ?? "absent (keep-alive)"}: how a keep-alive pool's connections spread over the pods is not recorded, so no balancing can be modelled; allowed: a run with load.openLoop.connections: per-request`,
     );
   const balancing = replicas === 1 ? null : "per-request";
   return { file, stack: result.stack, candidate, replicas, replicasRecorded: recorded, connections, balancing, levels };

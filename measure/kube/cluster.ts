@@ -120,16 +120,19 @@ export class Cluster {
     private readonly core: CoreV1Api,
     readonly server: string,
     private readonly ref: DeploymentRef,
+    /** The Deployment's `spec.replicas` when connected (null when unset): the pods its Service balances over. */
+    readonly replicas: number | null,
   ) {}
 
   /** Loads `kubeconfigPath`, else KUBECONFIG, else ~/.kube/config; proves access by reading the Deployment. */
   static async connect(ref: DeploymentRef, kubeconfigPath?: string): Promise<Cluster> {
     const kc = loadKubeConfig(kubeconfigPath);
     const server = kc.getCurrentCluster()?.server ?? "(no cluster in kubeconfig)";
-    const cluster = new Cluster(kc.makeApiClient(AppsV1Api), kc.makeApiClient(CoreV1Api), server, ref);
+    const apps = kc.makeApiClient(AppsV1Api);
+    let deployment: Awaited<ReturnType<AppsV1Api["readNamespacedDeployment"]>>;
     try {
-      await withTimeout(
-        cluster.apps.readNamespacedDeployment({ name: ref.deploymentName, namespace: ref.namespace }),
+      deployment = await withTimeout(
+        apps.readNamespacedDeployment({ name: ref.deploymentName, namespace: ref.namespace }),
         "read Deployment",
       );
     } catch (err) {
@@ -137,7 +140,7 @@ export class Cluster {
         `cannot read deployment ${ref.namespace}/${ref.deploymentName} at ${server}: ${apiErrorMessage(err)}`,
       );
     }
-    return cluster;
+    return new Cluster(apps, kc.makeApiClient(CoreV1Api), server, ref, deployment.spec?.replicas ?? null);
   }
 
   private async podAndContext() {

@@ -15,11 +15,25 @@ export interface ScrapeSeries<T> {
   /** Failed scrapes with their first error; a scrape that fails is not a zero. */
   readonly failedScrapes: number;
   readonly firstError: string | null;
+  /** Why `url` was not scraped at all (every figure of the series is null with it); absent when it was. */
+  readonly unscraped?: string;
+}
+
+/** A `/metrics` endpoint as a run reads it: its URL, and why it is not scraped at all (null: it is). */
+export interface MetricsSource {
+  readonly url: string;
+  readonly unscraped: string | null;
+}
+
+/** The series of a window in which `url` was not scraped at all, for `reason`. */
+export function unscrapedSeries<T>(url: string, intervalMs: number, reason: string): ScrapeSeries<T> {
+  return { url, intervalMs, points: [], failedScrapes: 0, firstError: null, unscraped: reason };
 }
 
 /**
- * Scrapes `url` every `intervalMs` from start() to stop(), never overlapping scrapes, and
- * always takes one scrape at each edge so a load shorter than the interval is still seen.
+ * Scrapes `source.url` every `intervalMs` from start() to stop(), never overlapping scrapes, and
+ * always takes one scrape at each edge so a load shorter than the interval is still seen. A source with
+ * `unscraped` is never asked: stop() returns the empty series with that reason.
  */
 export class WindowScraper<T> {
   private readonly points: ScrapePoint<T>[] = [];
@@ -31,7 +45,7 @@ export class WindowScraper<T> {
 
   constructor(
     private readonly client: ApiClient,
-    private readonly url: string,
+    private readonly source: MetricsSource,
     private readonly intervalMs: number,
     private readonly reduce: (samples: MetricSample[]) => T,
   ) {}
@@ -39,7 +53,7 @@ export class WindowScraper<T> {
   private async scrapeOnce(): Promise<void> {
     const tEpochMs = performance.timeOrigin + performance.now();
     try {
-      const res = await this.client.send("GET", this.url, undefined, Math.max(2000, this.intervalMs * 2));
+      const res = await this.client.send("GET", this.source.url, undefined, Math.max(2000, this.intervalMs * 2));
       if (res.status !== 200) throw new Error(`HTTP ${res.status}`);
       this.points.push({ tEpochMs, values: this.reduce(parseExposition(res.text)) });
     } catch (err) {
@@ -57,6 +71,7 @@ export class WindowScraper<T> {
 
   /** Takes the first scrape, then keeps scraping until stop(). */
   async start(): Promise<void> {
+    if (this.source.unscraped !== null) return;
     this.inFlight = this.scrapeOnce();
     await this.inFlight;
     this.schedule();
@@ -64,12 +79,14 @@ export class WindowScraper<T> {
 
   /** Takes the closing scrape and returns the series. */
   async stop(): Promise<ScrapeSeries<T>> {
+    const { url, unscraped } = this.source;
+    if (unscraped !== null) return unscrapedSeries(url, this.intervalMs, unscraped);
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await this.inFlight;
     await this.scrapeOnce();
     return {
-      url: this.url,
+      url,
       intervalMs: this.intervalMs,
       points: this.points,
       failedScrapes: this.failed,
@@ -80,6 +97,7 @@ export class WindowScraper<T> {
 
 /** Peak of one field over a series; null with a reason when no scrape carried it. */
 export function peakOf<T>(series: ScrapeSeries<T>, get: (v: T) => number | null, what: string): Measured<number> {
+  if (series.unscraped !== undefined) return missing(series.unscraped);
   const values = series.points.map((p) => get(p.values)).filter((v): v is number => v !== null);
   if (series.points.length === 0) {
     return missing(
@@ -92,6 +110,7 @@ export function peakOf<T>(series: ScrapeSeries<T>, get: (v: T) => number | null,
 
 /** Counter increase between the first and last scrape that carry it. */
 export function deltaOf<T>(series: ScrapeSeries<T>, get: (v: T) => number | null, what: string): Measured<number> {
+  if (series.unscraped !== undefined) return missing(series.unscraped);
   const values = series.points.map((p) => get(p.values)).filter((v): v is number => v !== null);
   if (series.points.length === 0) return missing(`no successful scrape of ${series.url} in the window`);
   if (values.length === 0) return missing(`${what} not exported by ${series.url}`);

@@ -14,7 +14,7 @@ const noServer = (knobs: { maxNumSeqs: number | null; batchTokens: number | null
   warmupSeconds: 1,
   maxTokens: 128,
   closedLevels: [],
-  knobs,
+  knobs: { ...knobs, replicas: 1 },
   open: async (): Promise<never> => {
     throw new Error("a window ran on the server");
   },

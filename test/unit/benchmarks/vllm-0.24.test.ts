@@ -349,7 +349,7 @@ describe("vLLM 0.24 captures: plain endpoints", () => {
     const client = new ApiClient({ endpoint: replay.url });
     try {
       const id = await identityPhase(ctxFor(client), {
-        metricsUrl: "/metrics",
+        metrics: { url: "/metrics", unscraped: null },
         podLog: async () => measured(readCaptureFile("vllm.log")),
         maxNumBatchedTokens: 0,
         card: async () => {

@@ -165,6 +165,14 @@ describe("campaign plan-replicas --check: a run through the Service held against
     assert.deepEqual(check.band, JSON.parse(JSON.stringify(single)));
   });
 
+  it("the pods the benchmark found serving the run (result.replicas) before the stack outputs' config", async () => {
+    const file = checkFile("baseline", [windowLevel(100)], 1, "per-request");
+    const r = JSON.parse(fs.readFileSync(file, "utf8"));
+    fs.writeFileSync(file, JSON.stringify({ ...r, replicas: { count: 2, source: "deployment" } }));
+    const [check] = JSON.parse((await cli([...args, "--json", "--check", file])).stdout).checks;
+    assert.deepEqual([check.replicas, check.replicasRecorded, check.balancing], [2, true, "per-request"]);
+  });
+
   it("--check FILE,FILE and repeated --check: every file, in order", async () => {
     const a = checkFile("baseline", [windowLevel(100)], 2, "per-request");
     const b = checkFile("baseline", [windowLevel(2000)], 2, "per-request");
@@ -200,7 +208,7 @@ describe("campaign plan-replicas --check: a run through the Service held against
       assert.deepEqual(await cli([...args, "--check", file]), {
         code: 2,
         stdout: "",
-        stderr: `error: --check "${file}": 2 replicas (outputs.config.replicas) under load.openLoop.connections ${said}: how a keep-alive pool's connections spread over the pods is not recorded, so no balancing can be modelled; allowed: a run with load.openLoop.connections: per-request${USAGE_TAIL}`,
+        stderr: `error: --check "${file}": 2 replicas served it under load.openLoop.connections ${said}: how a keep-alive pool's connections spread over the pods is not recorded, so no balancing can be modelled; allowed: a run with load.openLoop.connections: per-request${USAGE_TAIL}`,
       });
     }
   });
