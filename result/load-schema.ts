@@ -57,7 +57,8 @@ export const ServerLatencyFigureSchema = z.strictObject({
   p95Ms: z.number().nullable(),
   /**
    * The client's mean of the same quantity over the same requests: those whose first token (TTFT),
-   * end (e2e) or chunk (ITL) came between the two scrapes; null where the client has none (queue).
+   * end (e2e) or chunk (ITL) came between the two scrapes; null where the client has none (queue,
+   * prefill, decode).
    */
   clientMeanMs: z.number().nullable(),
   /** Client mean minus server mean: network, HTTP and client time (positive) or window mismatch. */
@@ -73,6 +74,13 @@ export const ServerLatencySchema = z.strictObject({
   /** Time requests waited inside the server before being scheduled. */
   queue: measuredOf(ServerLatencyFigureSchema),
   itl: measuredOf(ServerLatencyFigureSchema),
+  /**
+   * Scheduled to first token (`vllm:request_prefill_time_seconds`): TTFT without the queue wait.
+   * Absent in results written before it was recorded.
+   */
+  prefill: measuredOf(ServerLatencyFigureSchema).optional(),
+  /** First token to last (`vllm:request_decode_time_seconds`). Absent in results written before it was recorded. */
+  decode: measuredOf(ServerLatencyFigureSchema).optional(),
 });
 
 /** What every level has, closed or open loop. */

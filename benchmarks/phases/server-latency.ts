@@ -36,7 +36,8 @@ const mean = (xs: readonly number[]) => (xs.length === 0 ? null : xs.reduce((a, 
  * vLLM observes TTFT at the first token, e2e at the end and each inter-token gap as it happens, so
  * a request counts where that moment falls in [fromEpochMs, toEpochMs]: a TTFT of a request the
  * client cut at the window's end is the server's too, and the queue that builds under overload is
- * in both. The level's own figures keep their rule (requests that ended in the window).
+ * in both. The level's own figures keep their rule (requests that ended in the window). The client
+ * cannot split its TTFT into queue wait and prefill, nor see when decoding began: null for those.
  */
 export function clientMeanBetween(
   key: LatencyHistogramKey,
@@ -45,7 +46,7 @@ export function clientMeanBetween(
   toEpochMs: number,
 ): number | null {
   const inside = (t: number) => t >= fromEpochMs && t <= toEpochMs;
-  if (key === "queue") return null;
+  if (key === "queue" || key === "prefill" || key === "decode") return null;
   if (key === "e2e")
     return mean(
       samples.filter((s) => s.outcome === "succeeded" && inside(s.startEpochMs + s.e2eMs)).map((s) => s.e2eMs),
@@ -91,5 +92,12 @@ export function serverLatency(
       return missing(`${metric}: ${(err as Error).message}`);
     }
   };
-  return { ttft: one("ttft"), e2e: one("e2e"), queue: one("queue"), itl: one("itl") };
+  return {
+    ttft: one("ttft"),
+    e2e: one("e2e"),
+    queue: one("queue"),
+    itl: one("itl"),
+    prefill: one("prefill"),
+    decode: one("decode"),
+  };
 }

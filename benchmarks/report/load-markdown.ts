@@ -52,8 +52,15 @@ function ceilingLine(c: ConcurrencyCeiling): string {
   return `Concurrency ceiling: predicted ${predicted}; measured ${measuredText}.`;
 }
 
-/** "server mean / p50 / p95 (client mean, client − server %)" of one histogram, n/a with its reason noted. */
-function serverCell(m: Measured<ServerLatencyFigure>, notes: Notes): string {
+/**
+ * "server mean / p50 / p95 (client mean, client − server %)" of one histogram, n/a with its reason
+ * noted; absent (prefill, decode in results written before they were recorded) says so.
+ */
+function serverCell(m: Measured<ServerLatencyFigure> | undefined, notes: Notes): string {
+  if (m === undefined) {
+    notes.add("prefill and decode time not recorded (result written before they were)");
+    return "n/a";
+  }
   if (m.value === null) {
     notes.add(m.reason);
     return "n/a";
@@ -73,6 +80,8 @@ function serverLatencyTable(levels: ReadonlyArray<readonly [string, LevelBase]>)
     serverCell(l.serverLatency.e2e, notes),
     serverCell(l.serverLatency.queue, notes),
     serverCell(l.serverLatency.itl, notes),
+    serverCell(l.serverLatency.prefill, notes),
+    serverCell(l.serverLatency.decode, notes),
   ]);
   const lines = [
     ...table(
@@ -82,11 +91,13 @@ function serverLatencyTable(levels: ReadonlyArray<readonly [string, LevelBase]>)
         "e2e mean / p50 / p95 ms",
         "queue mean / p50 / p95 ms",
         "ITL mean / p50 / p95 ms",
+        "prefill mean / p50 / p95 ms",
+        "decode mean / p50 / p95 ms",
       ],
       rows,
     ),
     "",
-    "Server: vLLM's own histograms (`vllm:time_to_first_token_seconds`, `vllm:e2e_request_latency_seconds`, `vllm:request_queue_time_seconds`, `vllm:inter_token_latency_seconds`), their change between the window's first and last scrape; p50/p95 interpolated inside buckets (as coarse as the buckets), means exact. In brackets the client's mean and its difference from the server's: network, HTTP and client time.",
+    "Server: vLLM's own histograms (`vllm:time_to_first_token_seconds`, `vllm:e2e_request_latency_seconds`, `vllm:request_queue_time_seconds`, `vllm:inter_token_latency_seconds`, `vllm:request_prefill_time_seconds`, `vllm:request_decode_time_seconds`), their change between the window's first and last scrape; p50/p95 interpolated inside buckets (as coarse as the buckets), means exact. Prefill: scheduled → first token (TTFT without the queue wait); decode: first token → last; the client sees neither apart. In brackets the client's mean and its difference from the server's: network, HTTP and client time.",
   ];
   const rendered = notes.render();
   return rendered.length > 0 ? [...lines, "", ...rendered] : lines;

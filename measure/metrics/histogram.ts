@@ -13,6 +13,10 @@ export const LATENCY_HISTOGRAMS = {
   e2e: "vllm:e2e_request_latency_seconds",
   queue: "vllm:request_queue_time_seconds",
   itl: "vllm:inter_token_latency_seconds",
+  /** Scheduled to first token: the prefill alone, without the queue wait (vLLM 0.24). */
+  prefill: "vllm:request_prefill_time_seconds",
+  /** First token to last (vLLM 0.24). */
+  decode: "vllm:request_decode_time_seconds",
 } as const;
 export type LatencyHistogramKey = keyof typeof LATENCY_HISTOGRAMS;
 export type LatencyHistograms = Readonly<Record<LatencyHistogramKey, Histogram | null>>;
@@ -44,11 +48,14 @@ export function histogramOf(all: readonly MetricSample[], name: string, model?: 
 }
 
 export function latencyHistograms(all: readonly MetricSample[], model?: string): LatencyHistograms {
+  const of = (key: LatencyHistogramKey) => histogramOf(all, LATENCY_HISTOGRAMS[key], model);
   return {
-    ttft: histogramOf(all, LATENCY_HISTOGRAMS.ttft, model),
-    e2e: histogramOf(all, LATENCY_HISTOGRAMS.e2e, model),
-    queue: histogramOf(all, LATENCY_HISTOGRAMS.queue, model),
-    itl: histogramOf(all, LATENCY_HISTOGRAMS.itl, model),
+    ttft: of("ttft"),
+    e2e: of("e2e"),
+    queue: of("queue"),
+    itl: of("itl"),
+    prefill: of("prefill"),
+    decode: of("decode"),
   };
 }
 

@@ -9,6 +9,7 @@ import {
   histogramDelta,
   histogramOf,
   histogramQuantile,
+  type LatencyHistogramKey,
   type LatencyHistograms,
   latencyHistograms,
 } from "../../../measure/metrics/histogram";
@@ -40,11 +41,17 @@ describe("vLLM latency histograms (real 0.24 captures)", () => {
   const during = latencyHistograms(capture("during_load"), MODEL);
   const end = latencyHistograms(capture("end"), MODEL);
 
-  it("reads the four histograms with their buckets, sum and count", () => {
+  it("reads the six histograms with their buckets, sum and count", () => {
     assert.deepEqual(
       [during.ttft?.count, during.e2e?.count, during.queue?.count, during.itl?.count],
       [91, 85, 85, 10999],
     );
+    assert.deepEqual(
+      [during.prefill?.count, during.prefill?.sum, during.decode?.count, during.decode?.sum],
+      [85, 1.3980361609999647, 85, 19.043551458000024],
+    );
+    assert.equal(end.prefill?.buckets.length, 22);
+    assert.deepEqual(end.decode?.buckets[0], { le: 0.3, count: 183 });
     assert.equal(end.ttft?.buckets.length, 23);
     assert.deepEqual(end.ttft?.buckets.slice(0, 5), [
       { le: 0.001, count: 0 },
@@ -81,6 +88,30 @@ describe("vLLM latency histograms (real 0.24 captures)", () => {
     assert.equal(round(f.clientMinusServerMeanPercent, 4), round(((30.5 - f.meanMs!) / f.meanMs!) * 100, 4));
   });
 
+  it("takes the prefill and decode deltas: the same 98 requests, prefill apart from the queue wait", () => {
+    // metrics_during_load.txt -> metrics_end.txt, both histograms: _count 85 -> 183, every request in
+    // le="0.3". Prefill _sum 1.3980361609999647 -> 2.728965337999881 (1.3309291769999163 s, 13.5809 ms
+    // a request); decode _sum 19.043551458000024 -> 38.60461306800025 (19.561061610000223 s, 199.6027 ms).
+    const prefill = histogramDelta(during.prefill!, end.prefill!);
+    const decode = histogramDelta(during.decode!, end.decode!);
+    assert.deepEqual([prefill.count, decode.count], [98, 98]);
+    assert.equal(prefill.sum, 2.728965337999881 - 1.3980361609999647);
+    assert.equal(decode.sum, 38.60461306800025 - 19.043551458000024);
+    const p = serverFigure("vllm:request_prefill_time_seconds", prefill, null);
+    const d = serverFigure("vllm:request_decode_time_seconds", decode, null);
+    assert.equal(p.meanMs, ((2.728965337999881 - 1.3980361609999647) / 98) * 1000);
+    assert.equal(d.meanMs, ((38.60461306800025 - 19.043551458000024) / 98) * 1000);
+    assert.deepEqual([round(p.meanMs, 4), round(d.meanMs, 4)], [13.5809, 199.6027]);
+    // All 98 in (0, 0.3]: p50 = 0.3 x 49 / 98 = 150 ms, p95 = 0.3 x 93.1 / 98 = 285 ms, for both.
+    assert.deepEqual(
+      [p, d].map((f) => [round(f.p50Ms), round(f.p95Ms), f.clientMeanMs, f.clientMinusServerMeanMs]),
+      [
+        [150, 285, null, null],
+        [150, 285, null, null],
+      ],
+    );
+  });
+
   it("puts a quantile in +Inf at the highest finite bound, and an empty histogram at null", () => {
     const h = {
       buckets: [
@@ -112,6 +143,24 @@ describe("vLLM latency histograms (real 0.24 captures)", () => {
     assert.equal(round(s.ttft.value!.clientMinusServerMeanMs, 3), round(29.2 - s.ttft.value!.meanMs!, 3));
     assert.equal(s.queue.value?.count, 98);
     assert.equal(s.queue.value?.clientMeanMs, null);
+    assert.deepEqual(
+      [s.prefill?.value?.metric, s.prefill?.value?.count, s.prefill?.value?.meanMs, s.prefill?.value?.clientMeanMs],
+      ["vllm:request_prefill_time_seconds", 98, ((2.728965337999881 - 1.3980361609999647) / 98) * 1000, null],
+    );
+    assert.deepEqual(
+      [s.decode?.value?.count, s.decode?.value?.meanMs, s.decode?.value?.clientMeanMs],
+      [98, ((38.60461306800025 - 19.043551458000024) / 98) * 1000, null],
+    );
+    const older = (h: LatencyHistograms) => ({ ...h, prefill: null, decode: null });
+    const before024 = serverLatency({ ...series, points: [point(0, older(during)), point(1, older(end))] }, []);
+    assert.deepEqual(
+      [before024.prefill, before024.decode, before024.ttft.value?.count],
+      [
+        missing("vllm:request_prefill_time_seconds not exported by http://vllm/metrics"),
+        missing("vllm:request_decode_time_seconds not exported by http://vllm/metrics"),
+        98,
+      ],
+    );
     assert.deepEqual(s.itl, missing("vllm:inter_token_latency_seconds: only one scrape carried it, no window delta"));
     const idle = latencyHistograms(capture("idle"), MODEL);
     assert.deepEqual(
@@ -145,7 +194,7 @@ describe("the client's mean over the requests the server observed between two sc
     // Errored before any token: in no mean.
     sample({ startEpochMs: 1100, outcome: "errored", status: 500, e2eMs: 5 }),
   ];
-  const between = (key: "ttft" | "e2e" | "itl" | "queue") => clientMeanBetween(key, samples, 1000, 2000);
+  const between = (key: LatencyHistogramKey) => clientMeanBetween(key, samples, 1000, 2000);
 
   it("counts a TTFT where its first token falls, cut requests included", () => {
     assert.equal(between("ttft"), (1600 + 50) / 2);
@@ -160,7 +209,10 @@ describe("the client's mean over the requests the server observed between two sc
     assert.equal(between("itl"), (200 + 200 + 100 + 10 + 10) / 5);
   });
 
-  it("has none for queue time, and none where nothing fell inside", () => {
-    assert.deepEqual([between("queue"), clientMeanBetween("ttft", samples, 5000, 6000)], [null, null]);
+  it("has none for queue, prefill and decode time, and none where nothing fell inside", () => {
+    assert.deepEqual(
+      [between("queue"), between("prefill"), between("decode"), clientMeanBetween("ttft", samples, 5000, 6000)],
+      [null, null, null, null],
+    );
   });
 });

@@ -2,6 +2,7 @@ import { strict as assert } from "node:assert";
 import { renderComparison } from "../../../benchmarks/report/comparison";
 import { renderMarkdown } from "../../../benchmarks/report/markdown";
 import { chartFromResults, niceMax } from "../../../benchmarks/report/svg";
+import { measured, missing } from "../../../measure/measured";
 import { compareResults, judge } from "../../../verdict/compare";
 import { level, result } from "./sample-result";
 
@@ -87,6 +88,32 @@ describe("renderers", () => {
     );
     assert.match(md, /Percentiles: linear interpolation between order statistics \(numpy's default/);
     assert.match(md, /^- n\/a: no GPU source configured$/m);
+  });
+
+  it("shows the server's prefill and decode time beside its queue time, without a client figure", () => {
+    const figure = (metric: string, meanMs: number, p50Ms: number, p95Ms: number) =>
+      measured({
+        metric,
+        count: 98,
+        meanMs,
+        p50Ms,
+        p95Ms,
+        clientMeanMs: null,
+        clientMinusServerMeanMs: null,
+        clientMinusServerMeanPercent: null,
+      });
+    const l = level(4, 2.2, 1800, 0, 0);
+    const withServer = {
+      ...l,
+      serverLatency: {
+        ...l.serverLatency,
+        prefill: figure("vllm:request_prefill_time_seconds", 13.58, 150, 285),
+        decode: missing("vllm:request_decode_time_seconds not exported by http://x/metrics"),
+      },
+    };
+    const md = renderMarkdown(result("seqs4", [withServer]));
+    assert.match(md, /^\| c=4 \| n\/a \| n\/a \| n\/a \| n\/a \| 13\.6 \/ 150\.0 \/ 285\.0 \| n\/a \|$/m);
+    assert.match(md, /^- n\/a: vllm:request_decode_time_seconds not exported by http:\/\/x\/metrics$/m);
   });
 
   it("says which levels load.targetRelativeError ended early, and nothing when none did", () => {

@@ -222,7 +222,7 @@ describe("a run over several replicas reads no /metrics figure and calibrates no
           series: [],
         },
         prefixCache: { promptTokens: none, cachedPromptTokens: none, hitRatePercent: none },
-        serverLatency: { ttft: none, e2e: none, queue: none, itl: none },
+        serverLatency: { ttft: none, e2e: none, queue: none, itl: none, prefill: none, decode: none },
         gpu: { source: null, peakMemoryUsedMiB: missing(GPU_REASON), peakUtilPercent: missing(GPU_REASON), series: [] },
       };
       const levels: LevelBase[] = [...load.levels, ...load.rateLevels];

@@ -3,6 +3,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { clientMeanBetween } from "../../../benchmarks/phases/server-latency";
 import { renderComparison } from "../../../benchmarks/report/comparison";
+import { renderMarkdown } from "../../../benchmarks/report/markdown";
+import { ServerLatencySchema } from "../../../result/load-schema";
 import { readResult } from "../../../result/store";
 import { compareResults, judge } from "../../../verdict/compare";
 
@@ -47,6 +49,17 @@ describe("real vLLM 0.24 on a GPU: the client's TTFT beside the server's, same r
       const percent = ((client - server.meanMs!) / server.meanMs!) * 100;
       assert.ok(percent >= 0 && percent < 5, `${name}: client ${client} ms, server ${server.meanMs} ms (${percent} %)`);
     }
+  });
+});
+
+describe("a result written before prefill and decode time were recorded", () => {
+  it("still reads, without the two keys, and its report says they were not recorded", () => {
+    const level = results[0]!.phases.load!.levels[0]!;
+    assert.deepEqual(Object.keys(level.serverLatency), ["ttft", "e2e", "queue", "itl"]);
+    assert.equal(ServerLatencySchema.safeParse(level.serverLatency).success, true);
+    const report = renderMarkdown(results[0]!);
+    assert.match(report, /\| prefill mean \/ p50 \/ p95 ms \| decode mean \/ p50 \/ p95 ms \|/);
+    assert.match(report, /- n\/a: prefill and decode time not recorded \(result written before they were\)/);
   });
 });
 
