@@ -1,6 +1,7 @@
 import * as assert from "node:assert/strict";
 import { fitTimingModel as scriptFit } from "../../../scripts/timing-fit/fit";
 import { recordedInputLengths, recordedLevels } from "../../../scripts/timing-fit/recorded";
+import { poissonArrivalsMs } from "../../../twin/arrivals";
 import {
   type CostScales,
   calibrate,
@@ -106,6 +107,24 @@ describe("twin/fit: calibrating the prior's three costs to a candidate's own clo
     assert.throws(() => calibrate([{ ...synthetic(8), tpotMeanMs: 0 }]), {
       message: "calibrate: c=8 tpotMeanMs 0: expected a positive number",
     });
+  });
+
+  it("gives finite residuals for an open window whose answers include one-token ones (no TPOT: left out, as the judge does)", () => {
+    const load = { maxNumSeqs: 4, maxNumBatchedTokens: 0, promptTokens: 1564, outputTokens: 128 };
+    const window = {
+      load: { ...load, outputLengths: [1, 64, 128, 1, 97] },
+      arrivalsMs: poissonArrivalsMs(1.2, 60, 7),
+      windowFromMs: 10_000,
+      measured: { ttftP50Ms: 120, tpotMeanMs: 14 },
+    };
+    const fit = calibrate([synthetic(4)], H200_TIMING, [window]);
+    const open = fit.residuals.filter((r) => r.figure.startsWith("open window 0"));
+    assert.deepEqual(
+      open.map((r) => r.figure),
+      ["open window 0 ttftP50Ms", "open window 0 tpotMeanMs"],
+    );
+    for (const r of fit.residuals) assert.ok(Number.isFinite(r.twin) && Number.isFinite(r.relative), JSON.stringify(r));
+    assert.ok(Number.isFinite(fit.worstRelativeResidual));
   });
 
   it("accepts a fit up to the residual bound (0.15)", () => {
