@@ -1,8 +1,17 @@
-import { arrivalsAt, poissonPattern } from "./arrivals";
+import { arrivalsAt, poissonArrivalsMs, poissonPattern } from "./arrivals";
 import { replayOpenLoop } from "./replay";
 import { stepMs, type TimingParams } from "./step-model";
-import type { LongRunPoint, RequestFigures, TwinCapacity, TwinLoad, TwinSlo, WindowBand } from "./types";
-import { bandOfWindows, checkWindowRequests, judgeWindow } from "./window";
+import type {
+  LongRunPoint,
+  ProbeBand,
+  ProbeRule,
+  RequestFigures,
+  TwinCapacity,
+  TwinLoad,
+  TwinSlo,
+  WindowBand,
+} from "./types";
+import { bandOfWindows, checkWindowRequests, judgeWindow, spreadOfReadings, stoppedWindowReading } from "./window";
 
 export { judgeWindow } from "./window";
 
@@ -190,4 +199,44 @@ export function windowBand(
   checkWindowRequests(windowRequests, "windowBand");
   const run = longRun(params, load, slo, ratePerSecond, { requests: opts.requests ?? 100_000, seed: opts.seed ?? 0 });
   return bandOfWindows(run.requests, slo, ratePerSecond, windowRequests);
+}
+
+/** Replays of a probe behind its band: enough that its p5 and p95 rest on 15 replays each. */
+const PROBE_REPLAYS = 300;
+
+/**
+ * The spread a capacity probe shows at `ratePerSecond`, run as the search runs it (`rule`). Not a long run's
+ * windows: a probe meets the server after its short warm-up, not in a steady state, and above the capacity
+ * there is none (the queue grows without end). So each of `replays` runs is replayed from an idle engine,
+ * `rule.warmupSeconds` × rate arrivals then the window's plan (Poisson, the seed's pattern), and its window
+ * is run as the probe runs it (`stoppedWindowReading`).
+ */
+export function probeBand(
+  params: TimingParams,
+  load: TwinLoad,
+  slo: TwinSlo,
+  ratePerSecond: number,
+  rule: ProbeRule,
+  opts: { readonly replays?: number; readonly seed?: number } = {},
+): ProbeBand {
+  checkWindowRequests(rule.plannedRequests, "probeBand");
+  const replays = opts.replays ?? PROBE_REPLAYS;
+  const warmup = Math.round(ratePerSecond * rule.warmupSeconds);
+  const runs = Array.from({ length: replays }, (_, k) => {
+    const arrivalsMs = poissonArrivalsMs(ratePerSecond, warmup + rule.plannedRequests, (opts.seed ?? 0) + k);
+    const run = replayOpenLoop(params, { ...load, arrivalsMs, windowSeconds: Number.POSITIVE_INFINITY });
+    const window = run.completed.filter((c) => c.sentMs >= arrivalsMs[warmup]!).sort((a, b) => a.sentMs - b.sentMs);
+    return stoppedWindowReading(window, slo, rule.everyMs);
+  });
+  return {
+    ratePerSecond,
+    requests: rule.plannedRequests,
+    windows: replays,
+    ...spreadOfReadings(
+      runs.map((r) => r.reading),
+      slo,
+    ),
+    rule,
+    endedEarlyShare: runs.filter((r) => r.endedEarly).length / replays,
+  };
 }

@@ -85,6 +85,27 @@ export interface WindowBand {
   readonly percentilesMs: readonly Spread[];
 }
 
+/**
+ * How a capacity probe runs (benchmarks/phases/capacity-run.ts): from a server it meets idle, `warmupSeconds` of
+ * arrivals at its rate, then a window of `plannedRequests` arrivals, which every `everyMs` asks whether the
+ * requests it can complete at most can still hold the SLO, and ends at the first check that finds them lost.
+ */
+export interface ProbeRule {
+  readonly warmupSeconds: number;
+  readonly plannedRequests: number;
+  readonly everyMs: number;
+}
+
+/**
+ * What the twin predicts for a probe: the spread over many replays of it (`windows`), each window judged over
+ * what completed by the check that ended it, or whole. `requests` is the plan.
+ */
+export interface ProbeBand extends WindowBand {
+  readonly rule: ProbeRule;
+  /** The share of the replays that ended before their plan. */
+  readonly endedEarlyShare: number;
+}
+
 /** The twin's long-run figures at one rate. */
 export interface LongRunPoint {
   readonly ratePerSecond: number;

@@ -1,3 +1,4 @@
+import { aboveAllowed, attainmentLost } from "../common/window-stop";
 import { quantileOfSorted, sortedAscending } from "./replay";
 import type { RequestFigures, Spread, TwinMetric, TwinSlo, WindowBand, WindowReading } from "./types";
 
@@ -77,10 +78,55 @@ export function bandOfWindows(
   const readings = Array.from({ length: windows }, (_, w) =>
     judgeWindow(requests.slice(w * windowRequests, (w + 1) * windowRequests), slo),
   );
+  return { ratePerSecond, requests: windowRequests, windows, ...spreadOfReadings(readings, slo) };
+}
+
+/** Pure: whether requests completed so far lose the SLO for a window of at most `most` (common/window-stop.ts). */
+function windowLost(misses: number, aboveByBound: readonly number[], most: number, slo: TwinSlo): boolean {
+  return (
+    attainmentLost(misses, most, slo.attainment) ||
+    slo.bounds.some((b, i) => aboveByBound[i]! > aboveAllowed(b.quantile, most))
+  );
+}
+
+/**
+ * Pure: one window of requests (in send order, the whole plan) run as a probe runs it: from its first send, every
+ * `everyMs` the requests completed by then are checked, and at the first check that finds the plan lost the
+ * window ends, judged over what completed (the rest are cut, as the probe cuts them); else judged whole.
+ */
+export function stoppedWindowReading(
+  window: readonly RequestFigures[],
+  slo: TwinSlo,
+  everyMs: number,
+): { reading: WindowReading; endedEarly: boolean } {
+  if (!(everyMs > 0)) throw new Error(`stoppedWindowReading: everyMs must be > 0, got ${everyMs}`);
+  const byEnd = [...window].sort((a, b) => a.sentMs + a.e2eMs - (b.sentMs + b.e2eMs));
+  const meets = (r: RequestFigures, i: number) => {
+    const v = metricOf(r, slo.bounds[i]!.metric);
+    return Number.isNaN(v) || v <= slo.bounds[i]!.ms;
+  };
+  const startMs = window.length > 0 ? Math.min(...window.map((r) => r.sentMs)) : 0;
+  const above = slo.bounds.map(() => 0);
+  let misses = 0;
+  let done = 0;
+  for (let checkMs = startMs + everyMs; done < byEnd.length; checkMs += everyMs) {
+    for (; done < byEnd.length && byEnd[done]!.sentMs + byEnd[done]!.e2eMs <= checkMs; done++) {
+      const r = byEnd[done]!;
+      const met = slo.bounds.map((_, i) => meets(r, i));
+      met.forEach((ok, i) => {
+        if (!ok) above[i]! += 1;
+      });
+      if (!met.every(Boolean)) misses += 1;
+    }
+    if (done > 0 && done < byEnd.length && windowLost(misses, above, window.length, slo))
+      return { reading: judgeWindow(byEnd.slice(0, done), slo), endedEarly: true };
+  }
+  return { reading: judgeWindow(window, slo), endedEarly: false };
+}
+
+/** Pure: the spread of window readings (p5, p50, p95 of the attainment and of each bound's percentile). */
+export function spreadOfReadings(readings: readonly WindowReading[], slo: TwinSlo) {
   return {
-    ratePerSecond,
-    requests: windowRequests,
-    windows,
     attainment: spreadOf(readings.map((r) => r.attainment)),
     percentilesMs: slo.bounds.map((_, i) => spreadOf(readings.map((r) => r.percentilesMs[i]!))),
   };

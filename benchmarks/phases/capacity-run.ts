@@ -26,7 +26,7 @@ export interface ProbeLevel {
 }
 
 /** How often a probe checks whether it can still pass: each check walks the window's samples. */
-const CHECK_EVERY_MS = 500;
+export const CHECK_EVERY_MS = 500;
 
 /**
  * Pure: where the search starts. The closed loop's highest throughput (over its valid levels) bounds what

@@ -1,6 +1,7 @@
 import * as assert from "node:assert/strict";
-import { aboveAllowed, cannotPass } from "../../../benchmarks/phases/probe-stop";
+import { cannotPass } from "../../../benchmarks/phases/probe-stop";
 import { mulberry32 } from "../../../common/seeded-random";
+import { aboveAllowed } from "../../../common/window-stop";
 import { probePlan, sloE2eAllowanceMs } from "../../../measure/inputs/capacity-settings";
 import { parseSloBounds, type Slo } from "../../../measure/inputs/slo";
 import { probeSchedule, probeSeed } from "../../../measure/load/arrivals";

@@ -1,11 +1,15 @@
 import * as assert from "node:assert/strict";
 import * as path from "node:path";
+import { CHECK_EVERY_MS } from "../../../benchmarks/phases/capacity-run";
+import { minCompletedPerProbe, probePlan, sloE2eAllowanceMs } from "../../../measure/inputs/capacity-settings";
+import type { Slo } from "../../../measure/inputs/slo";
+import type { RateLevel, SloCapacity } from "../../../result";
 import { readResult } from "../../../result/store";
 import { EXAMPLES_DIR } from "../../../scripts/timing-fit/recorded";
 import { checkWindow, consistent } from "../../../twin/consistency";
 import { calibrate, type FitLevel, scaledParams } from "../../../twin/fit";
-import { judgeWindow, longRun, twinCapacity, windowBand } from "../../../twin/long-run";
-import type { TwinLoad, TwinSlo, WindowBand } from "../../../twin/types";
+import { judgeWindow, longRun, probeBand, twinCapacity, windowBand } from "../../../twin/long-run";
+import type { ProbeBand, TwinLoad, TwinSlo, WindowBand } from "../../../twin/types";
 
 const SLO: TwinSlo = {
   bounds: [
@@ -132,6 +136,22 @@ const STACKS = [
   { maxNumSeqs: 8, closed: "search/seqs8/2026-12-05T13-01-47Z.json", open: ["search/seqs8/2026-12-05T13-01-47Z.json"] },
 ];
 
+/**
+ * A capacity probe's rule for its window (its plan's arrivals, the search's check interval), from the search's
+ * record of it (matched by seed); null for an open-loop level that is no probe (it ran to its end).
+ */
+function probePlanOf(capacity: SloCapacity | null, level: RateLevel, maxTokens: number) {
+  const probe = capacity?.probes.find((p) => p.seed === level.openLoop.seed);
+  if (!capacity || !probe) return null;
+  const slo = capacity.slo as Slo;
+  const s = capacity.settings;
+  const tail =
+    probe.kind === "confirm" ? Math.max(s.tailRequests, s.confirmTailRequests ?? s.tailRequests) : s.tailRequests;
+  const needed = minCompletedPerProbe(slo, tail).count;
+  const plan = probePlan(level.openLoop.targetRatePerSecond, needed, sloE2eAllowanceMs(slo, maxTokens));
+  return { warmupSeconds: level.warmupSeconds, plannedRequests: plan.arrivals, everyMs: CHECK_EVERY_MS };
+}
+
 function fitOf(stack: (typeof STACKS)[number]) {
   const load = readResult(path.join(DIR, stack.closed)).phases.load!;
   const twinLoad: TwinLoad = {
@@ -161,7 +181,7 @@ function fitOf(stack: (typeof STACKS)[number]) {
 describe("twin/consistency against the H200's windows (examples/gpu-capacity-search-2026-12-05), out of sample", function () {
   this.timeout(120_000);
 
-  it("calibrated on each stack's c=8 level alone, every window's attainment lies in its band but for one request", () => {
+  it("calibrated on each stack's c=8 level alone, every window's attainment lies in its band; a probe's is the band of windows run as it ran", () => {
     const rows = STACKS.flatMap((stack) => {
       const { twinLoad, levels, fit } = fitOf(stack);
       assert.deepEqual(
@@ -169,72 +189,71 @@ describe("twin/consistency against the H200's windows (examples/gpu-capacity-sea
         [8],
       );
       assert.ok(fit.worstRelativeResidual <= 0.02, `${stack.closed}: worst residual ${fit.worstRelativeResidual}`);
-      return stack.open.flatMap((file) =>
-        readResult(path.join(DIR, file)).phases.load!.rateLevels.map((l) => {
+      return stack.open.flatMap((file) => {
+        const load = readResult(path.join(DIR, file)).phases.load!;
+        return load.rateLevels.map((l) => {
           const t0 = Math.min(...l.samples.map((s) => s.startEpochMs));
           const requests = l.samples
             .filter((s) => s.window && s.outcome === "succeeded")
             .map((s) => ({ sentMs: s.startEpochMs - t0, ttftMs: s.ttftMs!, tpotMs: s.tpotMs!, e2eMs: s.e2eMs }));
           const measured = judgeWindow(requests, SLO);
-          const check = checkWindow(
-            measured,
-            windowBand(fit.params, twinLoad, SLO, l.openLoop.sentRatePerSecond, measured.requests),
-            BOUNDS_MS,
-          );
-          const a = check.band.attainment;
+          const plan = probePlanOf(load.capacity ?? null, l, load.maxTokens);
+          const predicted: WindowBand | ProbeBand =
+            plan === null
+              ? windowBand(fit.params, twinLoad, SLO, l.openLoop.sentRatePerSecond, measured.requests)
+              : probeBand(fit.params, twinLoad, SLO, l.openLoop.targetRatePerSecond, plan);
+          const check = checkWindow(measured, predicted, BOUNDS_MS);
           return {
             window: `seqs${stack.maxNumSeqs} ${l.openLoop.targetRatePerSecond.toFixed(3)}/s`,
+            probe:
+              plan === null ? "" : `${l.openLoop.endedEarly ? "ended early" : "whole"}, plan ${plan.plannedRequests}`,
+            endedEarlyShare: plan === null ? null : Number((predicted as ProbeBand).endedEarlyShare.toFixed(2)),
             attainmentInBand: check.attainmentInBand,
             percentilesInBand: check.percentilesInBand,
             percentilesAgree: check.percentilesAgree,
             consistent: check.consistent,
             why: check.why,
-            belowP5: Number((a.p5 - measured.attainment).toFixed(4)),
+            measured: [
+              measured.requests,
+              Number(measured.attainment.toFixed(3)),
+              Math.round(measured.percentilesMs[0]!),
+            ],
+            band: [predicted.attainment.p5, predicted.attainment.p50, predicted.attainment.p95].map((x) =>
+              Number(x.toFixed(3)),
+            ),
           };
-        }),
-      );
+        });
+      });
     });
-    // The one window not consistent: seqs8's long probe at 3.672/s, 62 of 67 meeting the SLO (0.9254) against the
-    // band's p5 of 63 of 67 (0.9403): one request, 0.0149 below, past the 0.005 slack. That probe ended early
-    // because misses had mounted (the search's stop rule), so its window is the unlucky stretch that triggered
-    // the stop, not a window drawn at random as the band's are. Not loosened: the test states it.
+    // A probe of the search (its record names its seed) is held against the band of the probe itself, replayed 300
+    // times as the search ran it: from an idle engine, its warm-up, its window's plan, ended at the first 500 ms check
+    // that finds the plan lost (twin/long-run.ts `probeBand`). A probe that ended early is the stretch that stopped
+    // it, not a window drawn at random; held against a long run's windows, seqs8's 3.672/s probe (62 of 67) fell
+    // one request below the p5 (0.940). The other levels ran to their end and keep `windowBand`.
     assert.deepEqual(
-      rows.map((r) => [r.window, r.attainmentInBand, r.consistent]),
+      rows.map((r) => [r.window, r.probe, r.endedEarlyShare, r.measured, r.band, r.attainmentInBand]),
       [
-        ["seqs4 3.175/s", true, true],
-        ["seqs4 2.222/s", true, true],
-        ["seqs4 2.020/s", true, true],
-        ["seqs4 2.020/s", true, true],
-        ["seqs4 2.222/s", true, true],
-        ["seqs8 5.245/s", true, true],
-        ["seqs8 3.672/s", false, false],
-        ["seqs8 3.338/s", true, true],
+        ["seqs4 3.175/s", "ended early, plan 132", 1, [23, 0.87, 1333], [0, 0.5, 0.945], true],
+        ["seqs4 2.222/s", "ended early, plan 225", 0.93, [53, 0.906, 1552], [0.636, 0.953, 0.991], true],
+        ["seqs4 2.020/s", "whole, plan 223", 0.82, [223, 0.996, 844], [0.785, 0.969, 0.996], true],
+        ["seqs4 2.020/s", "", null, [225, 0.956, 1213], [0.88, 0.969, 1], true],
+        ["seqs4 2.222/s", "", null, [240, 0.925, 1750], [0.806, 0.933, 0.988], true],
+        ["seqs8 5.245/s", "ended early, plan 147", 1, [64, 0.953, 1077], [0, 0.6, 0.954], true],
+        ["seqs8 3.672/s", "ended early, plan 235", 0.67, [67, 0.925, 1082], [0.714, 0.978, 1], true],
+        ["seqs8 3.338/s", "whole, plan 234", 0.36, [240, 1, 375], [0.9, 0.996, 1], true],
       ],
     );
-    assert.equal(rows[6]!.belowP5, 0.0149);
+    // Every percentile agrees but one: baseline's confirming probe at 2.020/s held (TTFT p99 844 ms) where the twin's
+    // replays of it end early 82 % of the time (its p50 1,119 ms is past the bound): the twin, whose long run holds
+    // to 1.607/s on this fit, is pessimistic there. Its attainment (0.996) is still the band's p95.
+    assert.deepEqual(
+      rows.map((r) => r.consistent),
+      [true, true, false, true, true, true, true, true],
+    );
     assert.equal(
-      rows[6]!.why,
-      "at 3.158/s, a window of 67 (1462 twin windows): attainment 0.925 outside the twin's p5–p95 [0.940, 1.000] (slack 0.005)",
+      rows[2]!.why,
+      "at 2.020/s, a window of 223 (300 twin windows): bound 1's percentile 844 ms outside [855, 1523] ms and ≤ its bound 1000 ms where the twin's p50 1119 ms is >",
     );
-    // The percentiles do not hold to their bands: the twin's TPOT p99 band is a point (8.8 ms seqs4, 9.7-9.8
-    // seqs8: its requests differ only by the prefills beside them) where the H200's is 9.4 and 11.3 ms, in
-    // every window; TTFT p99 at seqs8's capacity (375 ms) lies below the twin's [577, 1416]. But every one
-    // agrees: it lies on the same side of its bound (1000 ms, 30 ms) as the band's p50, so the SLO's verdict by
-    // that bound is the server's and the twin's alike.
-    assert.deepEqual(
-      rows.map((r) => r.percentilesInBand),
-      [
-        [true, false],
-        [true, false],
-        [true, false],
-        [true, false],
-        [true, false],
-        [true, false],
-        [true, false],
-        [false, false],
-      ],
-    );
-    assert.ok(rows.every((r) => r.percentilesAgree.every(Boolean)));
   });
 
   it("a server 20 % slower than its fit (every step and frontend cost × 1.2) is judged inconsistent at the fit's capacity", () => {
