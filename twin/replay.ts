@@ -33,6 +33,11 @@ export interface ReplayFigures {
   readonly tpotP99Ms: number;
   readonly itlP50Ms: number;
   readonly itlP99Ms: number;
+  /**
+   * The mean of vLLM's `request_prefill_time_seconds` over the requests that ended in the window (vLLM observes it
+   * as a request ends): from the start of the step that prefilled its first chunk to its first token.
+   */
+  readonly prefillMeanMs: number;
   readonly peakRunning: number;
   readonly peakWaiting: number;
 }
@@ -93,6 +98,7 @@ export function replayClosedLoop(params: TimingParams, load: ClosedLoop): Replay
   const ttfts: number[] = [];
   const tpots: number[] = [];
   const itls: number[] = [];
+  const prefills: number[] = [];
   let completed = 0;
   // Every client sends at 0, then each sends its next request the moment its last one ends.
   let due = load.concurrency;
@@ -113,6 +119,7 @@ export function replayClosedLoop(params: TimingParams, load: ClosedLoop): Replay
     done: (f, nowMs) => {
       if (inWindow(nowMs)) {
         completed += 1;
+        prefills.push(f.firstMs - f.scheduledMs);
         // A one-token answer has no TPOT (as vllm bench serve leaves it out).
         if (f.outputTokens > 1) tpots.push(tpotOf(nowMs - f.firstMs, f.outputTokens));
       }
@@ -128,6 +135,7 @@ export function replayClosedLoop(params: TimingParams, load: ClosedLoop): Replay
     tpotP99Ms: quantile(tpots, 0.99),
     itlP50Ms: quantile(itls, 0.5),
     itlP99Ms: quantile(itls, 0.99),
+    prefillMeanMs: mean(prefills),
     peakRunning: end.peakRunning,
     peakWaiting: end.peakWaiting,
   };

@@ -15,6 +15,8 @@ export interface Flight {
   readonly sentMs: number;
   /** When its handover ends and it joins the steps; +∞ while it waits for a slot. */
   readyMs: number;
+  /** When the step that prefills its first chunk began (vLLM's "scheduled"); NaN before. */
+  scheduledMs: number;
   /** When its first token came; NaN before. */
   firstMs: number;
   prefilled: number;
@@ -26,6 +28,7 @@ export interface Flight {
 export const flight = (sentMs: number, outputTokens: number): Flight => ({
   sentMs,
   readyMs: Number.POSITIVE_INFINITY,
+  scheduledMs: Number.NaN,
   firstMs: Number.NaN,
   prefilled: 0,
   sampled: 0,
@@ -133,6 +136,7 @@ export function step(engine: Engine, running: Flight[], startMs: number, watch: 
       if (f.prefilled >= prompt) f.sampled += 1;
       else if (budgetLeft > 0) {
         const chunk = Math.min(prompt - f.prefilled, budgetLeft);
+        if (f.prefilled === 0) f.scheduledMs = startMs;
         f.prefilled += chunk;
         budgetLeft -= chunk;
         if (f.prefilled >= prompt) f.sampled = 1;

@@ -81,6 +81,7 @@ export function fitLevelOf(level: LoadLevel, load: TwinLoad, warmupSeconds: numb
   const { ttftMs, tpotMs, itlMs } = level;
   const running = level.server.peakRunning.value;
   if (!level.valid || !ttftMs || !tpotMs || !itlMs || running === null) return null;
+  const prefillMeanMs = level.serverLatency.prefill?.value?.meanMs ?? null;
   return {
     concurrency: level.concurrency,
     maxNumSeqs: load.maxNumSeqs,
@@ -95,6 +96,7 @@ export function fitLevelOf(level: LoadLevel, load: TwinLoad, warmupSeconds: numb
     ttftP50Ms: ttftMs.p50,
     tpotMeanMs: tpotMs.mean,
     itlP50Ms: itlMs.p50,
+    ...(prefillMeanMs !== null && prefillMeanMs > 0 ? { prefillMeanMs } : {}),
     peakRunning: running,
     peakWaiting: level.server.peakWaiting.value ?? 0,
   };

@@ -1,5 +1,5 @@
 /**
- * vLLM 0.24's four latency histograms the benchmark reads (measure/metrics/histogram.ts), kept
+ * vLLM 0.24's six latency histograms the benchmark reads (measure/metrics/histogram.ts), kept
  * by the lab's KV layer when it paces answers by the timing model: the simulator's own would
  * describe its zero latency. Buckets and help text as vLLM 0.24 writes them
  * (../shared/vllm-0.24/captures/metrics_end.txt).
@@ -19,6 +19,14 @@ const FAMILIES = {
   "vllm:e2e_request_latency_seconds": { help: "Histogram of e2e request latency in seconds.", buckets: E2E_BUCKETS },
   "vllm:request_queue_time_seconds": {
     help: "Histogram of time spent in WAITING phase for request.",
+    buckets: E2E_BUCKETS,
+  },
+  "vllm:request_prefill_time_seconds": {
+    help: "Histogram of time spent in PREFILL phase for request.",
+    buckets: E2E_BUCKETS,
+  },
+  "vllm:request_decode_time_seconds": {
+    help: "Histogram of time spent in DECODE phase for request.",
     buckets: E2E_BUCKETS,
   },
 } as const;
@@ -44,7 +52,7 @@ export class LatencyHistograms {
     h.count += 1;
   }
 
-  /** The four families in Prometheus text, labels `base` (`engine="0",model_name="..."`). */
+  /** The six families in Prometheus text, labels `base` (`engine="0",model_name="..."`). */
   lines(base: string): string[] {
     return [...this.counts].flatMap(([family, h]) => [
       `# HELP ${family} ${FAMILIES[family].help}`,

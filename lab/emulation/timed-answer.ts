@@ -141,7 +141,7 @@ export interface PacedRequest {
  * An admitted request with the engine timing: the simulator answers at once; the answer goes to
  * the client as the engine samples its tokens. It leaves the engine and gives its slot back when
  * its last token is out, or at once when its client leaves (vLLM aborts it; the simulator's answer
- * is read to its end regardless). Its TTFT, gaps between tokens and end go into `latency`.
+ * is read to its end regardless). Its TTFT, gaps between tokens, end, prefill and decode time go into `latency`.
  */
 export function forwardPaced(
   upstream: { readonly port: number; readonly agent: http.Agent },
@@ -159,15 +159,24 @@ export function forwardPaced(
     request.admission.release();
   };
   clientLeft.then(finish);
+  let firstTokenMs: number | null = null;
   let lastTokenMs = 0;
   run.onSample((sampled) => {
     const now = performance.now();
-    if (sampled === 1) latency.observe("vllm:time_to_first_token_seconds", (now - request.arrivedMs) / 1000);
-    else latency.observe("vllm:inter_token_latency_seconds", (now - lastTokenMs) / 1000);
+    if (sampled === 1) {
+      firstTokenMs = now;
+      latency.observe("vllm:time_to_first_token_seconds", (now - request.arrivedMs) / 1000);
+    } else latency.observe("vllm:inter_token_latency_seconds", (now - lastTokenMs) / 1000);
     lastTokenMs = now;
   });
   const complete = () => {
     latency.observe("vllm:e2e_request_latency_seconds", (performance.now() - request.arrivedMs) / 1000);
+    // As vLLM, as the request ends: scheduled to first token, and first token to last.
+    const scheduledAtMs = run.scheduledAtMs();
+    if (firstTokenMs !== null && scheduledAtMs !== null) {
+      latency.observe("vllm:request_prefill_time_seconds", (firstTokenMs - scheduledAtMs) / 1000);
+      latency.observe("vllm:request_decode_time_seconds", (lastTokenMs - firstTokenMs) / 1000);
+    }
     finish();
   };
   const forwarded = http.request(

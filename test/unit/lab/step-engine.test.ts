@@ -121,9 +121,11 @@ describe("lab KV proxy with the engine timing: the simulator's answer paced by t
         "vllm:inter_token_latency_seconds",
         "vllm:e2e_request_latency_seconds",
         "vllm:request_queue_time_seconds",
+        "vllm:request_prefill_time_seconds",
         "vllm:request_decode_time_seconds",
+        "vllm:request_inference_time_seconds",
       ].map(count),
-      ["1.0", `${TOKENS - 1}.0`, "1.0", "1.0", undefined],
+      ["1.0", `${TOKENS - 1}.0`, "1.0", "1.0", "1.0", "1.0", undefined],
     );
     assert.ok(
       lines.includes('vllm:generation_tokens_total{model_name="m"} 20.0'),
@@ -133,6 +135,13 @@ describe("lab KV proxy with the engine timing: the simulator's answer paced by t
     assert.deepEqual(simsOwn, [], "the simulator's latency families are left out");
     const ttftSum = Number(lines.find((l) => l.startsWith("vllm:time_to_first_token_seconds_sum{"))!.split(" ")[1]);
     assert.ok(ttftSum * 1000 >= firstTokenMs, `server TTFT ${ttftSum * 1000} ms`);
+    // Prefill: the step that prefilled the prompt, from its start; decode: the steps after it, as vLLM counts them.
+    const sum = (family: string) => Number(lines.find((l) => l.startsWith(`${family}_sum{`))!.split(" ")[1]) * 1000;
+    const prefillMs = sum("vllm:request_prefill_time_seconds");
+    assert.ok(prefillMs >= stepMs(H200_TIMING, 0, PROMPT), `server prefill ${prefillMs} ms`);
+    assert.ok(prefillMs < ttftSum * 1000, `server prefill ${prefillMs} ms leaves out the handover`);
+    const decodeSumMs = sum("vllm:request_decode_time_seconds");
+    assert.ok(decodeSumMs >= (TOKENS - 1) * decodeMs, `server decode ${decodeSumMs} ms`);
   });
 
   it("answers a whole (non-streamed) request when its last token is sampled", async () => {
