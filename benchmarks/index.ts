@@ -38,7 +38,7 @@ export type { StartPhases } from "../measure/kube/start-phases";
 export { type Measured, measured, measuredOf, missing } from "../measure/measured";
 export { main as cliMain } from "./cli";
 export { readinessPhase } from "./phases/readiness";
-export { readingOf, twinSloOf } from "./phases/twin-inputs";
+export { fitLevelOf, readingOf, twinLoadOf, twinSloOf } from "./phases/twin-inputs";
 export { type Progress, type StageEvent, silentProgress, writerProgress } from "./progress";
 export { renderComparison } from "./report/comparison";
 export { renderMarkdown } from "./report/markdown";

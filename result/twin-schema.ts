@@ -45,22 +45,28 @@ const LongRunPointSchema = z.strictObject({
   holds: z.boolean(),
 }) satisfies z.ZodType<LongRunPoint>;
 
+/** One figure of one level (or open window, concurrency 0), measured beside the twin's. */
+const FitResidualSchema = z.strictObject({
+  concurrency: int,
+  figure: z.string(),
+  measured: z.number(),
+  twin: z.number(),
+  relative: z.number(),
+});
+
 /** The fit of the twin's costs to the candidate's closed-loop levels, with what it could not tell apart. */
 export const TwinFitSchema = z.strictObject({
   params: TimingParamsSchema,
   prior: TimingParamsSchema,
   scales: z.strictObject({ decode: z.number(), prefill: z.number(), frontend: z.number() }),
   /** Each level's figures, measured beside the twin's replay of that level. */
-  residuals: z.array(
-    z.strictObject({
-      concurrency: int,
-      figure: z.string(),
-      measured: z.number(),
-      twin: z.number(),
-      relative: z.number(),
-    }),
-  ),
+  residuals: z.array(FitResidualSchema),
   worstRelativeResidual: z.number(),
+  /**
+   * Figures the fit did not take, beside the twin's: vLLM's prefill time (request_prefill_time_seconds) per level,
+   * where the server exports it. Absent in results written before it was recorded.
+   */
+  heldOut: z.array(FitResidualSchema).optional(),
   /** The largest worst residual at which the twin is used. */
   residualBound: z.number(),
   assumptions: z.array(z.string()),

@@ -35,7 +35,7 @@ export interface ReplayFigures {
   readonly itlP99Ms: number;
   /**
    * The mean of vLLM's `request_prefill_time_seconds` over the requests that ended in the window (vLLM observes it
-   * as a request ends): from the start of the step that prefilled its first chunk to its first token.
+   * as a request ends): from taking its slot to its first token, its handover included.
    */
   readonly prefillMeanMs: number;
   readonly peakRunning: number;

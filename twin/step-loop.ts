@@ -15,7 +15,11 @@ export interface Flight {
   readonly sentMs: number;
   /** When its handover ends and it joins the steps; +∞ while it waits for a slot. */
   readyMs: number;
-  /** When the step that prefills its first chunk began (vLLM's "scheduled"); NaN before. */
+  /**
+   * When it took a slot (vLLM's "scheduled": its queue time ends there); NaN before. vLLM's prefill time runs from
+   * here to the first token, its handover included: on an H100 that time is the handover and the prefill step the
+   * fit gives (examples/gpu-twin-check-2026-12-07), not the prefill step alone.
+   */
   scheduledMs: number;
   /** When its first token came; NaN before. */
   firstMs: number;
@@ -136,7 +140,6 @@ export function step(engine: Engine, running: Flight[], startMs: number, watch: 
       if (f.prefilled >= prompt) f.sampled += 1;
       else if (budgetLeft > 0) {
         const chunk = Math.min(prompt - f.prefilled, budgetLeft);
-        if (f.prefilled === 0) f.scheduledMs = startMs;
         f.prefilled += chunk;
         budgetLeft -= chunk;
         if (f.prefilled >= prompt) f.sampled = 1;
@@ -167,6 +170,7 @@ export function admit(
   let free = handoverFreeMs;
   while (running.length < engine.maxNumSeqs && waiting.length > 0) {
     const f = waiting.shift();
+    f.scheduledMs = now;
     f.readyMs = free = handoverAt(engine.params, engine.promptTokens, decodingOf(running), now, free);
     running.push(f);
   }

@@ -89,6 +89,7 @@ const fitRecord = (fit: CalibrationFit, openWindows: number): TwinFit => ({
   scales: fit.scales,
   residuals: fit.residuals.map((r) => ({ ...r })),
   worstRelativeResidual: fit.worstRelativeResidual,
+  heldOut: fit.heldOut.map((r) => ({ ...r })),
   residualBound: FIT_RESIDUAL_BOUND,
   assumptions: [...fit.assumptions],
   openWindows,

@@ -14,6 +14,16 @@ export function capacityBasisText(t: TwinCapacityRecord | undefined): string {
   return `, long run of the calibrated twin, confirmed by ${t.windows.length} windows on the server${rounds > 1 ? ` over ${rounds} fits` : ""}, the last ${Math.min(2, t.windows.length)} in their bands`;
 }
 
+/** The figures the fit held out, each beside the twin's: a check of the twin's shape on the server's own clock. */
+function heldOutText(heldOut: readonly { concurrency: number; measured: number; twin: number; relative: number }[]) {
+  if (heldOut.length === 0) return "";
+  const each = heldOut.map(
+    (r) =>
+      `c=${r.concurrency} ${num(r.measured, 1)} ms, the twin ${num(r.twin, 1)} ms (${r.relative >= 0 ? "+" : ""}${pct(r.relative)})`,
+  );
+  return ` Held out, vLLM's own prefill time (scheduled to first token): ${each.join("; ")}.`;
+}
+
 export function twinLines(c: SloCapacity): string[] {
   const t = c.twin;
   if (t === undefined) return [];
@@ -26,7 +36,7 @@ export function twinLines(c: SloCapacity): string[] {
     ...(fit
       ? [
           "",
-          `Fit to this candidate's closed loop (${fit.residuals.length} figures${fit.openWindows > 0 ? `, ${fit.openWindows} open-loop windows` : ""}): costs × decode ${num(fit.scales.decode, 3)}, prefill ${num(fit.scales.prefill, 3)}, frontend ${num(fit.scales.frontend, 3)} of the prior; worst residual ${pct(fit.worstRelativeResidual)} (bound ${pct(fit.residualBound)}). ${fit.assumptions.join(" ")}`,
+          `Fit to this candidate's closed loop (${fit.residuals.length} figures${fit.openWindows > 0 ? `, ${fit.openWindows} open-loop windows` : ""}): costs × decode ${num(fit.scales.decode, 3)}, prefill ${num(fit.scales.prefill, 3)}, frontend ${num(fit.scales.frontend, 3)} of the prior; worst residual ${pct(fit.worstRelativeResidual)} (bound ${pct(fit.residualBound)}). ${fit.assumptions.join(" ")}${heldOutText(fit.heldOut ?? [])}`,
         ]
       : []),
     ...(t.load

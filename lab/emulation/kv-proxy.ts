@@ -125,13 +125,15 @@ export class KvProxy {
         return;
       }
       if (this.engine && this.latency) {
-        this.latency.observe("vllm:request_queue_time_seconds", (performance.now() - queued.queuedMs) / 1000);
+        // Scheduled: vLLM's queue time ends and its prefill time begins (the handover is inside the latter).
+        const scheduledMs = performance.now();
+        this.latency.observe("vllm:request_queue_time_seconds", (scheduledMs - queued.queuedMs) / 1000);
         // Admitted, it holds its slot through its handover (twin/step-model.ts) before its first step.
         if ((await Promise.race([this.engine.handover(queued.prompt), client.left])) === "left" || client.gone()) {
           queued.admission.release();
           return;
         }
-        const timed = { admission: queued.admission, promptTokens: queued.prompt, arrivedMs };
+        const timed = { admission: queued.admission, promptTokens: queued.prompt, arrivedMs, scheduledMs };
         const upstream = { port: this.upstreamPort, agent: this.agent };
         forwardPaced(upstream, req, res, body, client.left, timed, this.engine, this.latency);
         return;

@@ -10,8 +10,6 @@ export interface EngineTiming {
 export interface EngineRun {
   /** Tokens sampled so far (0 while its prompt is being prefilled). */
   readonly sampled: () => number;
-  /** When the step that prefilled its first chunk began (vLLM's "scheduled"), on the engine's clock; null before. */
-  readonly scheduledAtMs: () => number | null;
   /** Called after every step that samples a token of it. */
   onSample(listener: (sampled: number) => void): void;
   /** How many tokens its answer has, once the simulator has said (until then it keeps decoding). */
@@ -22,7 +20,6 @@ export interface EngineRun {
 
 interface Slot {
   seq: EngineSeq;
-  scheduledAtMs: number | null;
   outputTokens: number | null;
   readonly listeners: Array<(sampled: number) => void>;
 }
@@ -70,12 +67,7 @@ export class StepEngine {
 
   /** An admitted request joins the engine; it is prefilled from the next step on. */
   join(promptTokens: number): EngineRun {
-    const slot: Slot = {
-      seq: { promptTokens, prefilled: 0, sampled: 0 },
-      scheduledAtMs: null,
-      outputTokens: null,
-      listeners: [],
-    };
+    const slot: Slot = { seq: { promptTokens, prefilled: 0, sampled: 0 }, outputTokens: null, listeners: [] };
     this.slots.push(slot);
     if (!this.looping) void this.loop();
     const leave = () => {
@@ -84,7 +76,6 @@ export class StepEngine {
     };
     return {
       sampled: () => slot.seq.sampled,
-      scheduledAtMs: () => slot.scheduledAtMs,
       onSample: (listener) => slot.listeners.push(listener),
       setOutputTokens: (tokens) => {
         slot.outputTokens = tokens;
@@ -109,7 +100,6 @@ export class StepEngine {
         // A step that ended late shortens the next, by at most half of it: the clock keeps the
         // model's pace on average without bursts after a stall.
         stepEnd = Math.max(stepEnd, this.now() - plan.durationMs / 2) + plan.durationMs;
-        for (const i of plan.chunks.keys()) active[i]!.scheduledAtMs ??= stepEnd - plan.durationMs;
         await sleep(stepEnd - this.now());
         const after = applyStep(
           active.map((s) => s.seq),

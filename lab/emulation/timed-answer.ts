@@ -135,6 +135,8 @@ export interface PacedRequest {
   readonly admission: Admission;
   readonly promptTokens: number;
   readonly arrivedMs: number;
+  /** When it was admitted (vLLM's "scheduled"), before its handover. */
+  readonly scheduledMs: number;
 }
 
 /**
@@ -171,10 +173,9 @@ export function forwardPaced(
   });
   const complete = () => {
     latency.observe("vllm:e2e_request_latency_seconds", (performance.now() - request.arrivedMs) / 1000);
-    // As vLLM, as the request ends: scheduled to first token, and first token to last.
-    const scheduledAtMs = run.scheduledAtMs();
-    if (firstTokenMs !== null && scheduledAtMs !== null) {
-      latency.observe("vllm:request_prefill_time_seconds", (firstTokenMs - scheduledAtMs) / 1000);
+    // As vLLM, as the request ends: scheduled to first token (its handover and prefill), and first token to last.
+    if (firstTokenMs !== null) {
+      latency.observe("vllm:request_prefill_time_seconds", (firstTokenMs - request.scheduledMs) / 1000);
       latency.observe("vllm:request_decode_time_seconds", (lastTokenMs - firstTokenMs) / 1000);
     }
     finish();

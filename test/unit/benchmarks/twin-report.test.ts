@@ -99,6 +99,21 @@ describe("the calibrated twin's capacity, stated with its basis wherever a capac
     assert.ok(text.includes("Long-run capacity 1.607 req/s (to 1.0 %"), text);
     assert.ok(text.includes("| 0 | 1.607 | 1.607 | 100 | 1.000 | 0.960–1.000 | yes |"), text);
     assert.ok(text.includes("Minutes: 3.0 in all, 2.5 of them the twin's windows on the server"), text);
+    // A fit without held-out figures (a result written before, or a server without vLLM's prefill time) says none.
+    assert.ok(!text.includes("Held out"), text);
+  });
+
+  it("the report sets vLLM's prefill time, held out of the fit, beside the twin's", () => {
+    const heldOut = [{ concurrency: 8, figure: "prefillMeanMs", measured: 165.8, twin: 174.9, relative: 0.0549 }];
+    const withHeldOut = structuredClone(r);
+    withHeldOut.phases.load!.capacity!.twin!.fit!.heldOut = heldOut;
+    const text = sloSectionLines(withHeldOut.phases.load!).join("\n");
+    assert.ok(
+      text.includes(
+        "Held out, vLLM's own prefill time (scheduled to first token): c=8 165.8 ms, the twin 174.9 ms (+5.5 %).",
+      ),
+      text,
+    );
   });
 
   it("the plot's title and the verdict's note say which figure it is", () => {

@@ -135,13 +135,15 @@ describe("lab KV proxy with the engine timing: the simulator's answer paced by t
     assert.deepEqual(simsOwn, [], "the simulator's latency families are left out");
     const ttftSum = Number(lines.find((l) => l.startsWith("vllm:time_to_first_token_seconds_sum{"))!.split(" ")[1]);
     assert.ok(ttftSum * 1000 >= firstTokenMs, `server TTFT ${ttftSum * 1000} ms`);
-    // Prefill: the step that prefilled the prompt, from its start; decode: the steps after it, as vLLM counts them.
+    // Prefill: from its slot to its first token, the handover and the prefill step (as vLLM counts it, from
+    // "scheduled"), the queue before it left out; decode: the steps after the first token.
     const sum = (family: string) => Number(lines.find((l) => l.startsWith(`${family}_sum{`))!.split(" ")[1]) * 1000;
     const prefillMs = sum("vllm:request_prefill_time_seconds");
-    assert.ok(prefillMs >= stepMs(H200_TIMING, 0, PROMPT), `server prefill ${prefillMs} ms`);
-    assert.ok(prefillMs < ttftSum * 1000, `server prefill ${prefillMs} ms leaves out the handover`);
+    assert.ok(prefillMs >= firstTokenMs, `server prefill ${prefillMs} ms`);
+    assert.ok(prefillMs < ttftSum * 1000, `server prefill ${prefillMs} ms within TTFT ${ttftSum * 1000} ms`);
+    // A step after a late one is shortened by at most half (step-engine.ts), so each gap is at least half a step.
     const decodeSumMs = sum("vllm:request_decode_time_seconds");
-    assert.ok(decodeSumMs >= (TOKENS - 1) * decodeMs, `server decode ${decodeSumMs} ms`);
+    assert.ok(decodeSumMs >= ((TOKENS - 1) * decodeMs) / 2, `server decode ${decodeSumMs} ms`);
   });
 
   it("answers a whole (non-streamed) request when its last token is sampled", async () => {

@@ -12,7 +12,7 @@ import {
   scaledParams,
 } from "../../../twin/fit";
 import { replayClosedLoop } from "../../../twin/replay";
-import { H200_TIMING } from "../../../twin/step-model";
+import { frontendMs, H200_TIMING } from "../../../twin/step-model";
 
 const TRUTH: CostScales = { decode: 1.3, prefill: 0.8, frontend: 1.5 };
 
@@ -125,6 +125,22 @@ describe("twin/fit: calibrating the prior's three costs to a candidate's own clo
     );
     for (const r of fit.residuals) assert.ok(Number.isFinite(r.twin) && Number.isFinite(r.relative), JSON.stringify(r));
     assert.ok(Number.isFinite(fit.worstRelativeResidual));
+  });
+
+  it("holds vLLM's prefill time out: the fit is the one without it, and sets the twin's beside it", () => {
+    const level = synthetic(4);
+    const twinPrefill = replayClosedLoop(scaledParams(H200_TIMING, TRUTH), level).prefillMeanMs;
+    const withPrefill = calibrate([{ ...level, prefillMeanMs: twinPrefill * 1.1 }]);
+    const without = calibrate([level]);
+    assert.deepEqual(withPrefill.scales, without.scales);
+    assert.deepEqual(withPrefill.residuals, without.residuals);
+    assert.deepEqual(without.heldOut, []);
+    assert.equal(withPrefill.heldOut.length, 1);
+    const held = withPrefill.heldOut[0]!;
+    assert.deepEqual([held.concurrency, held.figure, held.measured], [8, "prefillMeanMs", twinPrefill * 1.1]);
+    assert.equal(held.twin, replayClosedLoop(withPrefill.params, level).prefillMeanMs);
+    // From its slot to its first token: the handover and the prefill step at least.
+    assert.ok(twinPrefill > frontendMs(scaledParams(H200_TIMING, TRUTH), 1564, 0), `twin prefill ${twinPrefill} ms`);
   });
 
   it("accepts a fit up to the residual bound (0.15)", () => {
