@@ -1,6 +1,6 @@
 import { aboveAllowed, attainmentLost } from "../common/window-stop";
 import { quantileOfSorted, sortedAscending } from "./replay";
-import type { RequestFigures, Spread, TwinMetric, TwinSlo, WindowBand, WindowReading } from "./types";
+import type { RequestFigures, Spread, TwinBound, TwinMetric, TwinSlo, WindowBand, WindowReading } from "./types";
 
 /**
  * Pure: a window of requests judged under the SLO as the benchmark judges a level, a figure's spread over windows,
@@ -19,6 +19,15 @@ export function metricOf(request: RequestFigures, metric: TwinMetric): number {
 }
 
 /**
+ * Whether a request meets one bound. A figure a request does not have (a one-token answer's TPOT) meets it and is
+ * no value of its percentile, as the benchmark's judge counts it (measure/inputs/slo-metrics.ts, `withoutValue`).
+ */
+function meetsBound(r: RequestFigures, b: TwinBound): boolean {
+  const v = metricOf(r, b.metric);
+  return Number.isNaN(v) || v <= b.ms;
+}
+
+/**
  * The window's attainment (the share of its requests meeting every bound) and each bound's percentile (linear
  * interpolation, as `quantile`); it holds when the attainment reaches the SLO's and every percentile is within
  * its bound. An empty window holds nothing: attainment 0, percentiles NaN.
@@ -26,14 +35,8 @@ export function metricOf(request: RequestFigures, metric: TwinMetric): number {
 export function judgeWindow(requests: readonly RequestFigures[], slo: TwinSlo): WindowReading {
   if (requests.length === 0)
     return { requests: 0, attainment: 0, percentilesMs: slo.bounds.map(() => Number.NaN), holds: false };
-  // A figure a request does not have (a one-token answer's TPOT) meets its bound and is no value of its
-  // percentile, as the benchmark's judge counts it (measure/inputs/slo-metrics.ts, `withoutValue`).
-  const meets = (r: RequestFigures, metric: TwinMetric, ms: number) => {
-    const v = metricOf(r, metric);
-    return Number.isNaN(v) || v <= ms;
-  };
   let meeting = 0;
-  for (const r of requests) if (slo.bounds.every((b) => meets(r, b.metric, b.ms))) meeting += 1;
+  for (const r of requests) if (slo.bounds.every((b) => meetsBound(r, b))) meeting += 1;
   const attainment = meeting / requests.length;
   const percentilesMs = slo.bounds.map((b) =>
     quantileOfSorted(
@@ -100,11 +103,10 @@ export function stoppedWindowReading(
   everyMs: number,
 ): { reading: WindowReading; endedEarly: boolean } {
   if (!(everyMs > 0)) throw new Error(`stoppedWindowReading: everyMs must be > 0, got ${everyMs}`);
+  // Every request ends, at a finite time: the checks below step to the last end, a bounded count.
+  if (!window.every((r) => Number.isFinite(r.sentMs + r.e2eMs)))
+    throw new Error("stoppedWindowReading: every request needs a finite send time and e2e");
   const byEnd = [...window].sort((a, b) => a.sentMs + a.e2eMs - (b.sentMs + b.e2eMs));
-  const meets = (r: RequestFigures, i: number) => {
-    const v = metricOf(r, slo.bounds[i]!.metric);
-    return Number.isNaN(v) || v <= slo.bounds[i]!.ms;
-  };
   const startMs = window.length > 0 ? Math.min(...window.map((r) => r.sentMs)) : 0;
   const above = slo.bounds.map(() => 0);
   let misses = 0;
@@ -112,7 +114,7 @@ export function stoppedWindowReading(
   for (let checkMs = startMs + everyMs; done < byEnd.length; checkMs += everyMs) {
     for (; done < byEnd.length && byEnd[done]!.sentMs + byEnd[done]!.e2eMs <= checkMs; done++) {
       const r = byEnd[done]!;
-      const met = slo.bounds.map((_, i) => meets(r, i));
+      const met = slo.bounds.map((b) => meetsBound(r, b));
       met.forEach((ok, i) => {
         if (!ok) above[i]! += 1;
       });

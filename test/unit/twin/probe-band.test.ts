@@ -38,6 +38,11 @@ describe("the twin runs a capacity probe's window as the search does (common/win
     assert.equal(whole.endedEarly, false);
     assert.equal(whole.reading.requests, 10);
     assert.throws(() => stoppedWindowReading(window, TTFT_P90, 0), /everyMs must be > 0, got 0/);
+    // A request that never ends would keep the checks going: refused, not looped on.
+    assert.throws(
+      () => stoppedWindowReading([sent(0, 100, Number.POSITIVE_INFINITY)], TTFT_P90, 500),
+      /every request needs a finite send time and e2e/,
+    );
   });
 
   it("replays a probe from an idle engine: far below the capacity none ends early, far above every one does", () => {
