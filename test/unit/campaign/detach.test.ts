@@ -44,8 +44,15 @@ describe("campaign: Pulumi in a process group of its own", function () {
     const r = await ctrlCDuringUp("plain");
     assert.equal(r.finished, false);
     assert.equal(r.lines[0], "started");
-    assert.ok(r.lines.includes("sigint"));
-    assert.match(r.lines[r.lines.length - 1]!, /^failed: /);
+    // The group's SIGINT reaches the campaign and the CLI at once: which one prints first is the machine's
+    // race (a CI run saw the CLI's failure before the campaign's "sigint"), so the order is not asserted.
+    assert.deepEqual(
+      r.lines
+        .slice(1)
+        .map((l) => (l.startsWith("failed: ") ? "failed" : l))
+        .sort(),
+      ["failed", "sigint"],
+    );
   });
 
   it("the detached CLI lets the up finish: only the campaign hears the Ctrl-C", async function () {
