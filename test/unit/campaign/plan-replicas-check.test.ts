@@ -12,8 +12,9 @@ import { checkWindow } from "../../../twin/consistency";
 import { windowBand } from "../../../twin/long-run";
 import { replicasWindowBand } from "../../../twin/replicas";
 import { H200_TIMING } from "../../../twin/step-model";
-import type { TwinSlo, WindowBand } from "../../../twin/types";
+import type { WindowBand } from "../../../twin/types";
 import { level, rateLevel, result, withTwinCapacity } from "../benchmarks/sample-result";
+import { DEFAULT_SLO_FLAG, DEFAULT_TWIN_SLO } from "../helpers/default-slo";
 import { PROJECT_DIR } from "../helpers/program";
 
 async function cli(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -24,14 +25,8 @@ async function cli(argv: string[]): Promise<{ code: number; stdout: string; stde
 }
 
 const LOAD = { maxNumSeqs: 8, maxNumBatchedTokens: 0, promptTokens: 1550, outputTokens: 128 };
-const TWIN_SLO: TwinSlo = {
-  bounds: [
-    { metric: "ttft", quantile: 0.99, ms: 1000 },
-    { metric: "tpot", quantile: 0.99, ms: 30 },
-  ],
-  attainment: 0.99,
-};
-const SLO = ["--slo", "ttft:p99:1000,tpot:p99:30"];
+const TWIN_SLO = DEFAULT_TWIN_SLO;
+const SLO = ["--slo", DEFAULT_SLO_FLAG];
 const USAGE_TAIL = "\nSee `npm run campaign -- help`.\n";
 const WINDOW = 200;
 const RATE = 4;

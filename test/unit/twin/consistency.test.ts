@@ -9,15 +9,10 @@ import { EXAMPLES_DIR } from "../../../scripts/timing-fit/recorded";
 import { checkWindow, consistent } from "../../../twin/consistency";
 import { calibrate, type FitLevel, scaledParams } from "../../../twin/fit";
 import { judgeWindow, longRun, probeBand, twinCapacity, windowBand } from "../../../twin/long-run";
-import type { ProbeBand, TwinLoad, TwinSlo, WindowBand } from "../../../twin/types";
+import type { ProbeBand, TwinLoad, WindowBand } from "../../../twin/types";
+import { DEFAULT_TWIN_SLO } from "../helpers/default-slo";
 
-const SLO: TwinSlo = {
-  bounds: [
-    { metric: "ttft", quantile: 0.99, ms: 1000 },
-    { metric: "tpot", quantile: 0.99, ms: 30 },
-  ],
-  attainment: 0.99,
-};
+const SLO = DEFAULT_TWIN_SLO;
 const BOUNDS_MS = SLO.bounds.map((b) => b.ms);
 const band = (p5: number, p95: number, percentiles: Array<[number, number]>): WindowBand => ({
   ratePerSecond: 2,

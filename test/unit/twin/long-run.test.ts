@@ -3,14 +3,9 @@ import { poissonArrivalsMs, poissonPattern } from "../../../twin/arrivals";
 import { judgeWindow, longRun, twinCapacity, warmupRequests, windowBand } from "../../../twin/long-run";
 import { H200_TIMING } from "../../../twin/step-model";
 import type { RequestFigures, TwinSlo } from "../../../twin/types";
+import { DEFAULT_TWIN_SLO } from "../helpers/default-slo";
 
-const SLO: TwinSlo = {
-  bounds: [
-    { metric: "ttft", quantile: 0.99, ms: 1000 },
-    { metric: "tpot", quantile: 0.99, ms: 30 },
-  ],
-  attainment: 0.99,
-};
+const SLO = DEFAULT_TWIN_SLO;
 const loadOf = (maxNumSeqs: number) => ({ maxNumSeqs, maxNumBatchedTokens: 0, promptTokens: 1564, outputTokens: 128 });
 const request = (ttftMs: number, tpotMs: number, e2eMs: number): RequestFigures => ({
   sentMs: 0,

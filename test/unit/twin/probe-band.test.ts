@@ -4,6 +4,7 @@ import { probeBand } from "../../../twin/long-run";
 import { H200_TIMING } from "../../../twin/step-model";
 import type { RequestFigures, TwinSlo } from "../../../twin/types";
 import { stoppedWindowReading } from "../../../twin/window";
+import { DEFAULT_TWIN_SLO } from "../helpers/default-slo";
 
 /** A request sent at `sentMs` that ends `e2eMs` later, with its TTFT; TPOT 10 ms (meets any bound here). */
 const sent = (sentMs: number, ttftMs: number, e2eMs = 400): RequestFigures => ({ sentMs, ttftMs, tpotMs: 10, e2eMs });
@@ -47,13 +48,7 @@ describe("the twin runs a capacity probe's window as the search does (common/win
 
   it("replays a probe from an idle engine: far below the capacity none ends early, far above every one does", () => {
     const load = { maxNumSeqs: 4, maxNumBatchedTokens: 0, promptTokens: 1564, outputTokens: 128 };
-    const slo: TwinSlo = {
-      bounds: [
-        { metric: "ttft", quantile: 0.99, ms: 1000 },
-        { metric: "tpot", quantile: 0.99, ms: 30 },
-      ],
-      attainment: 0.99,
-    };
+    const slo = DEFAULT_TWIN_SLO;
     const rule = { warmupSeconds: 10, plannedRequests: 120, everyMs: 500 };
     const below = probeBand(H200_TIMING, load, slo, 0.5, rule, { replays: 40 });
     assert.equal(below.endedEarlyShare, 0);

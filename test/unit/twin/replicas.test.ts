@@ -14,16 +14,11 @@ import {
 } from "../../../twin/replicas";
 import { H200_TIMING } from "../../../twin/step-model";
 import { SteppedEngine } from "../../../twin/stepped-engine";
-import type { RequestFigures, TwinSlo } from "../../../twin/types";
+import type { RequestFigures } from "../../../twin/types";
 import { spreadOf } from "../../../twin/window";
+import { DEFAULT_TWIN_SLO } from "../helpers/default-slo";
 
-const SLO: TwinSlo = {
-  bounds: [
-    { metric: "ttft", quantile: 0.99, ms: 1000 },
-    { metric: "tpot", quantile: 0.99, ms: 30 },
-  ],
-  attainment: 0.99,
-};
+const SLO = DEFAULT_TWIN_SLO;
 const LOAD = { maxNumSeqs: 8, maxNumBatchedTokens: 0, promptTokens: 1550, outputTokens: 128 };
 const REQUESTS = 4000;
 
