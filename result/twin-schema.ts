@@ -63,8 +63,9 @@ export const TwinFitSchema = z.strictObject({
   residuals: z.array(FitResidualSchema),
   worstRelativeResidual: z.number(),
   /**
-   * Figures the fit did not take, beside the twin's: vLLM's prefill time (request_prefill_time_seconds) per level,
-   * where the server exports it. Absent in results written before it was recorded.
+   * Figures the fit did not take, beside the twin's, per level where the server exports them: vLLM's queue time
+   * (request_queue_time_seconds, where requests waited) and prefill time (request_prefill_time_seconds). Absent in
+   * results written before they were recorded.
    */
   heldOut: z.array(FitResidualSchema).optional(),
   /** The largest worst residual at which the twin is used. */

@@ -24,6 +24,13 @@ export interface FitLevel extends ClosedLoop {
    * seqs8's fit 5 % off its TTFT and its capacity 3 % (docs/slo.md).
    */
   readonly prefillMeanMs?: number;
+  /**
+   * vLLM's own queue time, the mean of `vllm:request_queue_time_seconds` over the level (arrived to scheduled),
+   * where the server exports it and requests waited (its waiting count above 0). Held out as prefill time is: a
+   * check of the twin's queueing, the dynamics a capacity rests on, on the server's clock. Where nothing waited the
+   * figure is the scheduler's own few ms, which the twin puts at 0: no check of anything.
+   */
+  readonly queueMeanMs?: number;
   readonly peakRunning: number;
   readonly peakWaiting: number;
 }
@@ -32,6 +39,20 @@ export interface FitLevel extends ClosedLoop {
 export interface InputLengthCase {
   readonly promptTokens: number;
   readonly e2eMs: number;
+}
+
+/** The server's own figures the fit holds out, each where a level has it. */
+export const HELD_OUT_FIGURES = ["queueMeanMs", "prefillMeanMs"] as const;
+export type HeldOutFigure = (typeof HELD_OUT_FIGURES)[number];
+
+/** Each held-out figure a level has, beside the fitted twin's replay of that level. */
+function heldOutOf(params: TimingParams, levels: readonly FitLevel[]): FitResidual[] {
+  return levels.flatMap((l) => {
+    const held = HELD_OUT_FIGURES.filter((figure) => l[figure] !== undefined);
+    if (held.length === 0) return [];
+    const twin = replayLevel(params, l);
+    return held.map((figure) => residual(l.concurrency, figure, l[figure]!, twin[figure]));
+  });
 }
 
 /** The replay of a level's own load (the replay reads its ClosedLoop fields only). */
@@ -257,11 +278,7 @@ export function calibrate(
     scales,
     residuals,
     worstRelativeResidual: Math.max(...residuals.map((r) => Math.abs(r.relative))),
-    heldOut: levels.flatMap((l) =>
-      l.prefillMeanMs === undefined
-        ? []
-        : [residual(l.concurrency, "prefillMeanMs", l.prefillMeanMs, replayLevel(params, l).prefillMeanMs)],
-    ),
+    heldOut: heldOutOf(params, levels),
     assumptions: assumptionsOf(prior, levels, openWindows),
   };
 }

@@ -38,6 +38,12 @@ export interface ReplayFigures {
    * as a request ends): from taking its slot to its first token, its handover included.
    */
   readonly prefillMeanMs: number;
+  /**
+   * The mean of vLLM's `request_queue_time_seconds` over the same requests: from arriving to taking a slot. The
+   * twin's requests arrive as they are sent: the API server's work before the queue (about 30 ms for a 1,550-token
+   * prompt on an H100) has no place of its own in the twin, so its TTFT, fitted, holds it in the queue.
+   */
+  readonly queueMeanMs: number;
   readonly peakRunning: number;
   readonly peakWaiting: number;
 }
@@ -99,6 +105,7 @@ export function replayClosedLoop(params: TimingParams, load: ClosedLoop): Replay
   const tpots: number[] = [];
   const itls: number[] = [];
   const prefills: number[] = [];
+  const queues: number[] = [];
   let completed = 0;
   // Every client sends at 0, then each sends its next request the moment its last one ends.
   let due = load.concurrency;
@@ -120,6 +127,7 @@ export function replayClosedLoop(params: TimingParams, load: ClosedLoop): Replay
       if (inWindow(nowMs)) {
         completed += 1;
         prefills.push(f.firstMs - f.scheduledMs);
+        queues.push(f.scheduledMs - f.sentMs);
         // A one-token answer has no TPOT (as vllm bench serve leaves it out).
         if (f.outputTokens > 1) tpots.push(tpotOf(nowMs - f.firstMs, f.outputTokens));
       }
@@ -136,6 +144,7 @@ export function replayClosedLoop(params: TimingParams, load: ClosedLoop): Replay
     itlP50Ms: quantile(itls, 0.5),
     itlP99Ms: quantile(itls, 0.99),
     prefillMeanMs: mean(prefills),
+    queueMeanMs: mean(queues),
     peakRunning: end.peakRunning,
     peakWaiting: end.peakWaiting,
   };

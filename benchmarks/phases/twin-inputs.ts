@@ -82,6 +82,8 @@ export function fitLevelOf(level: LoadLevel, load: TwinLoad, warmupSeconds: numb
   const running = level.server.peakRunning.value;
   if (!level.valid || !ttftMs || !tpotMs || !itlMs || running === null) return null;
   const prefillMeanMs = level.serverLatency.prefill?.value?.meanMs ?? null;
+  const queued = (level.server.peakWaiting.value ?? 0) > 0;
+  const queueMeanMs = queued ? (level.serverLatency.queue.value?.meanMs ?? null) : null;
   return {
     concurrency: level.concurrency,
     maxNumSeqs: load.maxNumSeqs,
@@ -97,6 +99,7 @@ export function fitLevelOf(level: LoadLevel, load: TwinLoad, warmupSeconds: numb
     tpotMeanMs: tpotMs.mean,
     itlP50Ms: itlMs.p50,
     ...(prefillMeanMs !== null && prefillMeanMs > 0 ? { prefillMeanMs } : {}),
+    ...(queueMeanMs !== null && queueMeanMs > 0 ? { queueMeanMs } : {}),
     peakRunning: running,
     peakWaiting: level.server.peakWaiting.value ?? 0,
   };

@@ -1,5 +1,6 @@
 import { num } from "../../common/format";
 import type { SloCapacity, TwinCapacityRecord } from "../../result";
+import { HELD_OUT_FIGURES, type HeldOutFigure } from "../../twin/fit";
 import { table } from "./markdown-notes";
 
 /** The calibrated twin's part of a report's SLO capacity: basis, fit, prediction and the server's windows. Pure. */
@@ -14,14 +15,29 @@ export function capacityBasisText(t: TwinCapacityRecord | undefined): string {
   return `, long run of the calibrated twin, confirmed by ${t.windows.length} windows on the server${rounds > 1 ? ` over ${rounds} fits` : ""}, the last ${Math.min(2, t.windows.length)} in their bands`;
 }
 
+/** What each held-out figure is, as vLLM's histograms name it. */
+const HELD_OUT_LABEL: Readonly<Record<HeldOutFigure, string>> = {
+  queueMeanMs: "queue time (arrived to scheduled)",
+  prefillMeanMs: "prefill time (scheduled to first token)",
+};
+
+const labelOf = (figure: string): string =>
+  (HELD_OUT_FIGURES as readonly string[]).includes(figure) ? HELD_OUT_LABEL[figure as HeldOutFigure] : figure;
+
 /** The figures the fit held out, each beside the twin's: a check of the twin's shape on the server's own clock. */
-function heldOutText(heldOut: readonly { concurrency: number; measured: number; twin: number; relative: number }[]) {
-  if (heldOut.length === 0) return "";
-  const each = heldOut.map(
-    (r) =>
-      `c=${r.concurrency} ${num(r.measured, 1)} ms, the twin ${num(r.twin, 1)} ms (${r.relative >= 0 ? "+" : ""}${pct(r.relative)})`,
-  );
-  return ` Held out, vLLM's own prefill time (scheduled to first token): ${each.join("; ")}.`;
+function heldOutText(
+  heldOut: readonly { concurrency: number; figure: string; measured: number; twin: number; relative: number }[],
+) {
+  const figures = [...new Set(heldOut.map((r) => r.figure))];
+  const each = figures.map((figure) => {
+    const rows = heldOut.filter((r) => r.figure === figure);
+    const text = rows.map(
+      (r) =>
+        `c=${r.concurrency} ${num(r.measured, 1)} ms, the twin ${num(r.twin, 1)} ms (${r.relative >= 0 ? "+" : ""}${pct(r.relative)})`,
+    );
+    return ` Held out, vLLM's own ${labelOf(figure)}: ${text.join("; ")}.`;
+  });
+  return each.join("");
 }
 
 export function twinLines(c: SloCapacity): string[] {

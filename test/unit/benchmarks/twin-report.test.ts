@@ -103,14 +103,17 @@ describe("the calibrated twin's capacity, stated with its basis wherever a capac
     assert.ok(!text.includes("Held out"), text);
   });
 
-  it("the report sets vLLM's prefill time, held out of the fit, beside the twin's", () => {
-    const heldOut = [{ concurrency: 8, figure: "prefillMeanMs", measured: 165.8, twin: 174.9, relative: 0.0549 }];
+  it("the report sets vLLM's queue and prefill times, held out of the fit, beside the twin's", () => {
+    const heldOut = [
+      { concurrency: 8, figure: "queueMeanMs", measured: 1512.2, twin: 1542.7, relative: 0.0202 },
+      { concurrency: 8, figure: "prefillMeanMs", measured: 165.8, twin: 174.9, relative: 0.0549 },
+    ];
     const withHeldOut = structuredClone(r);
     withHeldOut.phases.load!.capacity!.twin!.fit!.heldOut = heldOut;
     const text = sloSectionLines(withHeldOut.phases.load!).join("\n");
     assert.ok(
       text.includes(
-        "Held out, vLLM's own prefill time (scheduled to first token): c=8 165.8 ms, the twin 174.9 ms (+5.5 %).",
+        "Held out, vLLM's own queue time (arrived to scheduled): c=8 1512.2 ms, the twin 1542.7 ms (+2.0 %). Held out, vLLM's own prefill time (scheduled to first token): c=8 165.8 ms, the twin 174.9 ms (+5.5 %).",
       ),
       text,
     );

@@ -127,18 +127,25 @@ describe("twin/fit: calibrating the prior's three costs to a candidate's own clo
     assert.ok(Number.isFinite(fit.worstRelativeResidual));
   });
 
-  it("holds vLLM's prefill time out: the fit is the one without it, and sets the twin's beside it", () => {
+  it("holds vLLM's queue and prefill times out: the fit is the one without them, and sets the twin's beside them", () => {
     const level = synthetic(4);
-    const twinPrefill = replayClosedLoop(scaledParams(H200_TIMING, TRUTH), level).prefillMeanMs;
-    const withPrefill = calibrate([{ ...level, prefillMeanMs: twinPrefill * 1.1 }]);
+    const twin = replayClosedLoop(scaledParams(H200_TIMING, TRUTH), level);
+    const twinPrefill = twin.prefillMeanMs;
+    const withServer = calibrate([{ ...level, prefillMeanMs: twinPrefill * 1.1, queueMeanMs: twin.queueMeanMs * 0.9 }]);
     const without = calibrate([level]);
-    assert.deepEqual(withPrefill.scales, without.scales);
-    assert.deepEqual(withPrefill.residuals, without.residuals);
+    assert.deepEqual(withServer.scales, without.scales);
+    assert.deepEqual(withServer.residuals, without.residuals);
     assert.deepEqual(without.heldOut, []);
-    assert.equal(withPrefill.heldOut.length, 1);
-    const held = withPrefill.heldOut[0]!;
-    assert.deepEqual([held.concurrency, held.figure, held.measured], [8, "prefillMeanMs", twinPrefill * 1.1]);
-    assert.equal(held.twin, replayClosedLoop(withPrefill.params, level).prefillMeanMs);
+    const fitted = replayClosedLoop(withServer.params, level);
+    assert.deepEqual(
+      withServer.heldOut.map((h) => [h.concurrency, h.figure, h.measured, h.twin]),
+      [
+        [8, "queueMeanMs", twin.queueMeanMs * 0.9, fitted.queueMeanMs],
+        [8, "prefillMeanMs", twinPrefill * 1.1, fitted.prefillMeanMs],
+      ],
+    );
+    // 8 clients on 4 slots: each waits about one request's time for its slot.
+    assert.ok(twin.queueMeanMs > twin.ttftMeanMs / 2, `twin queue ${twin.queueMeanMs} ms`);
     // From its slot to its first token: the handover and the prefill step at least.
     assert.ok(twinPrefill > frontendMs(scaledParams(H200_TIMING, TRUTH), 1564, 0), `twin prefill ${twinPrefill} ms`);
   });
