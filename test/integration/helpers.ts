@@ -53,20 +53,14 @@ export function kubeClients(kubeconfig: string) {
   return { kc, core: kc.makeApiClient(k8s.CoreV1Api), apps: kc.makeApiClient(k8s.AppsV1Api) };
 }
 
-/**
- * Counts the vLLM pods that may run a container (terminating ones included) every 100 ms until
- * stopped; returns the maximum seen. A pod in a terminal phase runs none: the kubelet marks a deleted
- * pod Succeeded or Failed once its containers have stopped, and removes the object a moment later.
- * Recreate's controller counts such a pod as gone, so the new pod can be listed beside it (seen in
- * the lab: Succeeded 600 ms before its removal; CI on b08ddae listed both at once).
- */
+/** Counts the vLLM pods that may run (podMayRun: terminating ones included) every 100 ms until stopped; returns the maximum seen. */
 export function watchPodCount(core: k8s.CoreV1Api, namespace: string, selector: string) {
   let max = 0;
   let running = true;
   const loop = (async () => {
     while (running) {
       const pods = await core.listNamespacedPod({ namespace, labelSelector: selector }).catch(() => undefined);
-      if (pods) max = Math.max(max, pods.items.filter((p) => !TERMINAL_PHASES.has(p.status?.phase ?? "")).length);
+      if (pods) max = Math.max(max, pods.items.filter(podMayRun).length);
       await new Promise((r) => setTimeout(r, 100));
     }
   })();
@@ -79,7 +73,12 @@ export function watchPodCount(core: k8s.CoreV1Api, namespace: string, selector: 
   };
 }
 
-const TERMINAL_PHASES = new Set(["Succeeded", "Failed"]);
+/**
+ * A pod that has not ended: one that ended (Succeeded, Failed) runs no container and never serves again, as
+ * up's wait judges it (components/rollout). The kubelet removes such a pod a moment after marking it so, and a
+ * rollout's new pod, or up's return, can come in between.
+ */
+export const podMayRun = (p: k8s.V1Pod): boolean => p.status?.phase !== "Succeeded" && p.status?.phase !== "Failed";
 
 /** The Service every stack deploys unless told otherwise (Pulumi.yaml's namespace and deploymentName). */
 export const STACK_SERVICE: LabServiceRef = { namespace: "gemmaforge", deploymentName: "gemma4-12b" };

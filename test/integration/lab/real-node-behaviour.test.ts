@@ -10,7 +10,7 @@ import { type CandidateConfig, mergedStackConfig, parseCandidateConfig } from ".
 import { type LabState, startLab, stopLab } from "../../../lab";
 import { ENGINE_BANNER } from "../../../lab/images";
 import { realNodeProblem } from "../../../lab/node";
-import { kubeClients, PROJECT_DIR, type PulumiSandbox, until as pollUntil, pulumiSandbox } from "../helpers";
+import { kubeClients, PROJECT_DIR, type PulumiSandbox, podMayRun, until as pollUntil, pulumiSandbox } from "../helpers";
 
 /** Long enough that the startup probe (every 2 s) finds the engine not answering at least once. */
 const COLD_START_S = 12;
@@ -63,7 +63,9 @@ describe("lab: what only the real node shows (--node real, stacks by pulumi up)"
     return until(
       what,
       async () => {
-        const pods = (await clients.core.listNamespacedPod({ namespace: ns, labelSelector: selector })).items;
+        const pods = (await clients.core.listNamespacedPod({ namespace: ns, labelSelector: selector })).items.filter(
+          podMayRun,
+        );
         return pods.length === 1 && ok(pods[0]!) ? pods[0] : undefined;
       },
       timeoutMs,

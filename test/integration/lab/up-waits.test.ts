@@ -5,7 +5,7 @@ import type * as k8s from "@kubernetes/client-node";
 import { render } from "../../../components";
 import { mergedStackConfig, parseCandidateConfig, secretRefs } from "../../../config";
 import { type LabState, startLab, stopLab } from "../../../lab";
-import { kubeClients, type PulumiSandbox, pulumiSandbox } from "../helpers";
+import { kubeClients, type PulumiSandbox, podMayRun, pulumiSandbox } from "../helpers";
 
 const NS = "gemmaforge";
 const SELECTOR = "app.kubernetes.io/instance=gemma4-12b";
@@ -30,9 +30,11 @@ describe("pulumi up returns when the applied template's pod serves (lab)", funct
     if (!parsed.ok) throw new Error(`${stack} does not parse`);
     return render.renderVllmArgs(parsed.config, secretRefs(raw));
   };
-  /** Every vLLM pod at this instant, terminating ones included: name, Ready, deleting, args. */
+  /**
+   * Every vLLM pod that may run at this instant (podMayRun), terminating ones included: Ready, deleting, args.
+   */
   const podsNow = async () =>
-    (await core.listNamespacedPod({ namespace: NS, labelSelector: SELECTOR })).items.map((p) => ({
+    (await core.listNamespacedPod({ namespace: NS, labelSelector: SELECTOR })).items.filter(podMayRun).map((p) => ({
       ready: (p.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True"),
       deleting: p.metadata?.deletionTimestamp !== undefined && p.metadata?.deletionTimestamp !== null,
       args: p.spec?.containers.find((c) => c.name === "vllm")?.args,
