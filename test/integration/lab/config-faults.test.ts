@@ -5,7 +5,7 @@ import * as k8s from "@kubernetes/client-node";
 import type { Stack } from "@pulumi/pulumi/automation";
 import { type LabState, startLab, stopLab } from "../../../lab";
 import { invalidConfigs } from "../../fixtures/invalid-configs";
-import { kubeClients, type PulumiSandbox, pulumiSandbox } from "../helpers";
+import { kubeClients, type PulumiSandbox, pulumiSandbox, until } from "../helpers";
 
 const NS = "gemmaforge";
 const NAME = "gemma4-12b";
@@ -221,9 +221,11 @@ describe("config faults refused at preview, against a real API server (lab)", fu
     const moved = await stack.up();
     assert.equal(moved.summary.result, "succeeded");
     assert.deepEqual(await deploymentNames(apps), ["gemma4-moved"]);
-    assert.equal(
-      (await apps.readNamespacedDeployment({ name: "gemma4-moved", namespace: NS })).status?.readyReplicas,
-      1,
+    // up waits for the pod's Ready; the Deployment's count of ready replicas follows from its controller (polled).
+    await until("gemma4-moved's ready replica", async () =>
+      (await apps.readNamespacedDeployment({ name: "gemma4-moved", namespace: NS })).status?.readyReplicas === 1
+        ? true
+        : undefined,
     );
 
     // And back, the same way.

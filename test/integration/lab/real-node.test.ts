@@ -118,11 +118,13 @@ describe("lab: the real node, the default lab's (kubelet, containerd, CNI, kube-
     const nodeMounts = fs.readFileSync(`/proc/${lab.controllerPid}/mountinfo`, "utf8");
     assert.ok(mountsUnder([layout.containerd.state], nodeMounts).length >= 2);
     assert.deepEqual(mountsUnder([layout.dir]), []);
-    // kubectl logs: the API server asks the kubelet, which takes its client certificate.
-    assert.equal(
-      await core.readNamespacedPodLog({ name: "pause", namespace: "default" }),
-      "fixture: waiting for SIGTERM\n",
-    );
+    // kubectl logs: the API server asks the kubelet, which takes its client certificate. The container may be
+    // Running before its first line reaches the log (polled, bounded).
+    const logged = await until("the pod's first log line", async () => {
+      const text = await core.readNamespacedPodLog({ name: "pause", namespace: "default" });
+      return text === "" ? undefined : text;
+    });
+    assert.equal(logged, "fixture: waiting for SIGTERM\n");
   });
 
   it("answers on a Service's NodePort through kube-proxy", async () => {

@@ -13,8 +13,8 @@ import { windowBand } from "../../../twin/long-run";
 import { replicasWindowBand } from "../../../twin/replicas";
 import { H200_TIMING } from "../../../twin/step-model";
 import type { WindowBand } from "../../../twin/types";
+import { DEFAULT_SLO_FLAG, DEFAULT_TWIN_SLO } from "../../fixtures/default-slo";
 import { level, rateLevel, result, withTwinCapacity } from "../benchmarks/sample-result";
-import { DEFAULT_SLO_FLAG, DEFAULT_TWIN_SLO } from "../helpers/default-slo";
 import { PROJECT_DIR } from "../helpers/program";
 
 async function cli(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -10,7 +10,7 @@ import { checkWindow, consistent } from "../../../twin/consistency";
 import { calibrate, type FitLevel, scaledParams } from "../../../twin/fit";
 import { judgeWindow, longRun, probeBand, twinCapacity, windowBand } from "../../../twin/long-run";
 import type { ProbeBand, TwinLoad, WindowBand } from "../../../twin/types";
-import { DEFAULT_TWIN_SLO } from "../helpers/default-slo";
+import { DEFAULT_TWIN_SLO } from "../../fixtures/default-slo";
 
 const SLO = DEFAULT_TWIN_SLO;
 const BOUNDS_MS = SLO.bounds.map((b) => b.ms);

@@ -3,7 +3,7 @@ import { poissonArrivalsMs, poissonPattern } from "../../../twin/arrivals";
 import { judgeWindow, longRun, twinCapacity, warmupRequests, windowBand } from "../../../twin/long-run";
 import { H200_TIMING } from "../../../twin/step-model";
 import type { RequestFigures, TwinSlo } from "../../../twin/types";
-import { DEFAULT_TWIN_SLO } from "../helpers/default-slo";
+import { DEFAULT_TWIN_SLO } from "../../fixtures/default-slo";
 
 const SLO = DEFAULT_TWIN_SLO;
 const loadOf = (maxNumSeqs: number) => ({ maxNumSeqs, maxNumBatchedTokens: 0, promptTokens: 1564, outputTokens: 128 });

@@ -4,7 +4,7 @@ import { probeBand } from "../../../twin/long-run";
 import { H200_TIMING } from "../../../twin/step-model";
 import type { RequestFigures, TwinSlo } from "../../../twin/types";
 import { stoppedWindowReading } from "../../../twin/window";
-import { DEFAULT_TWIN_SLO } from "../helpers/default-slo";
+import { DEFAULT_TWIN_SLO } from "../../fixtures/default-slo";
 
 /** A request sent at `sentMs` that ends `e2eMs` later, with its TTFT; TPOT 10 ms (meets any bound here). */
 const sent = (sentMs: number, ttftMs: number, e2eMs = 400): RequestFigures => ({ sentMs, ttftMs, tpotMs: 10, e2eMs });

@@ -16,7 +16,7 @@ import { H200_TIMING } from "../../../twin/step-model";
 import { SteppedEngine } from "../../../twin/stepped-engine";
 import type { RequestFigures } from "../../../twin/types";
 import { spreadOf } from "../../../twin/window";
-import { DEFAULT_TWIN_SLO } from "../helpers/default-slo";
+import { DEFAULT_TWIN_SLO } from "../../fixtures/default-slo";
 
 const SLO = DEFAULT_TWIN_SLO;
 const LOAD = { maxNumSeqs: 8, maxNumBatchedTokens: 0, promptTokens: 1550, outputTokens: 128 };
