@@ -20,7 +20,7 @@ const POLL_MS = 500;
  * once an EndpointSlice of the Service lists a ready address and the ClusterIP answers HTTP: the
  * route a client on a node uses, for any Service type, with nothing of the lab's in between.
  * kube-proxy writes its rules after the EndpointSlice turns ready, so until then the ClusterIP
- * refuses (a benchmark's first request failed so in CI). On kwok's node: the loopback endpoint the
+ * refuses (a test's first request failed so in CI). On kwok's node: the loopback endpoint the
  * lab's kubelet writes to `.lab/services.json`.
  */
 export async function labServiceUrl(repoDir: string, ref: LabServiceRef, signal: AbortSignal): Promise<string> {
