@@ -4,3 +4,4 @@
  * "face-components", "components-pure-parts").
  */
 export { containerFailure, unschedulable } from "./pod-failure";
+export { podEnded } from "./template-rollout";

@@ -59,8 +59,11 @@ const ownedBy = (o: { metadata?: { ownerReferences?: { uid?: string }[] } }, uid
 
 const isReady = (p: V1Pod) => (p.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
 
-/** Pods that ended (Succeeded, Failed: evicted) hold nothing and never serve again. */
-const ended = (p: V1Pod) => p.status?.phase === "Succeeded" || p.status?.phase === "Failed";
+/**
+ * Pods that ended (Succeeded, Failed: evicted, or deleted and stopped) hold nothing and never serve again. The
+ * kubelet removes a deleted pod a moment after marking it so; Recreate's new pod, and up's return, can come between.
+ */
+export const podEnded = (p: V1Pod): boolean => p.status?.phase === "Succeeded" || p.status?.phase === "Failed";
 
 export function templateRollout(input: TemplateRolloutInput): TemplateRollout {
   const d = input.deployment;
@@ -88,7 +91,7 @@ export function templateRollout(input: TemplateRolloutInput): TemplateRollout {
 
   const rsUids = new Set(replicaSets.map((rs) => rs.metadata?.uid));
   const pods = input.pods.filter((p) => (p.metadata?.ownerReferences ?? []).some((r) => rsUids.has(r.uid)));
-  const old = pods.filter((p) => p.metadata?.labels?.[HASH] !== hash && !ended(p));
+  const old = pods.filter((p) => p.metadata?.labels?.[HASH] !== hash && !podEnded(p));
   const fresh = pods.filter((p) => p.metadata?.labels?.[HASH] === hash && !p.metadata?.deletionTimestamp);
   for (const pod of fresh) {
     const failure =

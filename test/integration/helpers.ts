@@ -9,6 +9,7 @@ import { LocalWorkspace, type Stack } from "@pulumi/pulumi/automation";
 import { stringify as toYaml } from "yaml";
 import { findPulumi } from "../../campaign/pulumi";
 import { stageProject } from "../../campaign/stage";
+import { podEnded } from "../../components/rollout";
 import { type LabServiceRef, type LabState, labServiceUrl, stopLab } from "../../lab";
 import { buildScenario, type ScenarioInput } from "../../measure/inputs/scenario";
 
@@ -73,12 +74,8 @@ export function watchPodCount(core: k8s.CoreV1Api, namespace: string, selector: 
   };
 }
 
-/**
- * A pod that has not ended: one that ended (Succeeded, Failed) runs no container and never serves again, as
- * up's wait judges it (components/rollout). The kubelet removes such a pod a moment after marking it so, and a
- * rollout's new pod, or up's return, can come in between.
- */
-export const podMayRun = (p: k8s.V1Pod): boolean => p.status?.phase !== "Succeeded" && p.status?.phase !== "Failed";
+/** A pod that has not ended (the product's `podEnded`, as up's wait judges it): terminating ones included. */
+export const podMayRun = (p: k8s.V1Pod): boolean => !podEnded(p);
 
 /** The Service every stack deploys unless told otherwise (Pulumi.yaml's namespace and deploymentName). */
 export const STACK_SERVICE: LabServiceRef = { namespace: "gemmaforge", deploymentName: "gemma4-12b" };
